@@ -1,0 +1,132 @@
+// File: opscope/device.h
+// The Device interface every backend implements, in a handful of slots.
+// A backend lives in src/device/<name>/ and registers a factory by name; one
+// conformance suite (tests/device_conformance_test.cc) runs against each.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(Device* dev, GetDevice("cpu"));
+//   OPSCOPE_ASSIGN_OR_RETURN(auto stream, dev->CreateStream());
+//   KernelLaunch k{.name = "fill", .config = {.grid = {16}, .block = {256}},
+//                  .cpu = [&](const BlockContext& b) { ... }};
+//   OPSCOPE_RETURN_IF_ERROR(stream->Launch(k));
+//   OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opscope/status.h"
+
+namespace opscope {
+
+struct Dim3 {
+  int64_t x = 1, y = 1, z = 1;
+  int64_t count() const { return x * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  int vector_width = 1;
+  std::string ToString() const;  // "grid=[16,1,1] block=[256,1,1] vec=1"
+};
+
+// What one block of a CPU kernel sees (the cpu backend's threadIdx is a loop
+// inside the block body: a block runs on one worker thread).
+struct BlockContext {
+  Dim3 block_idx;
+  Dim3 grid_dim;
+  Dim3 block_dim;
+  int vector_width = 1;
+  int worker = 0;  // which pool thread runs this block
+  int64_t linear_block() const { return block_idx.x + grid_dim.x * (block_idx.y + grid_dim.y * block_idx.z); }
+};
+
+using CpuKernelBody = std::function<void(const BlockContext&)>;
+
+struct KernelLaunch {
+  std::string name;
+  LaunchConfig config;
+  CpuKernelBody cpu;                  // run by the cpu backend, once per block
+  const void* cuda_function = nullptr;  // a __global__ function, for the cuda backend
+  void** cuda_args = nullptr;
+  size_t shared_bytes = 0;
+};
+
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// A point in a stream's order. Once the stream reaches it, it holds the time.
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual bool Query() = 0;           // reached?
+  virtual Status Synchronize() = 0;   // host blocks until reached
+  // Nanoseconds on the device's clock (steady_clock for cpu); only once reached.
+  virtual StatusOr<int64_t> TimestampNs() = 0;
+  // Microseconds from `start` to this event; both must be reached.
+  StatusOr<double> ElapsedUsSince(Event& start);
+};
+
+// An in-order queue of work on a device.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual int id() const = 0;
+  virtual Status Launch(const KernelLaunch& kernel) = 0;
+  virtual Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
+  virtual Status Record(Event& event) = 0;   // the event is reached when prior work is done
+  virtual Status Wait(Event& event) = 0;     // later work waits for the event (any stream)
+  virtual Status Synchronize() = 0;          // host blocks until all enqueued work is done;
+                                             // returns the first error a kernel raised
+  // Runs fn in stream order on the stream's own thread (optional: cpu only).
+  // An error it returns becomes the stream's sticky error. While fn runs,
+  // Launch on this stream runs the grid at once (on the pool) and returns when
+  // it is done, and Synchronize returns at once: so an op's whole kernel
+  // function can be queued on a stream, and streams overlap.
+  virtual Status EnqueueHostFunction(std::function<Status()> fn);
+};
+
+struct DeviceInfo {
+  std::string name;            // "cpu", "cuda:0"
+  std::string description;     // "AMD EPYC ... 2 threads" / "NVIDIA H200"
+  int compute_units = 1;       // worker threads / SMs
+  int64_t memory_bytes = 0;
+  int64_t max_threads_per_block = 1024;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  const std::string& name() const { return info().name; }
+  // True when the host may read and write this device's memory directly.
+  virtual bool host_accessible() const = 0;
+
+  virtual StatusOr<void*> Allocate(size_t bytes) = 0;
+  virtual void Free(void* ptr) = 0;
+  // When on, every allocation ends at a guard page that faults on access
+  // (optional: cpu only). Returns an error where unsupported.
+  virtual Status SetCheckedAllocation(bool on);
+  virtual bool checked_allocation() const { return false; }
+
+  virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
+  virtual StatusOr<std::unique_ptr<Event>> CreateEvent() = 0;
+  virtual Stream& default_stream() = 0;
+  // Synchronous copy convenience through the default stream.
+  Status CopySync(void* dst, const void* src, size_t bytes, CopyKind kind);
+  virtual Status Synchronize() = 0;  // all streams
+};
+
+// Backends register a factory at start-up; GetDevice creates each once.
+using DeviceFactory = std::function<StatusOr<std::unique_ptr<Device>>()>;
+void RegisterDeviceFactory(const std::string& name, DeviceFactory factory);
+// "cpu", "cuda" (= "cuda:0"). NotFound lists the backends this build has;
+// FailedPrecondition when the backend is built but no device answers.
+StatusOr<Device*> GetDevice(std::string_view name);
+std::vector<std::string> RegisteredDeviceNames();
+
+}  // namespace opscope

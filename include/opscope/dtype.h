@@ -1,0 +1,148 @@
+// File: opscope/dtype.h
+// The element types opscope handles, and the two 16-bit float types as plain
+// structs with round-to-nearest-even conversions (bit-identical to numpy's
+// float16 and to the usual bfloat16 rounding).
+//
+//   DType t = DType::kF16;
+//   Half h = Half(1.5f);  float f = float(h);
+//   OPSCOPE_ASSIGN_OR_RETURN(DType d, ParseDType("float32"));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opscope/status.h"
+
+namespace opscope {
+
+enum class DType : uint8_t { kF64, kF32, kF16, kBF16, kI64, kI32, kI16, kI8, kU8, kBool };
+
+inline constexpr DType kAllDTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16,
+                                       DType::kI64, DType::kI32, DType::kI16, DType::kI8,
+                                       DType::kU8,  DType::kBool};
+
+size_t DTypeSize(DType t);
+// numpy's names: "float32", "bfloat16", "int64", "bool", ...
+const char* DTypeName(DType t);
+// Accepts numpy names and the short forms f32, fp32, f16, half, bf16, i64, u8, ...
+StatusOr<DType> ParseDType(std::string_view name);
+bool IsFloat(DType t);    // f64 f32 f16 bf16
+bool IsInteger(DType t);  // i64 i32 i16 i8 u8 (not bool)
+bool IsSigned(DType t);
+
+// Convenient type sets for op schemas.
+std::vector<DType> FloatDTypes();
+std::vector<DType> IntegerDTypes();
+std::vector<DType> NumericDTypes();  // floats and integers
+std::vector<DType> AllDTypes();
+
+// IEEE 754 binary16.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float f) : bits(FromFloat(f)) {}
+  explicit operator float() const { return ToFloat(bits); }
+  static uint16_t FromFloat(float f);  // round to nearest even; overflow -> inf
+  static float ToFloat(uint16_t h);
+  static Half FromBits(uint16_t b) { Half h; h.bits = b; return h; }
+};
+
+// bfloat16: the top 16 bits of a float32.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float f) : bits(FromFloat(f)) {}
+  explicit operator float() const { return ToFloat(bits); }
+  static uint16_t FromFloat(float f);  // round to nearest even; NaN stays quiet NaN
+  static float ToFloat(uint16_t b);
+  static BFloat16 FromBits(uint16_t b) { BFloat16 h; h.bits = b; return h; }
+};
+
+// Maps a C++ type to its DType.
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kF64; };
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::kF16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBF16; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kI64; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kI16; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kI8; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+
+// The type arithmetic is done in: float for the 16-bit floats, T otherwise.
+template <typename T> struct ComputeTypeOf { using type = T; };
+template <> struct ComputeTypeOf<Half> { using type = float; };
+template <> struct ComputeTypeOf<BFloat16> { using type = float; };
+
+// Loads any element as double / stores a double into any element type
+// (integers truncate toward zero like a C cast, bool is != 0).
+template <typename T> inline double ToDouble(T v) { return static_cast<double>(v); }
+template <> inline double ToDouble(Half v) { return static_cast<float>(v); }
+template <> inline double ToDouble(BFloat16 v) { return static_cast<float>(v); }
+template <typename T> inline T FromDouble(double v) { return static_cast<T>(v); }
+template <> inline Half FromDouble<Half>(double v) { return Half(static_cast<float>(v)); }
+template <> inline BFloat16 FromDouble<BFloat16>(double v) { return BFloat16(static_cast<float>(v)); }
+template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
+
+}  // namespace opscope
+
+// Runs BODY with `scalar_t` bound to the C++ type of DTYPE. Unlisted dtypes
+// fall to the `default` label: the caller puts its error after the macro.
+#define OPSCOPE_DTYPE_CASE(D, T, ...) \
+  case ::opscope::DType::D: {         \
+    using scalar_t = T;               \
+    __VA_ARGS__;                      \
+    break;                            \
+  }
+
+#define OPSCOPE_SWITCH_FLOAT(dtype, ...)                              \
+  switch (dtype) {                                                    \
+    OPSCOPE_DTYPE_CASE(kF64, double, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kF32, float, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kF16, ::opscope::Half, __VA_ARGS__)            \
+    OPSCOPE_DTYPE_CASE(kBF16, ::opscope::BFloat16, __VA_ARGS__)       \
+    default: break;                                                   \
+  }
+
+#define OPSCOPE_SWITCH_INTEGER(dtype, ...)                            \
+  switch (dtype) {                                                    \
+    OPSCOPE_DTYPE_CASE(kI64, int64_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI32, int32_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    default: break;                                                   \
+  }
+
+#define OPSCOPE_SWITCH_NUMERIC(dtype, ...)                            \
+  switch (dtype) {                                                    \
+    OPSCOPE_DTYPE_CASE(kF64, double, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kF32, float, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kF16, ::opscope::Half, __VA_ARGS__)            \
+    OPSCOPE_DTYPE_CASE(kBF16, ::opscope::BFloat16, __VA_ARGS__)       \
+    OPSCOPE_DTYPE_CASE(kI64, int64_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI32, int32_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    default: break;                                                   \
+  }
+
+#define OPSCOPE_SWITCH_ALL(dtype, ...)                                \
+  switch (dtype) {                                                    \
+    OPSCOPE_DTYPE_CASE(kF64, double, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kF32, float, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kF16, ::opscope::Half, __VA_ARGS__)            \
+    OPSCOPE_DTYPE_CASE(kBF16, ::opscope::BFloat16, __VA_ARGS__)       \
+    OPSCOPE_DTYPE_CASE(kI64, int64_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI32, int32_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
+    OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
+    OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kBool, bool, __VA_ARGS__)                      \
+  }

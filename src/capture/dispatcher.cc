@@ -1,0 +1,253 @@
+#include "capture/dispatcher.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace opscope {
+
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+inline uint64_t Mix(uint64_t h, uint64_t v) {
+  // splitmix64-style mixing: cheap and well spread.
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  return h;
+}
+
+}  // namespace
+
+uint64_t Fingerprint::Hash() const {
+  uint64_t h = 0x51ed270b27b0f4a1ull;
+  auto add = [&](double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    h = Mix(h, b);
+  };
+  for (int i = 0; i < first_count; ++i) add(first[i]);
+  for (double d : dim_min) add(d);
+  return h;
+}
+
+Fingerprint ComputeFingerprint(const Tensor& t) {
+  Fingerprint f;
+  if (!t.defined() || !t.on_host() || t.numel() == 0) return f;
+  int64_t n = t.numel();
+  f.first_count = static_cast<int>(std::min<int64_t>(n, Fingerprint::kFirst));
+  for (int i = 0; i < f.first_count; ++i) f.first[i] = t.FlatGetAsDouble(i);
+  f.dim_min.resize(t.rank(), std::numeric_limits<double>::infinity());
+  std::vector<int64_t> idx(t.rank(), 0);
+  for (int d = 0; d < t.rank(); ++d) {
+    for (int64_t i = 0; i < t.dim(d); ++i) {
+      idx[d] = i;
+      double v = t.GetAsDouble(idx);
+      if (v < f.dim_min[d] || std::isnan(v)) f.dim_min[d] = v;
+    }
+    idx[d] = 0;
+  }
+  return f;
+}
+
+DType ReferenceDType(DType t) { return IsFloat(t) ? DType::kF64 : t; }
+
+uint64_t ComputeOpId(const std::vector<Tensor>& inputs, uint64_t seq) {
+  uint64_t h = Mix(0x6f7073636f7065ull, seq);
+  for (const Tensor& t : inputs) h = Mix(h, reinterpret_cast<uintptr_t>(t.defined() ? t.raw_data() : nullptr));
+  return h;
+}
+
+Dispatcher& Dispatcher::Global() {
+  static Dispatcher* d = new Dispatcher();
+  return *d;
+}
+
+int Dispatcher::AddHook(std::shared_ptr<DispatchHook> hook) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  int id = next_hook_id_++;
+  hooks_.emplace_back(id, std::move(hook));
+  auto snap = std::make_shared<std::vector<std::shared_ptr<DispatchHook>>>();
+  for (auto& [i, h] : hooks_) snap->push_back(h);
+  std::atomic_store(&hook_snapshot_, std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>>(snap));
+  return id;
+}
+
+void Dispatcher::RemoveHook(int id) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  std::erase_if(hooks_, [id](const auto& p) { return p.first == id; });
+  auto snap = std::make_shared<std::vector<std::shared_ptr<DispatchHook>>>();
+  for (auto& [i, h] : hooks_) snap->push_back(h);
+  std::atomic_store(&hook_snapshot_, std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>>(snap));
+}
+
+static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
+  std::vector<TensorDesc> d(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined()) d[i] = TensorDesc{inputs[i].dtype(), inputs[i].shape()};
+    else d[i].present = false;
+  }
+  return d;
+}
+
+StatusOr<std::vector<TensorDesc>> Dispatcher::InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                                           Attrs& attrs, int num_outputs) {
+  OPSCOPE_RETURN_IF_ERROR(op.ValidateAttrs(attrs));
+  std::vector<TensorDesc> in = Describe(inputs);
+  OPSCOPE_RETURN_IF_ERROR(op.CheckInputs(in));
+  // Value inputs are read on the host by shape inference.
+  std::vector<Tensor> host_values(inputs.size());
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArgDef& arg = op.inputs[std::min(i, op.inputs.size() - 1)];
+    if (!arg.value_input || !inputs[i].defined()) continue;
+    if (inputs[i].on_host()) {
+      host_values[i] = inputs[i];
+    } else {
+      OPSCOPE_ASSIGN_OR_RETURN(host_values[i], ToHost(inputs[i]));
+    }
+    values[i] = &host_values[i];
+  }
+  if (num_outputs < 0) num_outputs = std::max(op.MinOutputs(), 1);
+  return op.InferOutputs(in, values, attrs, num_outputs);
+}
+
+StatusOr<OpRun> Dispatcher::Run(std::string_view op_name, const std::vector<Tensor>& inputs, Attrs attrs,
+                                const RunOptions& options) {
+  OPSCOPE_ASSIGN_OR_RETURN(const OpSchema* op, OpRegistry::Global().Lookup(op_name));
+  return Run(*op, inputs, std::move(attrs), options);
+}
+
+StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_in, Attrs attrs_in,
+                                const RunOptions& options) {
+  auto attrs = std::make_shared<Attrs>(std::move(attrs_in));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
+                           InferOutputs(op, inputs_in, *attrs, options.num_outputs));
+  Device* device = options.device;
+  const bool reference = device == nullptr;
+  KernelFn kernel;
+  std::string kernel_name;
+  if (reference) {
+    if (!op.reference) return UnimplementedError("op " + op.name + " has no reference kernel");
+    kernel = op.reference;
+    kernel_name = op.name + "_reference";
+  } else {
+    auto it = op.kernels.find(device->info().name.substr(0, device->info().name.find(':')));
+    if (it == op.kernels.end()) {
+      std::string have;
+      for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;
+      return UnimplementedError("op " + op.name + " has no kernel for device " + device->name() +
+                                (have.empty() ? "" : " (it has: " + have + ")"));
+    }
+    kernel = it->second;
+    kernel_name = op.kernel_names.at(it->first);
+  }
+
+  // Inputs live where the kernel runs: host for the reference, the device otherwise.
+  std::vector<Tensor> inputs(inputs_in.size());
+  for (size_t i = 0; i < inputs_in.size(); ++i) {
+    const Tensor& t = inputs_in[i];
+    if (!t.defined()) continue;
+    if (reference) {
+      OPSCOPE_ASSIGN_OR_RETURN(inputs[i], ToHost(t));
+    } else if (t.device() == device ||
+               (t.device() == nullptr && device->host_accessible() && !device->checked_allocation())) {
+      inputs[i] = t;
+    } else {
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(t));
+      OPSCOPE_ASSIGN_OR_RETURN(inputs[i], ToDevice(host, device));
+    }
+  }
+  std::vector<Tensor> outputs(out_desc.size());
+  for (size_t i = 0; i < out_desc.size(); ++i) {
+    DType dt = reference ? ReferenceDType(out_desc[i].dtype) : out_desc[i].dtype;
+    OPSCOPE_ASSIGN_OR_RETURN(outputs[i], Tensor::Empty(dt, out_desc[i].shape, device));
+  }
+
+  // Every tunable has a value: the caller's, else the first listed.
+  auto tunables = std::make_shared<std::map<std::string, int64_t>>();
+  for (const auto& t : op.tunables) {
+    auto it = options.tunables.find(t.name);
+    (*tunables)[t.name] = it != options.tunables.end() ? it->second : (t.values.empty() ? 0 : t.values[0]);
+  }
+  for (const auto& [k, v] : options.tunables) {
+    if (!op.FindTunable(k)) return InvalidArgumentError("op " + op.name + " has no tunable '" + k + "'");
+  }
+
+  LaunchRecord rec;
+  rec.seq = seq_.fetch_add(1, std::memory_order_relaxed);
+  rec.op_id = ComputeOpId(inputs, rec.seq);
+  rec.op = &op;
+  rec.device = device;
+  rec.kernel = kernel_name;
+  for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
+  for (const Tensor& t : outputs) rec.writes.push_back({t.raw_data(), t.nbytes()});
+  if (options.fingerprint) {
+    for (const Tensor& t : inputs) rec.fingerprints.push_back(ComputeFingerprint(t));
+  }
+
+  auto hooks = std::atomic_load(&hook_snapshot_);
+  OpRun run;
+  run.op_id = rec.op_id;
+  run.seq = rec.seq;
+  run.kernel = kernel_name;
+
+  if (reference) {
+    rec.host_enqueue_ns = SteadyNowNs();
+    for (const auto& h : *hooks) h->BeforeLaunch(rec);
+    KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
+    Status st = kernel(ctx);
+    if (!st.ok()) return std::move(st).WithContext("op " + op.name + " reference kernel");
+    rec.launches = ctx.launches();
+    for (const auto& h : *hooks) h->AfterLaunch(rec);
+    run.outputs = std::move(ctx.outputs());
+    run.launches = std::move(rec.launches);
+    return run;
+  }
+
+  Stream* stream = options.stream ? options.stream : &device->default_stream();
+  rec.stream_id = stream->id();
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start_ev, device->CreateEvent());
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end_ev, device->CreateEvent());
+  rec.start = std::shared_ptr<Event>(std::move(start_ev));
+  rec.end = std::shared_ptr<Event>(std::move(end_ev));
+  rec.host_enqueue_ns = SteadyNowNs();
+  for (const auto& h : *hooks) h->BeforeLaunch(rec);
+
+  auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
+  OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
+  if (device->host_accessible()) {
+    // The whole kernel function runs in stream order on the stream's thread,
+    // so a host thread can keep several streams busy at once.
+    std::string name = op.name;
+    OPSCOPE_RETURN_IF_ERROR(stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name]() -> Status {
+      Status st = kernel(*ctx);
+      if (!st.ok()) return std::move(st).WithContext("op " + name + " kernel");
+      return Status::Ok();
+    }));
+  } else {
+    Status st = kernel(*ctx);
+    if (!st.ok()) return std::move(st).WithContext("op " + op.name + " kernel");
+  }
+  OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
+  run.outputs = ctx->outputs();
+  run.start = rec.start;
+  run.end = rec.end;
+  if (options.synchronize) {
+    OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
+    rec.launches = ctx->launches();
+    run.launches = rec.launches;
+    auto us = run.end->ElapsedUsSince(*run.start);
+    if (us.ok()) run.device_us = *us;
+  }
+  for (const auto& h : *hooks) h->AfterLaunch(rec);
+  return run;
+}
+
+}  // namespace opscope

@@ -1,0 +1,118 @@
+// File: capture/dispatcher.h
+// The one path every op launch takes, whether a lone op under ops-debug or a
+// model's node under inspector-cli. The dispatcher validates the call against
+// the schema, allocates outputs from shape inference, gives the launch an
+// op_id and a data fingerprint, brackets the kernel with device events, and
+// tells the registered hooks before and after.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(Device* cpu, GetDevice("cpu"));
+//   RunOptions opts{.device = cpu};
+//   OPSCOPE_ASSIGN_OR_RETURN(OpRun r, Dispatcher::Global().Run("Relu", {x}, {}, opts));
+//   // r.outputs[0] lives on `cpu`; r.op_id ties every record of this launch together.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "opscope/device.h"
+#include "opscope/op.h"
+
+namespace opscope {
+
+struct RunOptions {
+  Device* device = nullptr;  // nullptr: run the op's reference kernel on the host
+  Stream* stream = nullptr;  // nullptr: the device's default stream
+  std::map<std::string, int64_t> tunables;  // unset tunables take their first listed value
+  int num_outputs = -1;      // -1: the op's required outputs
+  bool synchronize = true;   // wait for the kernel; its error is returned
+  bool fingerprint = true;   // compute each input's data fingerprint
+};
+
+// A light summary that tells apart two calls with equal shapes but other data:
+// the first elements, and for each dim d the minimum along the line
+// x[0,..,0,i_d,0,..,0] (cheap: the sum of the dims, not their product).
+struct Fingerprint {
+  static constexpr int kFirst = 8;
+  std::array<double, kFirst> first{};
+  int first_count = 0;
+  std::vector<double> dim_min;
+  uint64_t Hash() const;
+};
+Fingerprint ComputeFingerprint(const Tensor& t);  // host-readable tensors only; empty otherwise
+
+struct MemoryRange {
+  const void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
+// What hooks see of one launch.
+struct LaunchRecord {
+  uint64_t seq = 0;     // dispatcher-wide call sequence number
+  uint64_t op_id = 0;   // hash(input addresses, seq)
+  const OpSchema* op = nullptr;
+  Device* device = nullptr;  // nullptr for a reference run
+  int stream_id = -1;
+  std::string kernel;        // the kernel's registered name
+  std::vector<KernelLaunchInfo> launches;  // filled once the kernel ran (synchronous runs)
+  std::vector<MemoryRange> reads, writes;
+  std::vector<Fingerprint> fingerprints;  // per input
+  int64_t host_enqueue_ns = 0;  // steady_clock when the dispatcher enqueued
+  // Device events around the kernel; their timestamps are read once reached.
+  std::shared_ptr<Event> start, end;
+};
+
+class DispatchHook {
+ public:
+  virtual ~DispatchHook() = default;
+  virtual void BeforeLaunch(const LaunchRecord&) {}
+  virtual void AfterLaunch(const LaunchRecord&) {}
+};
+
+struct OpRun {
+  std::vector<Tensor> outputs;
+  uint64_t op_id = 0;
+  uint64_t seq = 0;
+  std::string kernel;
+  std::vector<KernelLaunchInfo> launches;  // synchronous runs only
+  double device_us = -1;                   // synchronous runs with events only
+  std::shared_ptr<Event> start, end;
+};
+
+// Outputs of a reference run are float64 where the op's output is floating point.
+DType ReferenceDType(DType t);
+
+uint64_t ComputeOpId(const std::vector<Tensor>& inputs, uint64_t seq);
+
+class Dispatcher {
+ public:
+  static Dispatcher& Global();
+
+  StatusOr<OpRun> Run(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs attrs,
+                      const RunOptions& options);
+  StatusOr<OpRun> Run(std::string_view op, const std::vector<Tensor>& inputs, Attrs attrs,
+                      const RunOptions& options);
+
+  // Hooks run on the launching thread, in registration order.
+  int AddHook(std::shared_ptr<DispatchHook> hook);
+  void RemoveHook(int id);
+
+  // Only shape checks and inference: the output descriptions a call would get.
+  StatusOr<std::vector<TensorDesc>> InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                                 Attrs& attrs, int num_outputs);
+
+ private:
+  std::atomic<uint64_t> seq_{0};
+  std::mutex hooks_mu_;
+  std::vector<std::pair<int, std::shared_ptr<DispatchHook>>> hooks_;
+  std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>> hook_snapshot_ =
+      std::make_shared<std::vector<std::shared_ptr<DispatchHook>>>();
+  int next_hook_id_ = 1;
+};
+
+}  // namespace opscope

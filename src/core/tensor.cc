@@ -1,0 +1,195 @@
+#include "opscope/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "opscope/device.h"
+
+namespace opscope {
+
+StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHost(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) return InternalError("host allocation of " + std::to_string(bytes) + " bytes failed");
+  std::memset(p, 0, rounded);
+  return std::make_shared<Buffer>(p, bytes, nullptr, [](void* q) { std::free(q); });
+}
+
+StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateOn(Device* device, size_t bytes) {
+  if (!device) return AllocateHost(bytes);
+  OPSCOPE_ASSIGN_OR_RETURN(void* p, device->Allocate(std::max<size_t>(bytes, 1)));
+  return std::make_shared<Buffer>(p, bytes, device, [device](void* q) { device->Free(q); });
+}
+
+std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes, Device* device) {
+  return std::make_shared<Buffer>(data, bytes, device, nullptr);
+}
+
+Tensor::Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, std::vector<int64_t> strides,
+               int64_t byte_offset)
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
+      byte_offset_(byte_offset) {
+  if (strides_.empty() && shape_.rank() > 0) strides_ = shape_.ContiguousStrides();
+}
+
+StatusOr<Tensor> Tensor::Empty(DType dtype, const Shape& shape, Device* device) {
+  OPSCOPE_RETURN_IF_ERROR(shape.Validate());
+  size_t bytes = static_cast<size_t>(shape.numel()) * DTypeSize(dtype);
+  OPSCOPE_ASSIGN_OR_RETURN(auto buf, Buffer::AllocateOn(device, bytes));
+  return Tensor(std::move(buf), dtype, shape, shape.ContiguousStrides());
+}
+
+StatusOr<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) { return Empty(dtype, shape, nullptr); }
+
+bool Tensor::on_host() const {
+  Device* d = device();
+  return d == nullptr || d->host_accessible();
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expect = 1;
+  for (int i = rank() - 1; i >= 0; --i) {
+    if (shape_[i] != 1 && strides_[i] != expect) return false;
+    expect *= shape_[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  if (!buffer_) return nullptr;
+  return static_cast<char*>(buffer_->data()) + byte_offset_;
+}
+
+namespace {
+
+double LoadAsDouble(const void* p, DType t) {
+  double v = 0;
+  OPSCOPE_SWITCH_ALL(t, v = ToDouble(*static_cast<const scalar_t*>(p)));
+  return v;
+}
+
+void StoreFromDouble(void* p, DType t, double v) {
+  OPSCOPE_SWITCH_ALL(t, *static_cast<scalar_t*>(p) = FromDouble<scalar_t>(v));
+}
+
+}  // namespace
+
+double Tensor::GetAsDouble(const std::vector<int64_t>& index) const {
+  int64_t off = 0;
+  for (int i = 0; i < rank(); ++i) off += index[i] * strides_[i];
+  return LoadAsDouble(static_cast<char*>(raw_data()) + off * static_cast<int64_t>(element_size()), dtype_);
+}
+
+static int64_t FlatToOffset(int64_t flat, const Shape& shape, const std::vector<int64_t>& strides) {
+  int64_t off = 0;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    int64_t d = shape[i];
+    off += (flat % d) * strides[i];
+    flat /= d;
+  }
+  return off;
+}
+
+double Tensor::FlatGetAsDouble(int64_t flat_index) const {
+  int64_t off = is_contiguous() ? flat_index : FlatToOffset(flat_index, shape_, strides_);
+  return LoadAsDouble(static_cast<char*>(raw_data()) + off * static_cast<int64_t>(element_size()), dtype_);
+}
+
+void Tensor::FlatSetFromDouble(int64_t flat_index, double v) {
+  int64_t off = is_contiguous() ? flat_index : FlatToOffset(flat_index, shape_, strides_);
+  StoreFromDouble(static_cast<char*>(raw_data()) + off * static_cast<int64_t>(element_size()), dtype_, v);
+}
+
+StatusOr<Tensor> Tensor::Reshape(const Shape& shape) const {
+  if (shape.numel() != numel()) {
+    return InvalidArgumentError("cannot reshape " + Describe() + " to " + shape.ToString() +
+                                ": element counts differ");
+  }
+  if (!is_contiguous()) return InvalidArgumentError("cannot reshape a non-contiguous " + Describe() + " as a view");
+  return Tensor(buffer_, dtype_, shape, shape.ContiguousStrides(), byte_offset_);
+}
+
+StatusOr<Tensor> Tensor::Permute(const std::vector<int>& perm) const {
+  if (static_cast<int>(perm.size()) != rank()) return InvalidArgumentError("permutation rank differs from tensor rank");
+  std::vector<int64_t> dims(rank()), st(rank());
+  std::vector<bool> seen(rank(), false);
+  for (int i = 0; i < rank(); ++i) {
+    int p = perm[i];
+    if (p < 0 || p >= rank() || seen[p]) return InvalidArgumentError("bad permutation");
+    seen[p] = true;
+    dims[i] = shape_[p];
+    st[i] = strides_[p];
+  }
+  return Tensor(buffer_, dtype_, Shape(dims), st, byte_offset_);
+}
+
+StatusOr<Tensor> Tensor::Slice(int axis, int64_t start, int64_t stop) const {
+  if (axis < 0 || axis >= rank() || start < 0 || stop > shape_[axis] || start > stop) {
+    return OutOfRangeError("slice out of range for " + Describe());
+  }
+  Shape s = shape_;
+  s[axis] = stop - start;
+  return Tensor(buffer_, dtype_, s, strides_,
+                byte_offset_ + start * strides_[axis] * static_cast<int64_t>(element_size()));
+}
+
+StatusOr<Tensor> Tensor::Clone() const {
+  if (!on_host()) return FailedPreconditionError("Clone of a device tensor: copy it to the host first");
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Empty(dtype_, shape_));
+  if (is_contiguous()) {
+    std::memcpy(out.raw_data(), raw_data(), nbytes());
+    return out;
+  }
+  const size_t es = element_size();
+  const char* src = static_cast<const char*>(raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst + i * es, src + FlatToOffset(i, shape_, strides_) * static_cast<int64_t>(es), es);
+  }
+  return out;
+}
+
+StatusOr<Tensor> Tensor::Contiguous() const {
+  if (is_contiguous()) return *this;
+  return Clone();
+}
+
+StatusOr<Tensor> Tensor::CastTo(DType dtype) const {
+  if (!on_host()) return FailedPreconditionError("CastTo of a device tensor: copy it to the host first");
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor src, Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Empty(dtype, shape_));
+  int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) out.FlatSetFromDouble(i, src.FlatGetAsDouble(i));
+  return out;
+}
+
+std::string Tensor::Describe() const { return std::string(DTypeName(dtype_)) + shape_.ToString(); }
+
+StatusOr<Tensor> ToDevice(const Tensor& host, Device* device) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor src, host.Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(src.dtype(), src.shape(), device));
+  if (src.nbytes() == 0) return out;
+  if (device) {
+    OPSCOPE_RETURN_IF_ERROR(device->CopySync(out.raw_data(), src.raw_data(), src.nbytes(), CopyKind::kHostToDevice));
+  } else {
+    std::memcpy(out.raw_data(), src.raw_data(), src.nbytes());
+  }
+  return out;
+}
+
+StatusOr<Tensor> ToHost(const Tensor& t) {
+  Device* d = t.device();
+  if (d == nullptr) return t;
+  if (!t.is_contiguous()) {
+    if (d->host_accessible()) return t.Clone();
+    return UnimplementedError("copying a non-contiguous device tensor to the host");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(t.dtype(), t.shape(), nullptr));
+  if (t.nbytes() == 0) return out;
+  OPSCOPE_RETURN_IF_ERROR(d->CopySync(out.raw_data(), t.raw_data(), t.nbytes(), CopyKind::kDeviceToHost));
+  return out;
+}
+
+}  // namespace opscope

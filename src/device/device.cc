@@ -1,0 +1,86 @@
+#include <map>
+#include <mutex>
+
+#include "opscope/device.h"
+#include "ops/text_distance.h"
+
+namespace opscope {
+
+std::string LaunchConfig::ToString() const {
+  auto d = [](const Dim3& v) {
+    return "[" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + "]";
+  };
+  return "grid=" + d(grid) + " block=" + d(block) + " vec=" + std::to_string(vector_width);
+}
+
+StatusOr<double> Event::ElapsedUsSince(Event& start) {
+  OPSCOPE_ASSIGN_OR_RETURN(int64_t a, start.TimestampNs());
+  OPSCOPE_ASSIGN_OR_RETURN(int64_t b, TimestampNs());
+  return static_cast<double>(b - a) / 1000.0;
+}
+
+Status Stream::EnqueueHostFunction(std::function<Status()>) {
+  return UnimplementedError("this backend cannot run host functions on a stream");
+}
+
+Status Device::SetCheckedAllocation(bool on) {
+  if (!on) return Status::Ok();
+  return UnimplementedError("device " + name() + " has no checked allocation mode");
+}
+
+Status Device::CopySync(void* dst, const void* src, size_t bytes, CopyKind kind) {
+  Stream& s = default_stream();
+  OPSCOPE_RETURN_IF_ERROR(s.Memcpy(dst, src, bytes, kind));
+  return s.Synchronize();
+}
+
+namespace {
+
+struct DeviceTable {
+  std::mutex mu;
+  std::map<std::string, DeviceFactory> factories;
+  std::map<std::string, std::unique_ptr<Device>> devices;
+};
+
+DeviceTable& Table() {
+  static DeviceTable* t = new DeviceTable();  // never destroyed: worker threads may outlive statics
+  return *t;
+}
+
+}  // namespace
+
+void RegisterDeviceFactory(const std::string& name, DeviceFactory factory) {
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.factories[name] = std::move(factory);
+}
+
+std::vector<std::string> RegisteredDeviceNames() {
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  std::vector<std::string> names;
+  for (const auto& [k, v] : t.factories) names.push_back(k);
+  return names;
+}
+
+StatusOr<Device*> GetDevice(std::string_view name) {
+  std::string key(name);
+  if (key == "cuda") key = "cuda:0";
+  std::string backend = key.substr(0, key.find(':'));
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto dev = t.devices.find(key);
+  if (dev != t.devices.end()) return dev->second.get();
+  auto f = t.factories.find(backend);
+  if (f == t.factories.end()) {
+    std::vector<std::string> names;
+    for (const auto& [k, v] : t.factories) names.push_back(k);
+    return NotFoundError("unknown device '" + std::string(name) + "': this build has " + JoinStrings(names, ", "));
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Device> d, f->second());
+  Device* raw = d.get();
+  t.devices.emplace(key, std::move(d));
+  return raw;
+}
+
+}  // namespace opscope

@@ -1,0 +1,54 @@
+#include <algorithm>
+
+#include "opscope/op.h"
+
+namespace opscope {
+
+KernelContext::KernelContext(std::string_view op, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                             const Attrs& attrs, Device* device, Stream* stream,
+                             const std::map<std::string, int64_t>& tunables)
+    : op_(op), inputs_(std::move(inputs)), outputs_(std::move(outputs)), attrs_(attrs), device_(device),
+      stream_(stream), tunables_(tunables) {}
+
+int64_t KernelContext::tunable(std::string_view name, int64_t fallback) const {
+  auto it = tunables_.find(std::string(name));
+  return it == tunables_.end() ? fallback : it->second;
+}
+
+Status KernelContext::Launch(const KernelLaunch& kernel) {
+  launches_.push_back({kernel.name, kernel.config});
+  if (stream_ != nullptr) return stream_->Launch(kernel);
+  // Host (reference) run: the blocks one after another on this thread.
+  if (!kernel.cpu) return UnimplementedError("kernel " + kernel.name + " has no host body");
+  const LaunchConfig& c = kernel.config;
+  BlockContext b{.grid_dim = c.grid, .block_dim = c.block, .vector_width = c.vector_width};
+  for (int64_t z = 0; z < c.grid.z; ++z)
+    for (int64_t y = 0; y < c.grid.y; ++y)
+      for (int64_t x = 0; x < c.grid.x; ++x) {
+        b.block_idx = {x, y, z};
+        kernel.cpu(b);
+      }
+  return Status::Ok();
+}
+
+Status KernelContext::ParallelFor(std::string_view kernel_name, int64_t n,
+                                  const std::function<void(int64_t, int64_t)>& fn, int64_t default_block) {
+  if (n <= 0) return Status::Ok();
+  int64_t block = std::max<int64_t>(1, tunable("block", default_block));
+  int64_t grid = (n + block - 1) / block;
+  KernelLaunch k;
+  k.name = std::string(kernel_name);
+  k.config.grid = {grid, 1, 1};
+  k.config.block = {block, 1, 1};
+  k.config.vector_width = static_cast<int>(tunable("vec", 1));
+  k.cpu = [&fn, n, block](const BlockContext& b) {
+    int64_t begin = b.block_idx.x * block;
+    fn(begin, std::min(n, begin + block));
+  };
+  OPSCOPE_RETURN_IF_ERROR(Launch(k));
+  // fn is borrowed by reference: the launch must finish before we return.
+  if (stream_ != nullptr) OPSCOPE_RETURN_IF_ERROR(stream_->Synchronize());
+  return Status::Ok();
+}
+
+}  // namespace opscope
