@@ -46,6 +46,9 @@ struct Half {
   explicit Half(float f) : bits(FromFloat(f)) {}
   explicit operator float() const { return ToFloat(bits); }
   static uint16_t FromFloat(float f);  // round to nearest even; overflow -> inf
+  // Rounds once, straight from double: going through float would round twice
+  // and differ from numpy's float64.astype(float16) near ties.
+  static uint16_t FromDouble(double d);
   static float ToFloat(uint16_t h);
   static Half FromBits(uint16_t b) { Half h; h.bits = b; return h; }
 };
@@ -85,7 +88,8 @@ template <typename T> inline double ToDouble(T v) { return static_cast<double>(v
 template <> inline double ToDouble(Half v) { return static_cast<float>(v); }
 template <> inline double ToDouble(BFloat16 v) { return static_cast<float>(v); }
 template <typename T> inline T FromDouble(double v) { return static_cast<T>(v); }
-template <> inline Half FromDouble<Half>(double v) { return Half(static_cast<float>(v)); }
+template <> inline Half FromDouble<Half>(double v) { return Half::FromBits(Half::FromDouble(v)); }
+// Through float, as ml_dtypes and PyTorch convert float64 to bfloat16.
 template <> inline BFloat16 FromDouble<BFloat16>(double v) { return BFloat16(static_cast<float>(v)); }
 template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
 

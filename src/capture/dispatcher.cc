@@ -186,13 +186,15 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   rec.op = &op;
   rec.device = device;
   rec.kernel = kernel_name;
-  for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
-  for (const Tensor& t : outputs) rec.writes.push_back({t.raw_data(), t.nbytes()});
-  if (options.fingerprint) {
-    for (const Tensor& t : inputs) rec.fingerprints.push_back(ComputeFingerprint(t));
-  }
-
   auto hooks = std::atomic_load(&hook_snapshot_);
+  // Buffers and fingerprints are for the hooks only: without one, skip their cost.
+  if (!hooks->empty()) {
+    for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
+    for (const Tensor& t : outputs) rec.writes.push_back({t.raw_data(), t.nbytes()});
+    if (options.fingerprint) {
+      for (const Tensor& t : inputs) rec.fingerprints.push_back(ComputeFingerprint(t));
+    }
+  }
   OpRun run;
   run.op_id = rec.op_id;
   run.seq = rec.seq;

@@ -72,35 +72,62 @@ std::vector<DType> NumericDTypes() {
 }
 std::vector<DType> AllDTypes() { return std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)); }
 
-// float32 -> binary16, round to nearest, ties to even, like numpy's npy_float_to_half.
+namespace {
+
+// Rounds a significand that is `shift` bits too wide to nearest, ties to even.
+// A carry out of the field lands in the exponent, which is the right answer
+// (subnormal -> smallest normal, largest finite -> inf).
+template <typename U>
+uint32_t RoundShiftRightEven(U sig, int shift) {
+  U kept = sig >> shift;
+  U rem = sig & ((U{1} << shift) - 1);
+  U halfway = U{1} << (shift - 1);
+  if (rem > halfway || (rem == halfway && (kept & 1u))) kept++;
+  return static_cast<uint32_t>(kept);
+}
+
+// numpy keeps the top payload bits of a NaN and does not set the quiet bit;
+// when those bits are all zero it uses payload 1 so the result stays a NaN.
+uint16_t HalfNaN(uint32_t sign, uint32_t top_payload) {
+  return static_cast<uint16_t>(sign | 0x7c00u | (top_payload ? top_payload : 1u));
+}
+
+}  // namespace
+
+// float32 -> binary16 with numpy's npy_floatbits_to_halfbits semantics.
 uint16_t Half::FromFloat(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t exp = (x >> 23) & 0xffu;
   uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) {  // inf or nan
-    if (mant == 0) return static_cast<uint16_t>(sign | 0x7c00u);
-    // Keep the top mantissa bits so NaN payloads survive where they fit; stay a NaN.
-    uint16_t m = static_cast<uint16_t>(mant >> 13);
-    return static_cast<uint16_t>(sign | 0x7c00u | (m ? m : 0x200u));
-  }
+  if (exp == 0xff) return mant ? HalfNaN(sign, mant >> 13) : static_cast<uint16_t>(sign | 0x7c00u);
   int32_t e = static_cast<int32_t>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
   if (e <= 0) {
-    // Subnormal half (or zero). Shift the full significand into place with rounding.
     if (e < -10) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
-    uint32_t m = mant | 0x800000u;
-    int shift = 14 - e;  // 24-bit significand -> (10 + e)-bit subnormal field
-    uint32_t half_m = m >> shift;
-    uint32_t rem = m & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half_m & 1u))) half_m++;
-    return static_cast<uint16_t>(sign | half_m);  // a carry into the exponent is correct
+    return static_cast<uint16_t>(sign | RoundShiftRightEven(mant | 0x800000u, 14 - e));
   }
-  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) half++;  // may carry into inf: correct
-  return static_cast<uint16_t>(half);
+  return static_cast<uint16_t>(sign | ((static_cast<uint32_t>(e) << 10) +
+                                       RoundShiftRightEven(mant, 13)));
+}
+
+// float64 -> binary16 in one rounding, as numpy's npy_doublebits_to_halfbits.
+uint16_t Half::FromDouble(double d) {
+  uint64_t x = std::bit_cast<uint64_t>(d);
+  uint32_t sign = static_cast<uint32_t>(x >> 48) & 0x8000u;
+  uint32_t exp = static_cast<uint32_t>(x >> 52) & 0x7ffu;
+  uint64_t mant = x & 0xfffffffffffffull;
+  if (exp == 0x7ff) {
+    return mant ? HalfNaN(sign, static_cast<uint32_t>(mant >> 42)) : static_cast<uint16_t>(sign | 0x7c00u);
+  }
+  int32_t e = static_cast<int32_t>(exp) - 1023 + 15;
+  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);
+    return static_cast<uint16_t>(sign | RoundShiftRightEven(mant | (1ull << 52), 43 - e));
+  }
+  return static_cast<uint16_t>(sign | ((static_cast<uint32_t>(e) << 10) +
+                                       RoundShiftRightEven(mant, 42)));
 }
 
 float Half::ToFloat(uint16_t h) {

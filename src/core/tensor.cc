@@ -1,8 +1,11 @@
 #include "opscope/tensor.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "opscope/device.h"
 
@@ -69,8 +72,44 @@ double LoadAsDouble(const void* p, DType t) {
   return v;
 }
 
+// A float -> integer C cast out of range is undefined behaviour; saturate and
+// send NaN to 0 instead, so a bad value shows up as a bad value, not a crash.
+template <typename To>
+To SaturatingIntFromDouble(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double kLow = static_cast<double>(std::numeric_limits<To>::min());
+  // max()+1 is a power of two, so exactly representable; max() may not be.
+  constexpr double kHighExclusive = static_cast<double>(std::numeric_limits<To>::max() / 2 + 1) * 2.0;
+  if (v <= kLow) return std::numeric_limits<To>::min();
+  if (v >= kHighExclusive) return std::numeric_limits<To>::max();
+  return static_cast<To>(v);
+}
+
+template <typename T>
+constexpr bool kIsPlainInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// One element, From -> To, rounding once where numpy's astype does.
+template <typename From, typename To>
+To ConvertElement(From v) {
+  if constexpr (std::is_same_v<From, To>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
+    return ConvertElement<float, To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From{0};
+  } else if constexpr (std::is_same_v<To, Half>) {
+    return Half::FromBits(Half::FromDouble(static_cast<double>(v)));  // exact for every From left here but int64
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    return BFloat16(static_cast<float>(v));
+  } else if constexpr (kIsPlainInt<To> && std::is_floating_point_v<From>) {
+    return SaturatingIntFromDouble<To>(static_cast<double>(v));
+  } else {
+    return static_cast<To>(v);  // int -> int wraps like numpy's astype; int/float -> float rounds once
+  }
+}
+
 void StoreFromDouble(void* p, DType t, double v) {
-  OPSCOPE_SWITCH_ALL(t, *static_cast<scalar_t*>(p) = FromDouble<scalar_t>(v));
+  OPSCOPE_SWITCH_ALL(t, *static_cast<scalar_t*>(p) = ConvertElement<double, scalar_t>(v));
 }
 
 }  // namespace
@@ -158,10 +197,18 @@ StatusOr<Tensor> Tensor::Contiguous() const {
 
 StatusOr<Tensor> Tensor::CastTo(DType dtype) const {
   if (!on_host()) return FailedPreconditionError("CastTo of a device tensor: copy it to the host first");
+  if (dtype == dtype_) return Clone();
   OPSCOPE_ASSIGN_OR_RETURN(Tensor src, Contiguous());
   OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Empty(dtype, shape_));
-  int64_t n = numel();
-  for (int64_t i = 0; i < n; ++i) out.FlatSetFromDouble(i, src.FlatGetAsDouble(i));
+  const int64_t n = numel();
+  OPSCOPE_SWITCH_ALL(dtype_, {
+    using from_t = scalar_t;
+    const from_t* in = src.data<from_t>();
+    OPSCOPE_SWITCH_ALL(dtype, {
+      scalar_t* o = out.data<scalar_t>();
+      for (int64_t i = 0; i < n; ++i) o[i] = ConvertElement<from_t, scalar_t>(in[i]);
+    });
+  });
   return out;
 }
 

@@ -1,81 +1,106 @@
-// PLACEHOLDER synchronous cpu device: to be replaced by the threaded backend
-// (worker thread per stream, thread pool for blocks, guard-page allocator).
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
+#include "device/cpu/cpu_device.h"
 
-#include "opscope/device.h"
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "device/cpu/checked_allocator.h"
+#include "device/cpu/cpu_event.h"
+#include "device/cpu/cpu_info.h"
 
 namespace opscope {
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// The handle a caller owns. The stream itself is shared with the device's
+// list, so Device::Synchronize never touches a stream being destroyed.
+class CpuStreamHandle : public Stream {
+ public:
+  explicit CpuStreamHandle(std::shared_ptr<CpuStream> s) : s_(std::move(s)) {}
+  int id() const override { return s_->id(); }
+  Status Launch(const KernelLaunch& k) override { return s_->Launch(k); }
+  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
+    return s_->Memcpy(dst, src, bytes, kind);
+  }
+  Status Record(Event& e) override { return s_->Record(e); }
+  Status Wait(Event& e) override { return s_->Wait(e); }
+  Status Synchronize() override { return s_->Synchronize(); }
+  Status EnqueueHostFunction(std::function<Status()> fn) override { return s_->EnqueueHostFunction(std::move(fn)); }
+
+ private:
+  std::shared_ptr<CpuStream> s_;
+};
+
+}  // namespace
+
+CpuDevice::CpuDevice(int threads) : streams_(std::make_shared<Streams>()) {
+  int units = threads > 0 ? threads : HardwareThreads();
+  // The launching thread runs blocks too, so the pool has one thread fewer.
+  pool_ = std::make_shared<ThreadPool>(std::max(units - 1, 1));
+  info_.name = "cpu";
+  info_.compute_units = pool_->size() + 1;
+  info_.description = CpuModelName() + ", " + std::to_string(info_.compute_units) + " threads";
+  info_.memory_bytes = PhysicalMemoryBytes();
+  default_stream_ = std::make_shared<CpuStream>(0, pool_);
+  streams_->live.push_back(default_stream_);
 }
 
-class SyncEvent : public Event {
- public:
-  bool Query() override { return ts_ >= 0; }
-  Status Synchronize() override { return Status::Ok(); }
-  StatusOr<int64_t> TimestampNs() override {
-    if (ts_ < 0) return FailedPreconditionError("event not reached");
-    return ts_;
-  }
-  int64_t ts_ = -1;
-};
+CpuDevice::~CpuDevice() {
+  default_stream_.reset();  // drains it before the pool goes
+}
 
-class SyncStream : public Stream {
- public:
-  explicit SyncStream(int id) : id_(id) {}
-  int id() const override { return id_; }
-  Status Launch(const KernelLaunch& k) override {
-    const LaunchConfig& c = k.config;
-    BlockContext b{.grid_dim = c.grid, .block_dim = c.block, .vector_width = c.vector_width};
-    for (int64_t z = 0; z < c.grid.z; ++z)
-      for (int64_t y = 0; y < c.grid.y; ++y)
-        for (int64_t x = 0; x < c.grid.x; ++x) {
-          b.block_idx = {x, y, z};
-          k.cpu(b);
-        }
-    return Status::Ok();
-  }
-  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-    return Status::Ok();
-  }
-  Status Record(Event& e) override { static_cast<SyncEvent&>(e).ts_ = NowNs(); return Status::Ok(); }
-  Status Wait(Event&) override { return Status::Ok(); }
-  Status Synchronize() override { return Status::Ok(); }
-  Status EnqueueHostFunction(std::function<Status()> fn) override { return fn(); }
+StatusOr<void*> CpuDevice::Allocate(size_t bytes) {
+  if (checked_allocation()) return CheckedAllocate(bytes);
+  size_t rounded = std::max<size_t>((bytes + 63) / 64 * 64, 64);
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) return InternalError("cpu allocation of " + std::to_string(bytes) + " bytes failed");
+  return p;
+}
 
- private:
-  int id_;
-};
+void CpuDevice::Free(void* ptr) {
+  if (ptr == nullptr) return;
+  if (LiveCheckedAllocations() > 0 && CheckedFree(ptr)) return;
+  std::free(ptr);
+}
 
-class SyncCpuDevice : public Device {
- public:
-  SyncCpuDevice() : default_(0) { info_.name = "cpu"; info_.description = "host cpu"; }
-  const DeviceInfo& info() const override { return info_; }
-  bool host_accessible() const override { return true; }
-  StatusOr<void*> Allocate(size_t bytes) override {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) return InternalError("cpu allocation failed");
-    return p;
+Status CpuDevice::SetCheckedAllocation(bool on) {
+  if (on) InstallOutOfBoundsHandler();
+  checked_.store(on, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Stream>> CpuDevice::CreateStream() {
+  std::lock_guard<std::mutex> lock(streams_->mu);
+  auto stream = std::make_shared<CpuStream>(streams_->next_id++, pool_);
+  auto& live = streams_->live;
+  live.erase(std::remove_if(live.begin(), live.end(), [](const auto& w) { return w.expired(); }), live.end());
+  live.push_back(stream);
+  return std::unique_ptr<Stream>(new CpuStreamHandle(std::move(stream)));
+}
+
+StatusOr<std::unique_ptr<Event>> CpuDevice::CreateEvent() { return std::unique_ptr<Event>(new CpuEvent()); }
+
+Status CpuDevice::Synchronize() {
+  std::vector<std::shared_ptr<CpuStream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(streams_->mu);
+    for (const auto& w : streams_->live) {
+      if (auto s = w.lock()) streams.push_back(std::move(s));
+    }
   }
-  void Free(void* p) override { std::free(p); }
-  StatusOr<std::unique_ptr<Stream>> CreateStream() override { return std::unique_ptr<Stream>(new SyncStream(++next_)); }
-  StatusOr<std::unique_ptr<Event>> CreateEvent() override { return std::unique_ptr<Event>(new SyncEvent()); }
-  Stream& default_stream() override { return default_; }
-  Status Synchronize() override { return Status::Ok(); }
+  Status first;
+  for (const auto& s : streams) {
+    Status st = s->Synchronize();
+    if (!st.ok() && first.ok()) first = std::move(st).WithContext("stream " + std::to_string(s->id()));
+  }
+  return first;
+}
 
- private:
-  DeviceInfo info_;
-  SyncStream default_;
-  int next_ = 0;
-};
+namespace {
 
 const bool kRegistered = [] {
-  RegisterDeviceFactory("cpu", []() -> StatusOr<std::unique_ptr<Device>> { return std::unique_ptr<Device>(new SyncCpuDevice()); });
+  RegisterDeviceFactory("cpu", []() -> StatusOr<std::unique_ptr<Device>> {
+    return std::unique_ptr<Device>(new CpuDevice());
+  });
   return true;
 }();
 

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""Builds the small example models inspector-cli is shown and tested on.
+
+    /usr/bin/python3 examples/models/make_models.py [OUT_DIR]
+
+resnet_small.onnx      conv-bn-relu blocks with residual Adds, global average pool, Gemm
+transformer_block.onnx self-attention (MatMul/Softmax/Transpose/Reshape), LayerNorm and
+                       GELU written out as primitive ops, residuals
+two_branch.onnx        two independent branches (conv and matmul) joined at the end
+
+Weights are random with a fixed seed, so the files are reproducible.
+Opset 17, IR version 8.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+rng = np.random.default_rng(20240601)
+
+
+class Builder:
+    def __init__(self, name):
+        self.name = name
+        self.nodes, self.inits = [], []
+        self.count = 0
+
+    def const(self, name, array):
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def weight(self, name, shape, scale=0.2):
+        return self.const(name, (rng.standard_normal(shape) * scale).astype(np.float32))
+
+    def node(self, op, inputs, scope, outputs=1, **attrs):
+        self.count += 1
+        name = f"{scope}/{op}" if scope else f"/{op}_{self.count}"
+        outs = [f"{name}_output_{i}" for i in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs[0] if outputs == 1 else outs
+
+    def save(self, path, inputs, outputs):
+        graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="opscope-examples", producer_version="1")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        onnx.save(model, path)
+
+
+def conv_bn_relu(b, x, cin, cout, scope, relu=True, stride=1):
+    w = b.weight(f"{scope}.conv.weight", (cout, cin, 3, 3))
+    y = b.node("Conv", [x, w], f"{scope}/conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride, stride])
+    bn = [b.const(f"{scope}.bn.{n}", v.astype(np.float32)) for n, v in (
+        ("weight", rng.uniform(0.5, 1.5, cout)), ("bias", rng.standard_normal(cout) * 0.1),
+        ("running_mean", rng.standard_normal(cout) * 0.1), ("running_var", rng.uniform(0.5, 1.5, cout)))]
+    y = b.node("BatchNormalization", [y] + bn, f"{scope}/bn", epsilon=1e-5)
+    return b.node("Relu", [y], f"{scope}/relu") if relu else y
+
+
+def resnet_small(path):
+    b = Builder("resnet_small")
+    x = conv_bn_relu(b, "input", 3, 8, "/stem")
+    for i in (1, 2):
+        scope = f"/layer{i}"
+        y = conv_bn_relu(b, x, 8, 8, f"{scope}/block1")
+        y = conv_bn_relu(b, y, 8, 8, f"{scope}/block2", relu=False)
+        y = b.node("Add", [y, x], f"{scope}/add")
+        x = b.node("Relu", [y], f"{scope}/relu")
+    p = b.node("GlobalAveragePool", [x], "/pool")
+    f = b.node("Flatten", [p], "/flatten", axis=1)
+    w = b.weight("fc.weight", (10, 8))
+    c = b.weight("fc.bias", (10,), 0.1)
+    out = b.node("Gemm", [f, w, c], "/fc", transB=1)
+    b.nodes[-1].output[0] = "logits"
+    b.save(path, [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
+           [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])])
+
+
+def layer_norm(b, x, d, scope):
+    mean = b.node("ReduceMean", [x], f"{scope}/mean", axes=[-1])
+    diff = b.node("Sub", [x, mean], f"{scope}/sub")
+    sq = b.node("Pow", [diff, b.const(f"{scope}.two", np.float32(2.0))], f"{scope}/pow")
+    var = b.node("ReduceMean", [sq], f"{scope}/var", axes=[-1])
+    ve = b.node("Add", [var, b.const(f"{scope}.eps", np.float32(1e-5))], f"{scope}/add_eps")
+    sd = b.node("Sqrt", [ve], f"{scope}/sqrt")
+    n = b.node("Div", [diff, sd], f"{scope}/div")
+    g = b.node("Mul", [n, b.const(f"{scope}.weight", rng.uniform(0.5, 1.5, d).astype(np.float32))], f"{scope}/mul")
+    return b.node("Add", [g, b.const(f"{scope}.bias", (rng.standard_normal(d) * 0.1).astype(np.float32))],
+                  f"{scope}/add")
+
+
+def gelu(b, x, scope):
+    a = b.node("Div", [x, b.const(f"{scope}.sqrt2", np.float32(1.4142135381698608))], f"{scope}/div")
+    e = b.node("Erf", [a], f"{scope}/erf")
+    p = b.node("Add", [e, b.const(f"{scope}.one", np.float32(1.0))], f"{scope}/add")
+    m = b.node("Mul", [x, p], f"{scope}/mul")
+    return b.node("Mul", [m, b.const(f"{scope}.half", np.float32(0.5))], f"{scope}/mul_half")
+
+
+def linear(b, x, din, dout, scope):
+    y = b.node("MatMul", [x, b.weight(f"{scope}.weight", (din, dout), 1 / np.sqrt(din))], f"{scope}/matmul")
+    return b.node("Add", [y, b.weight(f"{scope}.bias", (dout,), 0.1)], f"{scope}/bias")
+
+
+def transformer_block(path, seq=8, d=16, heads=2, ff=32):
+    b = Builder("transformer_block")
+    hd = d // heads
+    x = "tokens"
+    h = layer_norm(b, x, d, "/attn/ln")
+
+    def split_heads(t, scope):
+        t = b.node("Reshape", [t, b.const(f"{scope}.shape", np.array([1, seq, heads, hd], np.int64))], scope + "/reshape")
+        return b.node("Transpose", [t], scope + "/transpose", perm=[0, 2, 1, 3])
+
+    q = split_heads(linear(b, h, d, d, "/attn/q"), "/attn/q")
+    k = split_heads(linear(b, h, d, d, "/attn/k"), "/attn/k")
+    v = split_heads(linear(b, h, d, d, "/attn/v"), "/attn/v")
+    kt = b.node("Transpose", [k], "/attn/k_t", perm=[0, 1, 3, 2])
+    s = b.node("MatMul", [q, kt], "/attn/scores")
+    s = b.node("Mul", [s, b.const("/attn.scale", np.float32(1 / np.sqrt(hd)))], "/attn/scale")
+    p = b.node("Softmax", [s], "/attn/softmax", axis=-1)
+    o = b.node("MatMul", [p, v], "/attn/context")
+    o = b.node("Transpose", [o], "/attn/merge/transpose", perm=[0, 2, 1, 3])
+    o = b.node("Reshape", [o, b.const("/attn/merge.shape", np.array([1, seq, d], np.int64))], "/attn/merge/reshape")
+    o = linear(b, o, d, d, "/attn/out")
+    x = b.node("Add", [x, o], "/attn/residual")
+    h = layer_norm(b, x, d, "/ffn/ln")
+    h = linear(b, h, d, ff, "/ffn/up")
+    h = gelu(b, h, "/ffn/gelu")
+    h = linear(b, h, ff, d, "/ffn/down")
+    b.node("Add", [x, h], "/ffn/residual")
+    b.nodes[-1].output[0] = "hidden"
+    b.save(path, [helper.make_tensor_value_info("tokens", TensorProto.FLOAT, [1, seq, d])],
+           [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [1, seq, d])])
+
+
+def two_branch(path):
+    b = Builder("two_branch")
+    # Branch A: convolutions over the image.
+    a = b.node("Conv", ["image", b.weight("a.conv1.weight", (4, 3, 3, 3))], "/branch_a/conv1",
+               kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    a = b.node("Relu", [a], "/branch_a/relu1")
+    a = b.node("Conv", [a, b.weight("a.conv2.weight", (4, 4, 3, 3)), b.weight("a.conv2.bias", (4,), 0.1)],
+               "/branch_a/conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    a = b.node("GlobalAveragePool", [a], "/branch_a/pool")
+    a = b.node("Flatten", [a], "/branch_a/flatten", axis=1)
+    # Branch B: an MLP over the feature vector, independent of branch A.
+    m = b.node("MatMul", ["features", b.weight("b.fc1.weight", (6, 8))], "/branch_b/fc1")
+    m = b.node("Add", [m, b.weight("b.fc1.bias", (8,), 0.1)], "/branch_b/fc1_bias")
+    m = b.node("Tanh", [m], "/branch_b/tanh")
+    m = b.node("MatMul", [m, b.weight("b.fc2.weight", (8, 4))], "/branch_b/fc2")
+    m = b.node("Sigmoid", [m], "/branch_b/sigmoid")
+    j = b.node("Concat", [a, m], "/join/concat", axis=1)
+    b.node("Gemm", [j, b.weight("head.weight", (8, 3)), b.weight("head.bias", (3,), 0.1)], "/join/head")
+    b.nodes[-1].output[0] = "scores"
+    b.save(path, [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8]),
+                  helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 6])],
+           [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 3])])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out, exist_ok=True)
+    resnet_small(os.path.join(out, "resnet_small.onnx"))
+    transformer_block(os.path.join(out, "transformer_block.onnx"))
+    two_branch(os.path.join(out, "two_branch.onnx"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+#include "cli/flag_parsing.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+namespace opscope::cli {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitList(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  if (Trim(text).empty()) return parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(sep, start);
+    parts.emplace_back(Trim(text.substr(start, end == std::string_view::npos ? end : end - start)));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_view text) {
+  std::vector<Shape> shapes;
+  std::vector<std::string> parts = SplitList(text, ';');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string where = std::string(flag) + ": shape " + std::to_string(i + 1) + " '" + parts[i] + "'";
+    if (parts[i].empty()) return InvalidArgumentError(where + ": empty (shapes are separated by ';')");
+    auto s = Shape::Parse(parts[i]);
+    if (!s.ok()) return InvalidArgumentError(where + ": " + s.status().message());
+    Status valid = s->Validate();
+    if (!valid.ok()) return InvalidArgumentError(where + ": " + valid.message());
+    shapes.push_back(*s);
+  }
+  return shapes;
+}
+
+StatusOr<std::vector<DType>> ParseDTypeList(std::string_view flag, std::string_view text) {
+  std::vector<DType> dtypes;
+  for (const std::string& part : SplitList(text, ',')) {
+    auto d = ParseDType(part);
+    if (!d.ok()) return InvalidArgumentError(std::string(flag) + ": " + d.status().message());
+    dtypes.push_back(*d);
+  }
+  return dtypes;
+}
+
+StatusOr<std::map<std::string, int64_t>> ParseIntAssignments(std::string_view flag, std::string_view text) {
+  std::map<std::string, int64_t> out;
+  for (const std::string& part : SplitList(text, ',')) {
+    size_t eq = part.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError(std::string(flag) + ": '" + part + "' is not name=value");
+    }
+    std::string name(Trim(std::string_view(part).substr(0, eq)));
+    std::string value(Trim(std::string_view(part).substr(eq + 1)));
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || errno == ERANGE) {
+      return InvalidArgumentError(std::string(flag) + ": " + name + "=" + value + ": expected an integer");
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+std::string ShellQuote(const std::string& word) {
+  if (word.empty()) return "''";
+  bool plain = true;
+  for (char c : word) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./=,:+@%").find(c) != std::string_view::npos)) {
+      plain = false;
+    }
+  }
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string WithThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string ShortHex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  std::string s = buf;
+  return s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
+}
+
+std::string MaskAddress(const void* p) {
+  if (p == nullptr) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRIxPTR, reinterpret_cast<uintptr_t>(p));
+  std::string s = buf;
+  if (s.size() <= 8) return "0x" + s;
+  return "0x" + s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
+}
+
+std::string OneLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+}  // namespace opscope::cli

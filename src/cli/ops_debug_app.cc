@@ -1,0 +1,69 @@
+#include <CLI/CLI.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "cli/apps.h"
+#include "cli/describe_command.h"
+#include "cli/flag_parsing.h"
+#include "cli/list_command.h"
+#include "cli/run_command.h"
+#include "opscope/plugin.h"
+
+namespace opscope::cli {
+
+namespace {
+
+constexpr const char* kCommands[] = {"run", "list", "describe"};
+
+int UsageError(std::ostream& err, const std::string& what) {
+  err << "ops-debug: error: " << OneLine(what) << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app("ops-debug: run, compare and inspect one operator", "ops-debug");
+  app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
+  app.require_subcommand(1);
+  app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
+  RunFlags run_flags;
+  ListFlags list_flags;
+  DescribeFlags describe_flags;
+  CLI::App* run = AddRunCommand(app, run_flags);
+  CLI::App* list = AddListCommand(app, list_flags);
+  CLI::App* describe = AddDescribeCommand(app, describe_flags);
+
+  // CLI11 would call an unknown command an "unexpected argument": say what it is.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const char* c : kCommands) known = known || std::strcmp(argv[1], c) == 0;
+    if (!known) return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, list, describe)");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";  // CLI11 prints it without a newline
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
+    return UsageError(err, e.what());
+  }
+
+  Status env = LoadPluginsFromEnv();
+  if (!env.ok()) return UsageError(err, env.ToString());
+
+  if (run->parsed()) {
+    auto report = RunOp(run_flags);
+    if (!report.ok()) return UsageError(err, report.status().ToString());
+    PrintRunReport(*report, out);
+    return report->ExitCode();
+  }
+  Status st = list->parsed() ? ListOps(list_flags, out) : describe->parsed() ? DescribeOp(describe_flags, out)
+                                                                              : InternalError("no command ran");
+  if (!st.ok()) return UsageError(err, st.ToString());
+  return 0;
+}
+
+}  // namespace opscope::cli

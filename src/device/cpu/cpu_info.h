@@ -1,0 +1,14 @@
+// File: device/cpu/cpu_info.h
+// What the host cpu is, for DeviceInfo.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace opscope {
+
+std::string CpuModelName();  // /proc/cpuinfo "model name" (or "unknown cpu")
+int HardwareThreads();       // at least 1
+int64_t PhysicalMemoryBytes();
+
+}  // namespace opscope

@@ -1,0 +1,11 @@
+#include "device/cuda/cuda_status.h"
+
+namespace opscope {
+
+Status CudaStatus(cudaError_t err, const std::string& what, std::source_location loc) {
+  if (err == cudaSuccess) return Status::Ok();
+  return Status(StatusCode::kDeviceError,
+                what + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err), loc);
+}
+
+}  // namespace opscope

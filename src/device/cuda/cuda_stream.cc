@@ -1,0 +1,116 @@
+#include "device/cuda/cuda_stream.h"
+
+#include <string>
+
+#include "device/cuda/cuda_event.h"
+#include "device/cuda/cuda_status.h"
+
+namespace opscope {
+namespace {
+
+cudaMemcpyKind ToCuda(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHostToDevice: return cudaMemcpyHostToDevice;
+    case CopyKind::kDeviceToHost: return cudaMemcpyDeviceToHost;
+    case CopyKind::kDeviceToDevice: return cudaMemcpyDeviceToDevice;
+  }
+  return cudaMemcpyDefault;
+}
+
+dim3 ToDim3(const Dim3& d) {
+  return dim3(static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z));
+}
+
+struct HostCall {
+  std::function<Status()> fn;
+  std::shared_ptr<CudaHostErrorState> state;
+};
+
+void RunHostCall(void* user_data) {
+  std::unique_ptr<HostCall> call(static_cast<HostCall*>(user_data));
+  {
+    std::lock_guard<std::mutex> lock(call->state->mu);
+    if (!call->state->error.ok()) return;  // skipped after an unreported error
+  }
+  Status st = call->fn();
+  if (st.ok()) return;
+  std::lock_guard<std::mutex> lock(call->state->mu);
+  if (call->state->error.ok()) call->state->error = std::move(st);
+}
+
+}  // namespace
+
+CudaStream::CudaStream(int id, int ordinal, cudaStream_t stream) : id_(id), ordinal_(ordinal), stream_(stream) {}
+
+CudaStream::~CudaStream() {
+  cudaSetDevice(ordinal_);
+  cudaStreamSynchronize(stream_);
+  cudaStreamDestroy(stream_);
+}
+
+Status CudaStream::Launch(const KernelLaunch& k) {
+  if (k.cuda_function == nullptr) {
+    return InvalidArgumentError("kernel '" + k.name + "' has no cuda function: the cuda device cannot run it");
+  }
+  const LaunchConfig& c = k.config;
+  const int64_t kMaxDim = 0x7fffffff;
+  for (const Dim3* d : {&c.grid, &c.block}) {
+    if (d->x < 1 || d->y < 1 || d->z < 1 || d->x > kMaxDim || d->y > kMaxDim || d->z > kMaxDim) {
+      return InvalidArgumentError("kernel '" + k.name + "': launch config " + c.ToString() +
+                                  " has a dimension out of range");
+    }
+  }
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  return CudaStatus(cudaLaunchKernel(k.cuda_function, ToDim3(c.grid), ToDim3(c.block), k.cuda_args,
+                                     k.shared_bytes, stream_),
+                    "launch of kernel '" + k.name + "' " + c.ToString());
+}
+
+Status CudaStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
+  if (bytes == 0) return Status::Ok();
+  if (dst == nullptr || src == nullptr) {
+    return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
+                                (dst == nullptr ? "destination" : "source"));
+  }
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  return CudaStatus(cudaMemcpyAsync(dst, src, bytes, ToCuda(kind), stream_),
+                    "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes");
+}
+
+Status CudaStream::Record(Event& event) {
+  auto* e = dynamic_cast<CudaEvent*>(&event);
+  if (e == nullptr || e->ordinal() != ordinal_) {
+    return InvalidArgumentError("Record: the event belongs to another device");
+  }
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventRecord(e->handle(), stream_), "cudaEventRecord");
+  e->MarkRecorded();
+  return Status::Ok();
+}
+
+Status CudaStream::Wait(Event& event) {
+  auto* e = dynamic_cast<CudaEvent*>(&event);
+  if (e == nullptr) return InvalidArgumentError("Wait: the event belongs to another device, not cuda");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  return CudaStatus(cudaStreamWaitEvent(stream_, e->handle(), 0), "cudaStreamWaitEvent");
+}
+
+Status CudaStream::Synchronize() {
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  std::lock_guard<std::mutex> lock(host_error_->mu);
+  Status st = std::move(host_error_->error);
+  host_error_->error = Status::Ok();
+  return st;
+}
+
+Status CudaStream::EnqueueHostFunction(std::function<Status()> fn) {
+  if (!fn) return InvalidArgumentError("EnqueueHostFunction: empty function");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  auto call = std::make_unique<HostCall>(HostCall{std::move(fn), host_error_});
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaLaunchHostFunc(stream_, RunHostCall, call.get()), "cudaLaunchHostFunc");
+  call.release();  // RunHostCall owns it now
+  return Status::Ok();
+}
+
+}  // namespace opscope

@@ -1,0 +1,154 @@
+#include "graph/graph_json.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "graph/graph_layout.h"
+#include "opscope/npy.h"
+
+namespace opscope::graph {
+namespace {
+
+using nlohmann::json;
+
+json ShapeJson(const Value& v) {
+  if (!v.rank_known) return nullptr;
+  json dims = json::array();
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (v.dims[i] >= 0) dims.push_back(v.dims[i]);
+    else if (i < v.dim_params.size() && !v.dim_params[i].empty()) dims.push_back(v.dim_params[i]);
+    else dims.push_back(nullptr);
+  }
+  return dims;
+}
+
+json TensorRef(const Graph& g, const std::string& name) {
+  json t = {{"name", name}};
+  const Value* v = name.empty() ? nullptr : g.FindValue(name);
+  if (v) {
+    t["dtype"] = v->dtype_known ? json(DTypeName(v->dtype)) : json(nullptr);
+    t["shape"] = ShapeJson(*v);
+  }
+  return t;
+}
+
+json AttrJson(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> json {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, Tensor>) return x.Describe();
+        else return x;
+      },
+      v);
+}
+
+json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
+  json j = {{"node_id", n.id},          {"layer", LayerName(n.layer)}, {"kind", NodeKindName(n.kind)},
+            {"op_type", n.op_type},     {"domain", n.domain},          {"name", n.name},
+            {"namespace", n.name_space}, {"executed", n.executed},     {"executable", n.executable}};
+  json ins = json::array(), outs = json::array(), attrs = json::object();
+  for (const std::string& in : n.inputs) ins.push_back(TensorRef(g, in));
+  for (const std::string& out : n.outputs) outs.push_back(TensorRef(g, out));
+  for (const auto& [name, v] : n.attrs.all()) attrs[name] = AttrJson(v);
+  j["inputs"] = std::move(ins);
+  j["outputs"] = std::move(outs);
+  j["attrs"] = std::move(attrs);
+  j["fused_from"] = n.fused_from;
+  j["mapped_task_ids"] = n.mapped_task_ids;
+  if (!n.executed) j["reason"] = n.not_executed_reason;
+  if (!n.executable) j["not_executable_reason"] = n.not_executable_reason;
+  if (!n.subgraphs.empty()) j["subgraphs"] = n.subgraphs;
+  if (n.absorbed_into >= 0) j["compiled_node_id"] = n.absorbed_into;
+  if (n.kind == NodeKind::kTransdata) j["layout"] = {{"from", n.layout_from}, {"to", n.layout_to}};
+  if (!n.note.empty()) j["note"] = n.note;
+  if (pos) j["pos"] = {{"x", pos->x}, {"y", pos->y}, {"rank", pos->rank}, {"order", pos->order}};
+  return j;
+}
+
+json ValueJson(const Value& v) {
+  json j = {{"name", v.name},
+            {"dtype", v.dtype_known ? json(DTypeName(v.dtype)) : json(nullptr)},
+            {"shape", ShapeJson(v)},
+            {"constant", v.constant.has_value()},
+            {"producer", v.producer >= 0 ? json(v.producer) : json(nullptr)},
+            {"consumers", v.consumers}};
+  if (v.is_graph_input) j["graph_input"] = true;
+  if (v.is_graph_output) j["graph_output"] = true;
+  if (v.mem_offset >= 0) j["mem_offset"] = v.mem_offset;
+  const int64_t bytes = v.bytes();
+  if (bytes >= 0) j["bytes"] = bytes;
+  return j;
+}
+
+}  // namespace
+
+json LayerJson(const Graph& g) {
+  std::unordered_map<int64_t, NodePosition> pos = LayoutGraph(g);
+  json nodes = json::array(), values = json::array();
+  for (const Node& n : g.nodes()) {
+    auto it = pos.find(n.id);
+    nodes.push_back(NodeJson(g, n, it == pos.end() ? nullptr : &it->second));
+  }
+  for (const std::string& name : g.value_order()) values.push_back(ValueJson(*g.FindValue(name)));
+  json j = {{"nodes", std::move(nodes)}, {"values", std::move(values)}, {"inputs", g.inputs()},
+            {"outputs", g.outputs()}};
+  if (g.memory().planned) {
+    const MemoryPlan& m = g.memory();
+    j["memory"] = {{"arena_bytes", m.arena_bytes},       {"no_reuse_bytes", m.no_reuse_bytes},
+                   {"max_live_bytes", m.max_live_bytes}, {"planned_values", m.planned_values},
+                   {"unknown_size_values", m.unknown_size_values}};
+  }
+  return j;
+}
+
+json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
+  json opsets = json::array();
+  for (const OpsetImport& o : m.opsets) opsets.push_back({{"domain", o.domain}, {"version", o.version}});
+  json j = {{"schema", kGraphSchema},
+            {"model",
+             {{"path", m.path}, {"ir_version", m.ir_version}, {"producer", m.producer}, {"opsets", opsets},
+              {"warnings", m.warnings}}},
+            {"framework", LayerJson(m.framework)},
+            {"compiled", LayerJson(m.compiled)}};
+  json pj = json::array();
+  for (const PassResult& p : passes) {
+    pj.push_back({{"index", p.index}, {"name", p.name}, {"rewrites", p.rewrites}, {"wall_ms", p.wall_ms},
+                  {"nodes_after", p.nodes_after}});
+  }
+  j["passes"] = std::move(pj);
+  // Framework node -> compiled node, and compiled nodes no framework node
+  // explains (inserted layout conversions).
+  json mapping = json::array();
+  for (const Node& f : m.framework.nodes()) {
+    json e = {{"framework", f.id}, {"compiled", f.absorbed_into >= 0 ? json(f.absorbed_into) : json(nullptr)},
+              {"executed", f.executed}};
+    if (!f.executed) e["reason"] = f.not_executed_reason;
+    mapping.push_back(std::move(e));
+  }
+  for (const Node& c : m.compiled.nodes()) {
+    if (c.fused_from.empty()) {
+      mapping.push_back({{"framework", nullptr}, {"compiled", c.id}, {"label", "inserted by the compiler: " +
+                                                                           std::string(NodeKindName(c.kind))}});
+    }
+  }
+  j["mapping"] = std::move(mapping);
+  return j;
+}
+
+Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path) {
+  return WriteFileAtomic(path, GraphJson(m, passes).dump());
+}
+
+Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgumentError("--dump-passes " + dir + ": cannot create the folder (" + ec.message() + ")");
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%02d_", pass.index);
+  json j = {{"schema", kGraphSchema},
+            {"pass", {{"index", pass.index}, {"name", pass.name}, {"rewrites", pass.rewrites}}},
+            {"compiled", LayerJson(m.compiled)}};
+  return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", j.dump());
+}
+
+}  // namespace opscope::graph

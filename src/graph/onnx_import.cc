@@ -1,0 +1,286 @@
+#include "graph/onnx_import.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <exception>
+#include <limits>
+#include <unordered_set>
+
+#include "graph/onnx_adapter.h"
+#include "graph/onnx_convert.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace opscope::graph {
+namespace {
+
+// Fills dtype and dims of `v` from an ONNX type; only tensor types carry them.
+Status ReadType(const onnx::TypeProto& type, Value& v) {
+  if (!type.has_tensor_type()) return Status::Ok();
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != 0) {
+    StatusOr<DType> d = DTypeFromOnnx(tt.elem_type(), "value '" + v.name + "'");
+    if (d.ok()) {
+      v.dtype = *d;
+      v.dtype_known = true;
+    }
+  }
+  if (!tt.has_shape()) return Status::Ok();
+  v.rank_known = true;
+  v.dims.clear();
+  v.dim_params.clear();
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0) {
+        return InvalidArgumentError("value '" + v.name + "' has a negative dim (" + std::to_string(d.dim_value()) +
+                                    ")");
+      }
+      v.dims.push_back(d.dim_value());
+      v.dim_params.push_back("");
+    } else {
+      v.dims.push_back(-1);
+      v.dim_params.push_back(d.dim_param());
+    }
+  }
+  // Known dims alone may already overflow the element count.
+  int64_t n = 1;
+  for (int64_t d : v.dims) {
+    if (d <= 0) continue;
+    if (n > std::numeric_limits<int64_t>::max() / d) {
+      return InvalidArgumentError("value '" + v.name + "' has dims " + Shape(v.dims).ToString() +
+                                  " whose element count overflows int64");
+    }
+    n *= d;
+  }
+  return Status::Ok();
+}
+
+// ONNX's Constant node: its value as a tensor, from whichever attr holds it.
+StatusOr<Tensor> ConstantNodeValue(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "value") return TensorFromProto(a.t());
+    if (a.name() == "value_float" || a.name() == "value_int") {
+      const bool is_float = a.name() == "value_float";
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(is_float ? DType::kF32 : DType::kI64, Shape()));
+      if (is_float) t.data<float>()[0] = a.f();
+      else t.data<int64_t>()[0] = a.i();
+      return t;
+    }
+    if (a.name() == "value_floats" || a.name() == "value_ints") {
+      const bool is_float = a.name() == "value_floats";
+      const int64_t n = is_float ? a.floats_size() : a.ints_size();
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(is_float ? DType::kF32 : DType::kI64, Shape({n})));
+      for (int64_t i = 0; i < n; ++i) {
+        if (is_float) t.data<float>()[i] = a.floats(i);
+        else t.data<int64_t>()[i] = a.ints(i);
+      }
+      return t;
+    }
+  }
+  return UnimplementedError("Constant node '" + node.name() + "' holds no value opscope reads "
+                            "(value, value_float(s), value_int(s))");
+}
+
+// Attributes without a schema (unknown ops): what converts, for display.
+Attrs LooseAttrs(const onnx::NodeProto& node, std::vector<std::string>& subgraphs) {
+  Attrs attrs;
+  for (const auto& a : node.attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH || a.has_g()) {
+      subgraphs.push_back(a.name() + ": " + a.g().name() + " (" + std::to_string(a.g().node_size()) + " nodes)");
+      continue;
+    }
+    if (a.type() == onnx::AttributeProto::GRAPHS) {
+      for (const auto& g : a.graphs()) {
+        subgraphs.push_back(a.name() + ": " + g.name() + " (" + std::to_string(g.node_size()) + " nodes)");
+      }
+      continue;
+    }
+    StatusOr<AttrValue> v = AttrValueFromProto(a);
+    if (v.ok()) attrs.Set(a.name(), std::move(v).value());
+  }
+  return attrs;
+}
+
+void MarkNotExecutable(Node& n, std::string why) {
+  if (!n.executable) return;  // the first reason is the one to fix first
+  n.executable = false;
+  n.not_executable_reason = std::move(why);
+}
+
+class Importer {
+ public:
+  Importer(onnx::ModelProto proto, std::string path) : proto_(std::move(proto)) { model_.path = std::move(path); }
+
+  StatusOr<Model> Run() {
+    ReadMetadata();
+    InferShapes();
+    const onnx::GraphProto& g = proto_.graph();
+    Graph& graph = model_.framework;
+    for (const auto& init : g.initializer()) {
+      StatusOr<Tensor> t = TensorFromProto(init);
+      if (!t.ok()) return std::move(t).status().WithContext("initializer '" + init.name() + "'");
+      Value& v = graph.GetOrAddValue(init.name());
+      v.SetDesc(t->dtype(), t->shape());
+      v.constant = std::move(t).value();
+    }
+    for (const auto& in : g.input()) {
+      Value& v = graph.GetOrAddValue(in.name());
+      if (v.constant) continue;  // IR < 4 lists initializers among the inputs too
+      OPSCOPE_RETURN_IF_ERROR(ReadType(in.type(), v).WithContext("graph input"));
+      v.is_graph_input = true;
+      graph.inputs().push_back(in.name());
+    }
+    for (const auto& vi : g.value_info()) {
+      Value& v = graph.GetOrAddValue(vi.name());
+      if (!v.constant) OPSCOPE_RETURN_IF_ERROR(ReadType(vi.type(), v));
+    }
+    for (const auto& out : g.output()) {
+      Value& v = graph.GetOrAddValue(out.name());
+      if (!v.constant) OPSCOPE_RETURN_IF_ERROR(ReadType(out.type(), v).WithContext("graph output"));
+      graph.outputs().push_back(out.name());
+    }
+    for (int i = 0; i < g.node_size(); ++i) OPSCOPE_RETURN_IF_ERROR(AddNode(g.node(i), i));
+    OPSCOPE_RETURN_IF_ERROR(graph.Rebuild());
+    model_.next_node_id = g.node_size();
+    return std::move(model_);
+  }
+
+ private:
+  void ReadMetadata() {
+    model_.ir_version = proto_.ir_version();
+    model_.producer = proto_.producer_name();
+    if (!proto_.producer_version().empty()) model_.producer += " " + proto_.producer_version();
+    for (const auto& op : proto_.opset_import()) model_.opsets.push_back({op.domain(), op.version()});
+    const int64_t opset = OpsetVersion(proto_, "");
+    if (opset >= 0 && (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)) {
+      model_.warnings.push_back("default-domain opset " + std::to_string(opset) + " is outside the supported " +
+                                std::to_string(kMinOnnxOpset) + "-" + std::to_string(kMaxOnnxOpset) +
+                                "; nodes are adapted where opscope knows the older form");
+    }
+  }
+
+  // ONNX's inference fills value_info; a model it cannot infer still imports.
+  void InferShapes() {
+    try {
+      onnx::ShapeInferenceOptions options;
+      options.check_type = false;
+      options.error_mode = 0;
+      onnx::shape_inference::InferShapes(proto_, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      model_.warnings.push_back(std::string("ONNX shape inference stopped: ") + e.what());
+    } catch (...) {
+      model_.warnings.push_back("ONNX shape inference stopped");
+    }
+  }
+
+  NodeEnv EnvFor(const onnx::NodeProto& node) const {
+    NodeEnv env;
+    env.opset = OpsetVersion(proto_, node.domain());
+    for (const std::string& in : node.input()) {
+      const Value* v = model_.framework.FindValue(in);
+      if (!v) continue;
+      if (v->dtype_known && v->shape_known()) env.descs[in] = v->desc();
+      if (v->constant) env.values[in] = *v->constant;
+    }
+    return env;
+  }
+
+  Status AddNode(const onnx::NodeProto& proto, int index) {
+    Graph& graph = model_.framework;
+    Node n;
+    n.id = index;
+    n.op_type = proto.op_type();
+    n.domain = proto.domain();
+    n.name = proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
+    n.name_space = NamespaceOf(n.name);
+    n.inputs.assign(proto.input().begin(), proto.input().end());
+    n.outputs.assign(proto.output().begin(), proto.output().end());
+    for (const std::string& out : n.outputs) {
+      if (!out.empty()) graph.GetOrAddValue(out);
+    }
+    const std::string what = "node '" + n.name + "' (" + n.op_type + ")";
+
+    if (n.op_type == "Constant" && IsDefaultOnnxDomain(n.domain)) {
+      StatusOr<Tensor> t = ConstantNodeValue(proto);
+      if (!t.ok()) return std::move(t).status().WithContext(what);
+      if (!n.outputs.empty()) {
+        Value& v = graph.GetOrAddValue(n.outputs[0]);
+        v.SetDesc(t->dtype(), t->shape());
+        v.constant = std::move(t).value();
+      }
+      n.note = "a constant: folded at compile time";
+      graph.mutable_nodes().push_back(std::move(n));
+      return Status::Ok();
+    }
+
+    const int64_t opset = OpsetVersion(proto_, n.domain);
+    const std::string op = AdaptedOpType(proto, opset);
+    const OpSchema* schema = OpRegistry::Global().Find(op);
+    if (schema && !IsDefaultOnnxDomain(n.domain) && schema->domain != n.domain) schema = nullptr;
+    if (!schema) {
+      n.attrs = LooseAttrs(proto, n.subgraphs);
+      std::string why = "opscope has no kernel for op '" + n.op_type + "'";
+      if (!n.domain.empty()) why += " in domain '" + n.domain + "'";
+      if (!n.subgraphs.empty()) why += " (control flow: its subgraphs are listed, not expanded)";
+      MarkNotExecutable(n, why);
+      graph.mutable_nodes().push_back(std::move(n));
+      return Status::Ok();
+    }
+
+    StatusOr<AdaptedNode> adapted = AdaptOnnxNode(proto, EnvFor(proto));
+    const onnx::NodeProto* form = &proto;
+    if (adapted.ok()) {
+      form = &adapted->node;
+      if (adapted->changed) {
+        n.op_type = adapted->node.op_type();
+        n.inputs.assign(adapted->node.input().begin(), adapted->node.input().end());
+        n.note = "rewritten from its opset " + std::to_string(opset) + " form";
+        for (auto& [name, t] : adapted->constants) {
+          Value& v = graph.GetOrAddValue(name);
+          v.SetDesc(t.dtype(), t.shape());
+          v.constant = t;
+        }
+      }
+    } else {
+      MarkNotExecutable(n, adapted.status().message());
+    }
+    StatusOr<Attrs> attrs = AttrsFromNode(*form, *schema);
+    if (attrs.ok()) {
+      n.attrs = std::move(attrs).value();
+      Attrs checked = n.attrs;
+      Status valid = schema->ValidateAttrs(checked);
+      if (!valid.ok()) MarkNotExecutable(n, valid.message());
+    } else {
+      n.attrs = LooseAttrs(*form, n.subgraphs);
+      MarkNotExecutable(n, attrs.status().message());
+    }
+    graph.mutable_nodes().push_back(std::move(n));
+    return Status::Ok();
+  }
+
+  onnx::ModelProto proto_;
+  Model model_;
+};
+
+}  // namespace
+
+std::string NamespaceOf(std::string_view node_name) {
+  if (node_name.empty() || node_name[0] != '/') return "";
+  size_t last = node_name.rfind('/');
+  if (last == 0) return "";
+  return std::string(node_name.substr(0, last));
+}
+
+StatusOr<Model> ImportOnnxModel(const onnx::ModelProto& proto, const std::string& path) {
+  StatusOr<Model> m = Importer(proto, path).Run();
+  if (!m.ok()) return std::move(m).status().WithContext(path);
+  return m;
+}
+
+StatusOr<Model> ImportOnnx(const std::string& path) {
+  OPSCOPE_ASSIGN_OR_RETURN(onnx::ModelProto proto, LoadModel(path));
+  StatusOr<Model> m = Importer(std::move(proto), path).Run();
+  if (!m.ok()) return std::move(m).status().WithContext(path);
+  return m;
+}
+
+}  // namespace opscope::graph

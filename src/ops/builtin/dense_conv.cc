@@ -1,0 +1,564 @@
+// Conv and ConvTranspose (ONNX opset 11 semantics, current at 17), 1-D to 3-D.
+// Conv lowers each (image, group) to im2col + one OpenBLAS GEMM (1x1 stride-1
+// convolutions skip im2col; depthwise ones run a direct loop); ConvTranspose
+// is one GEMM per (image, group) followed by col2im. 16-bit floats run in
+// float. The references are direct nested loops in double.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ops/builtin/dense_blas.h"
+#include "ops/builtin/dense_util.h"
+#include "ops/kernel_util.h"
+
+namespace opscope {
+namespace {
+
+using dense::WindowGeometry;
+
+const std::vector<DType> kConvTypes = {DType::kF16, DType::kF32, DType::kF64};
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t d : v) p *= d;
+  return p;
+}
+
+// ---- geometry -------------------------------------------------------------------------------
+
+struct ConvDims {
+  int64_t n, c, m, group;
+  WindowGeometry g;  // spatial geometry, N-D
+};
+
+StatusOr<std::vector<int64_t>> KernelShape(std::string_view op, const Shape& w, const Attrs& attrs) {
+  std::vector<int64_t> from_w(w.dims().begin() + 2, w.dims().end());
+  std::vector<int64_t> k = attrs.ints("kernel_shape");
+  if (k.empty()) return from_w;
+  if (k != from_w) {
+    return InvalidArgumentError(std::string(op) + ": attribute kernel_shape=" + dense::Join(k) +
+                                " does not match the spatial dims of W " + w.ToString());
+  }
+  return k;
+}
+
+Status CheckCommon(std::string_view op, const Shape& x, const Shape& w, int64_t group) {
+  const std::string o(op);
+  if (x.rank() < 3 || x.rank() > 5) {
+    return InvalidArgumentError(o + ": input X has shape " + x.ToString() +
+                                "; expected [N, C, spatial...] with 1 to 3 spatial dims");
+  }
+  if (w.rank() != x.rank()) {
+    return InvalidArgumentError(o + ": input W has shape " + w.ToString() + " but X " + x.ToString() + " has rank " +
+                                std::to_string(x.rank()) + "; W must have the same rank");
+  }
+  if (group < 1) return InvalidArgumentError(o + ": attribute group=" + std::to_string(group) + " must be >= 1");
+  return Status::Ok();
+}
+
+StatusOr<ConvDims> ConvShapes(const Shape& x, const Shape& w, const Shape* b, const Attrs& attrs) {
+  const int64_t group = attrs.i("group", 1);
+  OPSCOPE_RETURN_IF_ERROR(CheckCommon("Conv", x, w, group));
+  ConvDims d{x[0], x[1], w[0], group, {}};
+  if (d.c % group != 0 || d.m % group != 0) {
+    return InvalidArgumentError("Conv: group=" + std::to_string(group) + " must divide the input channels of X " +
+                                x.ToString() + " and the output channels of W " + w.ToString());
+  }
+  if (w[1] != d.c / group) {
+    return InvalidArgumentError("Conv: W " + w.ToString() + " has " + std::to_string(w[1]) +
+                                " input channels per group; X " + x.ToString() + " with group=" +
+                                std::to_string(group) + " needs " + std::to_string(d.c / group));
+  }
+  if (b != nullptr && (b->rank() != 1 || (*b)[0] != d.m)) {
+    return InvalidArgumentError("Conv: bias B has shape " + b->ToString() + "; expected [" + std::to_string(d.m) +
+                                "] (one per output channel of W " + w.ToString() + ")");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, KernelShape("Conv", w, attrs));
+  OPSCOPE_ASSIGN_OR_RETURN(d.g, dense::SlidingWindow("Conv", x, kernel, attrs, false));
+  return d;
+}
+
+Shape OutShape(const ConvDims& d) {
+  std::vector<int64_t> out = {d.n, d.m};
+  out.insert(out.end(), d.g.out.begin(), d.g.out.end());
+  return Shape(out);
+}
+
+// ConvTranspose: W is [C, M/group, k...]; the output size comes from
+// output_shape, auto_pad or pads.
+StatusOr<ConvDims> ConvTransposeShapes(const Shape& x, const Shape& w, const Shape* b, const Attrs& attrs) {
+  const int64_t group = attrs.i("group", 1);
+  OPSCOPE_RETURN_IF_ERROR(CheckCommon("ConvTranspose", x, w, group));
+  ConvDims d{x[0], x[1], w[1] * group, group, {}};
+  if (w[0] != d.c || d.c % group != 0) {
+    return InvalidArgumentError("ConvTranspose: W " + w.ToString() + " must have " + std::to_string(d.c) +
+                                " rows (the channels of X " + x.ToString() + "), divisible by group=" +
+                                std::to_string(group));
+  }
+  if (b != nullptr && (b->rank() != 1 || (*b)[0] != d.m)) {
+    return InvalidArgumentError("ConvTranspose: bias B has shape " + b->ToString() + "; expected [" +
+                                std::to_string(d.m) + "] (one per output channel)");
+  }
+  const int n = x.rank() - 2;
+  WindowGeometry& g = d.g;
+  g.in.assign(x.dims().begin() + 2, x.dims().end());
+  OPSCOPE_ASSIGN_OR_RETURN(g.kernel, KernelShape("ConvTranspose", w, attrs));
+  auto per_dim = [&](const char* name, int64_t fallback, std::vector<int64_t>& v) -> Status {
+    v = attrs.ints(name);
+    if (v.empty()) v.assign(n, fallback);
+    if (static_cast<int>(v.size()) != n) {
+      return InvalidArgumentError("ConvTranspose: attribute " + std::string(name) + "=" + dense::Join(v) +
+                                  " has " + std::to_string(v.size()) + " values; expected " + std::to_string(n));
+    }
+    return Status::Ok();
+  };
+  std::vector<int64_t> out_pad;
+  OPSCOPE_RETURN_IF_ERROR(per_dim("strides", 1, g.strides));
+  OPSCOPE_RETURN_IF_ERROR(per_dim("dilations", 1, g.dilations));
+  OPSCOPE_RETURN_IF_ERROR(per_dim("output_padding", 0, out_pad));
+  for (int i = 0; i < n; ++i) {
+    if (g.strides[i] < 1 || g.dilations[i] < 1) {
+      return InvalidArgumentError("ConvTranspose: strides=" + dense::Join(g.strides) + " and dilations=" +
+                                  dense::Join(g.dilations) + " must be >= 1");
+    }
+  }
+  const std::string auto_pad = attrs.s("auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = attrs.ints("output_shape");
+  if (!out_shape.empty()) {
+    if (static_cast<int>(out_shape.size()) == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (static_cast<int>(out_shape.size()) != n) {
+      return InvalidArgumentError("ConvTranspose: attribute output_shape=" + dense::Join(attrs.ints("output_shape")) +
+                                  " must give the " + std::to_string(n) + " spatial output dims");
+    }
+  }
+  std::vector<int64_t> pads = attrs.ints("pads");
+  if (!pads.empty() && static_cast<int>(pads.size()) != 2 * n) {
+    return InvalidArgumentError("ConvTranspose: attribute pads=" + dense::Join(pads) + " has " +
+                                std::to_string(pads.size()) + " values; expected " + std::to_string(2 * n));
+  }
+  g.pads_begin.assign(n, 0);
+  g.pads_end.assign(n, 0);
+  g.out.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    if (!out_shape.empty() || same) {
+      g.out[i] = !out_shape.empty() ? out_shape[i] : g.in[i] * g.strides[i];
+      // total < 0 (output_shape beyond the natural size) adds outputs; floor
+      // division puts the odd one at the end, as ONNX's reference does.
+      const int64_t total = full - g.out[i];
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      g.pads_end[i] = total - g.pads_begin[i];
+    } else {
+      if (auto_pad == "NOTSET" && !pads.empty()) {
+        g.pads_begin[i] = pads[i];
+        g.pads_end[i] = pads[i + n];
+      }
+      g.out[i] = full - g.pads_begin[i] - g.pads_end[i];
+    }
+    if (g.out[i] < 1) {
+      return InvalidArgumentError("ConvTranspose: output spatial dim " + std::to_string(i) + " would be " +
+                                  std::to_string(g.out[i]) + " (X " + x.ToString() + ", pads " +
+                                  dense::Join(pads) + ")");
+    }
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+    return InvalidArgumentError("ConvTranspose: attribute auto_pad='" + auto_pad +
+                                "'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  }
+  return d;
+}
+
+Status ConvInfer(InferContext& c) {
+  const Shape* b = c.has_input(2) ? &c.input(2).shape : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(c.input(0).shape, c.input(1).shape, b, c.attrs()));
+  c.SetOutput(0, c.input(0).dtype, OutShape(d));
+  return Status::Ok();
+}
+
+Status ConvTransposeInfer(InferContext& c) {
+  const Shape* b = c.has_input(2) ? &c.input(2).shape : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvTransposeShapes(c.input(0).shape, c.input(1).shape, b, c.attrs()));
+  c.SetOutput(0, c.input(0).dtype, OutShape(d));
+  return Status::Ok();
+}
+
+// ---- Conv kernel ----------------------------------------------------------------------------------
+
+// Unfolds one image-group's channels into col[cg * kvol, P]: row (c, kd, kh, kw)
+// holds the input pixel each output position sees through that tap.
+template <typename C>
+void Im2ColRows(const C* x, const WindowGeometry& g, int64_t row_begin, int64_t row_end, C* col) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2];
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t P = oD * oH * oW;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t c = r / kvol, kk = r % kvol;
+    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
+    const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
+    const int64_t kw = kk % g.kernel[2];
+    const C* xc = x + c * D * H * W;
+    C* dst = col + r * P;
+    for (int64_t od = 0; od < oD; ++od) {
+      const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+      for (int64_t oh = 0; oh < oH; ++oh, dst += oW) {
+        const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+        if (id < 0 || id >= D || ih < 0 || ih >= H) {
+          std::fill(dst, dst + oW, C(0));
+          continue;
+        }
+        const C* src = xc + (id * H + ih) * W;
+        const int64_t iw0 = kw * g.dilations[2] - g.pads_begin[2];
+        const int64_t sw = g.strides[2];
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          const int64_t iw = iw0 + ow * sw;
+          dst[ow] = (iw >= 0 && iw < W) ? src[iw] : C(0);
+        }
+      }
+    }
+  }
+}
+
+// Depthwise (one input channel per group): a direct loop per output channel.
+template <typename C>
+void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, C* y) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh)
+      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+        C s = 0;
+        const C* wk = w;
+        for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+          const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+          for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+            const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+            const bool row_in = id >= 0 && id < D && ih >= 0 && ih < H;
+            for (int64_t kw = 0; kw < g.kernel[2]; ++kw, ++wk) {
+              const int64_t iw = ow * g.strides[2] - g.pads_begin[2] + kw * g.dilations[2];
+              if (row_in && iw >= 0 && iw < W) s += x[(id * H + ih) * W + iw] * *wk;
+            }
+          }
+        }
+        *y++ = s;
+      }
+}
+
+template <typename T>
+Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const Tensor& wt, const Tensor* bt) {
+  using C = dense::AccOf<T>;
+  const WindowGeometry g = dense::As3d(d.g);
+  std::vector<C> x_buf, w_buf, b_buf, y_buf;
+  const C* x = dense::LoadAs<T, C>(xt, x_buf);
+  const C* w = dense::LoadAs<T, C>(wt, w_buf);
+  const C* bias = bt ? dense::LoadAs<T, C>(*bt, b_buf) : nullptr;
+  Tensor& yt = ctx.out(0);
+  C* y;
+  if constexpr (std::is_same_v<T, C>) {
+    y = yt.data<T>();
+  } else {
+    y_buf.resize(yt.numel());
+    y = y_buf.data();
+  }
+  const int64_t cg = d.c / d.group, mg = d.m / d.group;
+  const int64_t in_sz = g.in_size(), P = g.out_size(), kvol = g.kernel_size(), K = cg * kvol;
+
+  if (cg == 1 && d.group > 1) {
+    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_depthwise", d.n * d.m, [&](int64_t begin, int64_t end) {
+      for (int64_t nm = begin; nm < end; ++nm) {
+        const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
+        DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, y + nm * P);
+      }
+    }, 4));
+  } else {
+    const bool direct = kvol == 1 && P == in_sz && g.pads_begin == std::vector<int64_t>{0, 0, 0} &&
+                        g.strides == std::vector<int64_t>{1, 1, 1};
+    std::vector<C> col(direct ? 0 : K * P);
+    for (int64_t n = 0; n < d.n; ++n) {
+      for (int64_t grp = 0; grp < d.group; ++grp) {
+        const C* xg = x + (n * d.c + grp * cg) * in_sz;
+        const C* cols = xg;
+        if (!direct) {
+          OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_im2col", K, [&](int64_t begin, int64_t end) {
+            Im2ColRows(xg, g, begin, end, col.data());
+          }, 32));
+          cols = col.data();
+        }
+        C* yg = y + (n * d.m + grp * mg) * P;
+        // One block: OpenBLAS threads the GEMM itself.
+        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", 1, [&](int64_t, int64_t) {
+          dense::Gemm(false, false, mg, P, K, C(1), w + grp * mg * K, K, cols, P, C(0), yg, P);
+        }, 1));
+      }
+    }
+  }
+  if (bias != nullptr) {
+    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_bias", d.n * d.m, [&](int64_t begin, int64_t end) {
+      for (int64_t nm = begin; nm < end; ++nm) {
+        const C bv = bias[nm % d.m];
+        C* row = y + nm * P;
+        for (int64_t p = 0; p < P; ++p) row[p] += bv;
+      }
+    }, 64));
+  }
+  if constexpr (!std::is_same_v<T, C>) dense::StoreAs<T, C>(y, yt.numel(), yt.data<T>());
+  return Status::Ok();
+}
+
+Status ConvCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor w, ctx.in(1).Contiguous());
+  Tensor b;
+  if (ctx.has_input(2)) {
+    OPSCOPE_ASSIGN_OR_RETURN(b, ctx.in(2).Contiguous());
+  }
+  const Tensor* bp = b.defined() ? &b : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(x.shape(), w.shape(), bp ? &b.shape() : nullptr, ctx.attrs()));
+  switch (x.dtype()) {
+    case DType::kF64: return ConvTyped<double>(ctx, d, x, w, bp);
+    case DType::kF32: return ConvTyped<float>(ctx, d, x, w, bp);
+    case DType::kF16: return ConvTyped<Half>(ctx, d, x, w, bp);
+    default: return UnimplementedError(std::string("Conv: dtype ") + DTypeName(x.dtype()));
+  }
+}
+
+// ---- ConvTranspose kernel -------------------------------------------------------------------------
+
+// Adds col[(m, kd, kh, kw), input position] into the output pixels those taps reach.
+template <typename C>
+void Col2ImChannel(const C* col, const WindowGeometry& g, int64_t m, C* y) {
+  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2];
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  for (int64_t kk = 0; kk < kvol; ++kk) {
+    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
+    const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
+    const int64_t kw = kk % g.kernel[2];
+    const C* src = col + (m * kvol + kk) * D * H * W;
+    for (int64_t id = 0; id < D; ++id) {
+      const int64_t od = id * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+      for (int64_t ih = 0; ih < H; ++ih, src += W) {
+        const int64_t oh = ih * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+        if (od < 0 || od >= oD || oh < 0 || oh >= oH) continue;
+        C* dst = y + (od * oH + oh) * oW;
+        for (int64_t iw = 0; iw < W; ++iw) {
+          const int64_t ow = iw * g.strides[2] - g.pads_begin[2] + kw * g.dilations[2];
+          if (ow >= 0 && ow < oW) dst[ow] += src[iw];
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+Status ConvTransposeTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const Tensor& wt,
+                          const Tensor* bt) {
+  using C = dense::AccOf<T>;
+  const WindowGeometry g = dense::As3d(d.g);
+  std::vector<C> x_buf, w_buf, b_buf, y_buf;
+  const C* x = dense::LoadAs<T, C>(xt, x_buf);
+  const C* w = dense::LoadAs<T, C>(wt, w_buf);
+  const C* bias = bt ? dense::LoadAs<T, C>(*bt, b_buf) : nullptr;
+  Tensor& yt = ctx.out(0);
+  y_buf.assign(yt.numel(), C(0));
+  C* y = y_buf.data();
+  const int64_t cg = d.c / d.group, mg = d.m / d.group;
+  const int64_t in_sz = g.in_size(), P = g.out_size(), kvol = g.kernel_size();
+  std::vector<C> col(mg * kvol * in_sz);
+  for (int64_t n = 0; n < d.n; ++n) {
+    for (int64_t grp = 0; grp < d.group; ++grp) {
+      const C* xg = x + (n * d.c + grp * cg) * in_sz;
+      const C* wg = w + grp * cg * mg * kvol;  // [cg, mg * kvol]
+      OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_gemm", 1, [&](int64_t, int64_t) {
+        dense::Gemm(true, false, mg * kvol, in_sz, cg, C(1), wg, mg * kvol, xg, in_sz, C(0), col.data(), in_sz);
+      }, 1));
+      C* yg = y + (n * d.m + grp * mg) * P;
+      OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_col2im", mg, [&](int64_t begin, int64_t end) {
+        for (int64_t m = begin; m < end; ++m) Col2ImChannel(col.data(), g, m, yg + m * P);
+      }, 4));
+    }
+  }
+  OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_store", d.n * d.m, [&](int64_t begin, int64_t end) {
+    for (int64_t nm = begin; nm < end; ++nm) {
+      const C bv = bias ? bias[nm % d.m] : C(0);
+      C* row = y + nm * P;
+      for (int64_t p = 0; p < P; ++p) row[p] += bv;
+      dense::StoreAs<T, C>(row, P, yt.data<T>() + nm * P);
+    }
+  }, 64));
+  return Status::Ok();
+}
+
+Status ConvTransposeCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor w, ctx.in(1).Contiguous());
+  Tensor b;
+  if (ctx.has_input(2)) {
+    OPSCOPE_ASSIGN_OR_RETURN(b, ctx.in(2).Contiguous());
+  }
+  const Tensor* bp = b.defined() ? &b : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d,
+                           ConvTransposeShapes(x.shape(), w.shape(), bp ? &b.shape() : nullptr, ctx.attrs()));
+  switch (x.dtype()) {
+    case DType::kF64: return ConvTransposeTyped<double>(ctx, d, x, w, bp);
+    case DType::kF32: return ConvTransposeTyped<float>(ctx, d, x, w, bp);
+    case DType::kF16: return ConvTransposeTyped<Half>(ctx, d, x, w, bp);
+    default: return UnimplementedError(std::string("ConvTranspose: dtype ") + DTypeName(x.dtype()));
+  }
+}
+
+// ---- references: direct loops over every output (Conv) or input (ConvTranspose) ----------------
+
+// Row-major multi-index of `flat` in `dims`.
+std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> idx(dims.size());
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    idx[i] = flat % dims[i];
+    flat /= dims[i];
+  }
+  return idx;
+}
+
+int64_t Flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  int64_t f = 0;
+  for (size_t i = 0; i < dims.size(); ++i) f = f * dims[i] + idx[i];
+  return f;
+}
+
+Status ConvReference(KernelContext& ctx) {
+  const Shape* bs = ctx.has_input(2) ? &ctx.in(2).shape() : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(ctx.in(0).shape(), ctx.in(1).shape(), bs, ctx.attrs()));
+  const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
+  const std::vector<double> w = kernels::ToDoubles(ctx.in(1));
+  const std::vector<double> b = bs ? kernels::ToDoubles(ctx.in(2)) : std::vector<double>(d.m, 0.0);
+  const WindowGeometry& g = d.g;
+  const int ns = g.spatial();
+  const int64_t cg = d.c / d.group, mg = d.m / d.group;
+  const int64_t out_sp = Product(g.out), in_sp = Product(g.in), kvol = Product(g.kernel);
+  std::vector<double> y(d.n * d.m * out_sp);
+  std::vector<int64_t> pos(ns);
+  for (int64_t n = 0; n < d.n; ++n) {
+    for (int64_t m = 0; m < d.m; ++m) {
+      const int64_t grp = m / mg;
+      for (int64_t o = 0; o < out_sp; ++o) {
+        const std::vector<int64_t> op = Unflatten(o, g.out);
+        double s = b[m];
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t c = grp * cg + ci;
+          for (int64_t k = 0; k < kvol; ++k) {
+            const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+            bool inside = true;
+            for (int i = 0; i < ns; ++i) {
+              pos[i] = op[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
+              inside = inside && pos[i] >= 0 && pos[i] < g.in[i];
+            }
+            if (!inside) continue;
+            s += x[(n * d.c + c) * in_sp + Flatten(pos, g.in)] * w[(m * cg + ci) * kvol + k];
+          }
+        }
+        y[(n * d.m + m) * out_sp + o] = s;
+      }
+    }
+  }
+  kernels::FromDoubles(ctx.out(0), y);
+  return Status::Ok();
+}
+
+Status ConvTransposeReference(KernelContext& ctx) {
+  const Shape* bs = ctx.has_input(2) ? &ctx.in(2).shape() : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(ConvDims d,
+                           ConvTransposeShapes(ctx.in(0).shape(), ctx.in(1).shape(), bs, ctx.attrs()));
+  const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
+  const std::vector<double> w = kernels::ToDoubles(ctx.in(1));
+  const WindowGeometry& g = d.g;
+  const int ns = g.spatial();
+  const int64_t cg = d.c / d.group, mg = d.m / d.group;
+  const int64_t out_sp = Product(g.out), in_sp = Product(g.in), kvol = Product(g.kernel);
+  std::vector<double> y(d.n * d.m * out_sp, 0.0);
+  if (bs != nullptr) {
+    const std::vector<double> b = kernels::ToDoubles(ctx.in(2));
+    for (int64_t nm = 0; nm < d.n * d.m; ++nm)
+      for (int64_t o = 0; o < out_sp; ++o) y[nm * out_sp + o] = b[nm % d.m];
+  }
+  std::vector<int64_t> pos(ns);
+  // Every input pixel scatters x * w into the outputs its kernel taps reach.
+  for (int64_t n = 0; n < d.n; ++n) {
+    for (int64_t c = 0; c < d.c; ++c) {
+      const int64_t grp = c / cg;
+      for (int64_t i = 0; i < in_sp; ++i) {
+        const std::vector<int64_t> ip = Unflatten(i, g.in);
+        const double xv = x[(n * d.c + c) * in_sp + i];
+        for (int64_t mi = 0; mi < mg; ++mi) {
+          for (int64_t k = 0; k < kvol; ++k) {
+            const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+            bool inside = true;
+            for (int s = 0; s < ns; ++s) {
+              pos[s] = ip[s] * g.strides[s] - g.pads_begin[s] + kp[s] * g.dilations[s];
+              inside = inside && pos[s] >= 0 && pos[s] < g.out[s];
+            }
+            if (!inside) continue;
+            const int64_t m = grp * mg + mi;
+            y[(n * d.m + m) * out_sp + Flatten(pos, g.out)] += xv * w[(c * mg + mi) * kvol + k];
+          }
+        }
+      }
+    }
+  }
+  kernels::FromDoubles(ctx.out(0), y);
+  return Status::Ok();
+}
+
+Cost ConvCost(const OpCall& c) {
+  // Each output element: (C / group) * kernel volume multiply-adds.
+  const Shape& w = c.in(1).shape;
+  int64_t per_out = 1;
+  for (int i = 1; i < w.rank(); ++i) per_out *= w[i];
+  int64_t read = c.in(0).bytes() + c.in(1).bytes();
+  if (c.num_inputs() > 2 && c.in(2).present) read += c.in(2).bytes();
+  return Cost{.bytes_read = read, .bytes_written = c.out(0).bytes(),
+              .flops = 2.0 * static_cast<double>(c.out(0).numel()) * static_cast<double>(per_out)};
+}
+
+Cost ConvTransposeCost(const OpCall& c) {
+  // Each input element scatters into (M / group) * kernel volume outputs.
+  const Shape& w = c.in(1).shape;
+  int64_t per_in = 1;
+  for (int i = 1; i < w.rank(); ++i) per_in *= w[i];
+  int64_t read = c.in(0).bytes() + c.in(1).bytes();
+  if (c.num_inputs() > 2 && c.in(2).present) read += c.in(2).bytes();
+  return Cost{.bytes_read = read, .bytes_written = c.out(0).bytes(),
+              .flops = 2.0 * static_cast<double>(c.in(0).numel()) * static_cast<double>(per_in)};
+}
+
+}  // namespace
+
+OPSCOPE_OP("Conv")
+    .Doc("N-D convolution (1-D to 3-D) with groups, dilations, strides, pads/auto_pad and optional bias")
+    .Input("X", "T").Input("W", "T").OptionalInput("B", "T").Output("Y", "T")
+    .TypeConstraint("T", kConvTypes)
+    .Attr("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
+    .Attr("dilations", std::vector<int64_t>{}).Attr("group", 1).Attr("kernel_shape", std::vector<int64_t>{})
+    .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
+    .Infer(ConvInfer)
+    .Cost(ConvCost)
+    .Tunable("block", {32, 8, 128})
+    .Reference(ConvReference)
+    .Kernel("cpu", ConvCpu, "conv_cpu_im2col_openblas");
+
+OPSCOPE_OP("ConvTranspose")
+    .Doc("N-D transposed convolution (1-D to 3-D): groups, dilations, strides, pads, output_padding, output_shape")
+    .Input("X", "T").Input("W", "T").OptionalInput("B", "T").Output("Y", "T")
+    .TypeConstraint("T", kConvTypes)
+    .Attr("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
+    .Attr("dilations", std::vector<int64_t>{}).Attr("group", 1).Attr("kernel_shape", std::vector<int64_t>{})
+    .Attr("output_padding", std::vector<int64_t>{}).Attr("output_shape", std::vector<int64_t>{})
+    .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
+    .Infer(ConvTransposeInfer)
+    .Cost(ConvTransposeCost)
+    .Tunable("block", {4, 1, 16})
+    .Reference(ConvTransposeReference)
+    .Kernel("cpu", ConvTransposeCpu, "conv_transpose_cpu_openblas_col2im");
+
+}  // namespace opscope

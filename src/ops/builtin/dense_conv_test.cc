@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include "ops/builtin/dense_test_util.h"
+
+namespace opscope {
+namespace {
+
+using dense_test::ExpectError;
+using dense_test::ExpectKernelMatchesReference;
+using dense_test::Random;
+using dense_test::RunCpu;
+using dense_test::Values;
+
+const DType kConvFloats[] = {DType::kF32, DType::kF64, DType::kF16};
+
+TEST(DenseConv, HandCheckedSumOfWindowsWithBias) {
+  // 3x3 input 1..9, 2x2 kernel of ones: each output is the sum of a 2x2 window, plus bias 1.
+  Tensor x = Values(DType::kF32, Shape({1, 1, 3, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor w = Values(DType::kF32, Shape({1, 1, 2, 2}), {1, 1, 1, 1});
+  Tensor b = Values(DType::kF32, Shape({1}), {1});
+  auto r = RunCpu("Conv", {x, w, b});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outputs[0].shape(), Shape({1, 1, 2, 2}));
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 13);  // 1+2+4+5+1
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(1), 17);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(2), 25);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(3), 29);
+}
+
+TEST(DenseConv, SameUpperPadsTheEnd) {
+  // 1-D, kernel [1,1] (2 taps), SAME_UPPER: the one pad pixel goes after the end.
+  Tensor x = Values(DType::kF32, Shape({1, 1, 3}), {1, 2, 3});
+  Tensor w = Values(DType::kF32, Shape({1, 1, 2}), {1, 1});
+  auto r = RunCpu("Conv", {x, w}, "auto_pad=SAME_UPPER");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outputs[0].shape(), Shape({1, 1, 3}));
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 3);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(2), 3);  // 3 + padding
+  auto l = RunCpu("Conv", {x, w}, "auto_pad=SAME_LOWER");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->outputs[0].FlatGetAsDouble(0), 1);  // padding + 1
+}
+
+TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
+  struct Case {
+    Shape x, w;
+    bool bias;
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {Shape({2, 3, 7, 6}), Shape({4, 3, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 4, 9, 8}), Shape({6, 2, 3, 2}), true, "group=2,strides=[2,1],dilations=[1,2],pads=[0,1,2,1]"},
+      {Shape({1, 4, 6, 6}), Shape({8, 1, 3, 3}), true, "group=4,pads=[1,1,1,1],strides=[2,2]"},  // depthwise x2
+      {Shape({2, 5, 4, 4}), Shape({3, 5, 1, 1}), true, ""},                                      // 1x1 direct
+      {Shape({1, 2, 11}), Shape({3, 2, 3}), false, "strides=[2],auto_pad=SAME_LOWER"},
+      {Shape({1, 2, 4, 5, 3}), Shape({2, 2, 2, 3, 2}), true, "pads=[1,0,1,0,1,1]"},
+      {Shape({1, 3, 8, 8}), Shape({2, 3, 3, 3}), false, "auto_pad=VALID,strides=[3,3]"},
+  };
+  uint32_t seed = 1;
+  for (DType t : kConvFloats) {
+    for (const Case& c : cases) {
+      std::vector<Tensor> in = {Random(t, c.x, seed++), Random(t, c.w, seed++)};
+      if (c.bias) in.push_back(Random(t, Shape({c.w[0]}), seed++));
+      ExpectKernelMatchesReference("Conv", in, c.attrs);
+    }
+  }
+}
+
+TEST(DenseConv, BadInputsNameTheProblem) {
+  Tensor x = Random(DType::kF32, Shape({1, 3, 5, 5}), 1);
+  ExpectError(RunCpu("Conv", {x, Random(DType::kF32, Shape({2, 2, 3, 3}), 2)}), {"input channels", "[2,2,3,3]"});
+  ExpectError(RunCpu("Conv", {x, Random(DType::kF32, Shape({2, 3, 3, 3}), 2)}, "pads=[1,1]"),
+              {"pads=[1,1]", "expected 4"});
+  ExpectError(RunCpu("Conv", {x, Random(DType::kF32, Shape({2, 3, 3, 3}), 2), Random(DType::kF32, Shape({3}), 3)}),
+              {"bias B", "[3]", "expected [2]"});
+  ExpectError(RunCpu("Conv", {x, Random(DType::kF32, Shape({2, 3, 7, 7}), 2)}), {"larger than the padded input"});
+  ExpectError(RunCpu("Conv", {Random(DType::kBF16, Shape({1, 1, 3}), 1), Random(DType::kBF16, Shape({1, 1, 1}), 2)}),
+              {"dtype bfloat16"});
+}
+
+TEST(DenseConvTranspose, HandCheckedStride2TilesTheKernel) {
+  // Each input pixel spreads a 2x2 block of ones * x with stride 2: no overlap.
+  Tensor x = Values(DType::kF32, Shape({1, 1, 2, 2}), {1, 2, 3, 4});
+  Tensor w = Values(DType::kF32, Shape({1, 1, 2, 2}), {1, 1, 1, 1});
+  auto r = RunCpu("ConvTranspose", {x, w}, "strides=[2,2]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outputs[0].shape(), Shape({1, 1, 4, 4}));
+  const double want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(r->outputs[0].FlatGetAsDouble(i), want[i]) << i;
+}
+
+TEST(DenseConvTranspose, MatchesReferenceAcrossGeometriesAndDtypes) {
+  struct Case {
+    Shape x, w;
+    int64_t bias_channels;  // 0: no bias
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {Shape({2, 3, 4, 5}), Shape({3, 2, 3, 3}), 2, "strides=[2,2],pads=[1,0,1,1],output_padding=[1,0]"},
+      {Shape({1, 4, 3, 3}), Shape({4, 3, 2, 2}), 6, "group=2,dilations=[2,1]"},
+      {Shape({1, 2, 5}), Shape({2, 3, 3}), 0, "strides=[3],output_shape=[16]"},
+      {Shape({1, 1, 3, 3}), Shape({1, 2, 3, 3}), 0, "strides=[2,2],auto_pad=SAME_UPPER"},
+      {Shape({1, 2, 2, 3, 2}), Shape({2, 1, 2, 2, 2}), 1, "strides=[1,2,1]"},
+  };
+  uint32_t seed = 100;
+  for (DType t : kConvFloats) {
+    for (const Case& c : cases) {
+      std::vector<Tensor> in = {Random(t, c.x, seed++), Random(t, c.w, seed++)};
+      if (c.bias_channels) in.push_back(Random(t, Shape({c.bias_channels}), seed++));
+      ExpectKernelMatchesReference("ConvTranspose", in, c.attrs);
+    }
+  }
+}
+
+TEST(DenseConvTranspose, BadInputsNameTheProblem) {
+  Tensor x = Random(DType::kF32, Shape({1, 3, 4, 4}), 1);
+  ExpectError(RunCpu("ConvTranspose", {x, Random(DType::kF32, Shape({2, 2, 3, 3}), 2)}), {"W [2,2,3,3]", "3 rows"});
+  ExpectError(RunCpu("ConvTranspose", {x, Random(DType::kF32, Shape({3, 2, 3, 3}), 2)}, "output_shape=[1,2,3]"),
+              {"output_shape", "2 spatial output dims"});
+  ExpectError(RunCpu("ConvTranspose", {x, Random(DType::kF32, Shape({3, 2, 3}), 2)}), {"same rank"});
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "ops/builtin/dense_test_util.h"
+
+namespace opscope {
+namespace {
+
+using dense_test::ExpectError;
+using dense_test::ExpectKernelMatchesReference;
+using dense_test::Random;
+using dense_test::RunCpu;
+using dense_test::Values;
+
+const DType kFloats[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
+
+TEST(DenseMatMul, HandChecked2x3Times3x2) {
+  Tensor a = Values(DType::kF32, Shape({2, 3}), {1, 2, 3, 4, 5, 6});
+  Tensor b = Values(DType::kF32, Shape({3, 2}), {7, 8, 9, 10, 11, 12});
+  auto r = RunCpu("MatMul", {a, b});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] = [58 64; 139 154]
+  EXPECT_EQ(r->outputs[0].shape(), Shape({2, 2}));
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 58);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(1), 64);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(2), 139);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(3), 154);
+}
+
+TEST(DenseMatMul, OneDimOperandsArePromotedAndDropped) {
+  Tensor v = Values(DType::kF32, Shape({3}), {1, 2, 3});
+  Tensor m = Values(DType::kF32, Shape({3, 2}), {1, 0, 0, 1, 1, 1});
+  auto vm = RunCpu("MatMul", {v, m});
+  ASSERT_TRUE(vm.ok()) << vm.status().ToString();
+  EXPECT_EQ(vm->outputs[0].shape(), Shape({2}));
+  EXPECT_EQ(vm->outputs[0].FlatGetAsDouble(0), 4);
+  EXPECT_EQ(vm->outputs[0].FlatGetAsDouble(1), 5);
+  auto vv = RunCpu("MatMul", {v, v});
+  ASSERT_TRUE(vv.ok()) << vv.status().ToString();
+  EXPECT_EQ(vv->outputs[0].shape(), Shape());
+  EXPECT_EQ(vv->outputs[0].FlatGetAsDouble(0), 14);
+}
+
+TEST(DenseMatMul, BatchedBroadcastMatchesReferenceForEveryFloatDtype) {
+  for (DType t : kFloats) {
+    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({2, 1, 3, 5}), 1), Random(t, Shape({4, 5, 6}), 2)});
+    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({3, 7, 9}), 3), Random(t, Shape({9, 4}), 4)});
+    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({9}), 5), Random(t, Shape({2, 9, 3}), 6)});
+  }
+}
+
+TEST(DenseMatMul, IntegerMatchesReferenceExactly) {
+  for (DType t : {DType::kI32, DType::kI64}) {
+    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({2, 3, 4}), 7, -50, 50), Random(t, Shape({4, 5}), 8, -50, 50)});
+  }
+}
+
+TEST(DenseMatMul, BadInputsNameTheProblem) {
+  ExpectError(RunCpu("MatMul", {Random(DType::kF32, Shape({2, 3}), 1), Random(DType::kF32, Shape({4, 2}), 2)}),
+              {"inner dims differ", "[2,3]", "[4,2]"});
+  ExpectError(RunCpu("MatMul", {Random(DType::kF32, Shape({2, 2, 3}), 1), Random(DType::kF32, Shape({3, 3, 2}), 2)}),
+              {"batch dims", "do not broadcast"});
+  ExpectError(RunCpu("MatMul", {Random(DType::kI8, Shape({2, 2}), 1), Random(DType::kI8, Shape({2, 2}), 2)}),
+              {"dtype int8"});
+}
+
+TEST(DenseGemm, HandCheckedWithAllAttributes) {
+  // A^T = [1 2; 3 4], B^T = [1 0; 0 1] => A'B' = [1 2; 3 4]; Y = 2 * that + 0.5 * [10, 20]
+  Tensor a = Values(DType::kF32, Shape({2, 2}), {1, 3, 2, 4});
+  Tensor b = Values(DType::kF32, Shape({2, 2}), {1, 0, 0, 1});
+  Tensor c = Values(DType::kF32, Shape({2}), {10, 20});
+  auto r = RunCpu("Gemm", {a, b, c}, "alpha=2,beta=0.5,transA=1,transB=1");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 7);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(1), 14);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(2), 11);
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(3), 18);
+}
+
+TEST(DenseGemm, MatchesReferenceForEveryFloatDtypeAndBiasShape) {
+  for (DType t : kFloats) {
+    Tensor a = Random(t, Shape({6, 5}), 11), b = Random(t, Shape({5, 7}), 12);
+    ExpectKernelMatchesReference("Gemm", {a, b});
+    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape({6, 7}), 13)}, "alpha=0.5,beta=2");
+    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape({6, 1}), 14)});
+    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape(), 15)});
+    ExpectKernelMatchesReference("Gemm", {Random(t, Shape({5, 6}), 16), Random(t, Shape({7, 5}), 17),
+                                          Random(t, Shape({7}), 18)}, "transA=1,transB=1");
+  }
+  ExpectKernelMatchesReference("Gemm", {Random(DType::kI32, Shape({3, 4}), 1, -9, 9),
+                                        Random(DType::kI32, Shape({4, 2}), 2, -9, 9),
+                                        Random(DType::kI32, Shape({2}), 3, -9, 9)});
+}
+
+TEST(DenseGemm, BadInputsNameTheProblem) {
+  Tensor a = Random(DType::kF32, Shape({2, 3}), 1), b = Random(DType::kF32, Shape({3, 4}), 2);
+  ExpectError(RunCpu("Gemm", {a, b, Random(DType::kF32, Shape({3, 4}), 3)}), {"C [3,4]", "[2,4]"});
+  ExpectError(RunCpu("Gemm", {a, b}, "transB=1"), {"inner dims differ", "transB"});
+  ExpectError(RunCpu("Gemm", {Random(DType::kF32, Shape({2, 3, 1}), 1), b}), {"2-D", "[2,3,1]"});
+  ExpectError(RunCpu("Gemm", {a, Random(DType::kF64, Shape({3, 4}), 2)}), {"float64", "float32"});
+}
+
+}  // namespace
+}  // namespace opscope

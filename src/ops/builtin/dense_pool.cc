@@ -1,0 +1,367 @@
+// Pooling: MaxPool (opset 12: dilations, ceil_mode, auto_pad, storage_order,
+// optional Indices), AveragePool (opset 11: count_include_pad, ceil_mode) and
+// GlobalAveragePool, for 1 to 3 spatial dims. Kernels run one block of
+// (n, c) planes at a time over a 3-D view; references loop over N-D indices.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "ops/builtin/dense_util.h"
+#include "ops/kernel_util.h"
+
+namespace opscope {
+namespace {
+
+using dense::WindowGeometry;
+
+Status CheckPoolInput(std::string_view op, const Shape& x) {
+  if (x.rank() < 3 || x.rank() > 5) {
+    return InvalidArgumentError(std::string(op) + ": input X has shape " + x.ToString() +
+                                "; expected [N, C, spatial...] with 1 to 3 spatial dims");
+  }
+  return Status::Ok();
+}
+
+StatusOr<WindowGeometry> PoolGeometry(std::string_view op, const Shape& x, const Attrs& attrs) {
+  OPSCOPE_RETURN_IF_ERROR(CheckPoolInput(op, x));
+  const std::vector<int64_t> kernel = attrs.ints("kernel_shape");
+  if (kernel.empty()) return InvalidArgumentError(std::string(op) + ": attribute kernel_shape is required");
+  return dense::SlidingWindow(op, x, kernel, attrs, attrs.i("ceil_mode") != 0);
+}
+
+Shape PoolOutShape(const Shape& x, const WindowGeometry& g) {
+  std::vector<int64_t> out = {x[0], x[1]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  return Shape(out);
+}
+
+Status MaxPoolInfer(InferContext& c) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("MaxPool", c.input(0).shape, c.attrs()));
+  const int64_t so = c.attrs().i("storage_order");
+  if (so != 0 && so != 1) {
+    return InvalidArgumentError("MaxPool: attribute storage_order=" + std::to_string(so) +
+                                "; expected 0 (row major) or 1 (column major)");
+  }
+  const Shape out = PoolOutShape(c.input(0).shape, g);
+  c.SetOutput(0, c.input(0).dtype, out);
+  if (c.num_outputs() > 1) c.SetOutput(1, DType::kI64, out);
+  return Status::Ok();
+}
+
+Status AveragePoolInfer(InferContext& c) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("AveragePool", c.input(0).shape, c.attrs()));
+  c.SetOutput(0, c.input(0).dtype, PoolOutShape(c.input(0).shape, g));
+  return Status::Ok();
+}
+
+// Index of a spatial position in X's flat storage for the Indices output:
+// row major (storage_order 0) or with the spatial dims column major (1).
+inline int64_t SpatialIndex(int64_t d, int64_t h, int64_t w, const WindowGeometry& g, bool col_major) {
+  return col_major ? d + g.in[0] * (h + g.in[1] * w) : (d * g.in[1] + h) * g.in[2] + w;
+}
+
+template <typename T>
+Status MaxPoolTyped(KernelContext& ctx, const WindowGeometry& g) {
+  using C = typename ComputeTypeOf<T>::type;
+  OPSCOPE_ASSIGN_OR_RETURN(const Tensor x, ctx.in(0).Contiguous());
+  const bool col_major = ctx.attrs().i("storage_order") != 0;
+  const T* xp = x.data<T>();
+  T* yp = ctx.out(0).data<T>();
+  int64_t* ip = ctx.num_outputs() > 1 ? ctx.out(1).data<int64_t>() : nullptr;
+  const int64_t in_sz = g.in_size(), out_sz = g.out_size();
+  return ctx.ParallelFor("maxpool", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const T* plane = xp + nc * in_sz;
+      T* y = yp + nc * out_sz;
+      int64_t* idx = ip ? ip + nc * out_sz : nullptr;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            C best = std::numeric_limits<C>::lowest();
+            int64_t best_at = -1;
+            bool seen_nan = false;
+            for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+              const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+              if (id < 0 || id >= g.in[0]) continue;
+              for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+                const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+                if (ih < 0 || ih >= g.in[1]) continue;
+                const T* row = plane + (id * g.in[1] + ih) * g.in[2];
+                for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                  const int64_t iw = ow * g.strides[2] - g.pads_begin[2] + kw * g.dilations[2];
+                  if (iw < 0 || iw >= g.in[2]) continue;
+                  const C v = static_cast<C>(row[iw]);
+                  if (best_at < 0 || v > best) {
+                    best = v;
+                    best_at = SpatialIndex(id, ih, iw, g, col_major);
+                  }
+                  if constexpr (!std::numeric_limits<C>::is_integer) seen_nan = seen_nan || std::isnan(v);
+                }
+              }
+            }
+            if (seen_nan) best = std::numeric_limits<C>::quiet_NaN();
+            *y++ = static_cast<T>(best);
+            if (idx) *idx++ = nc * in_sz + std::max<int64_t>(best_at, 0);
+          }
+    }
+  }, 16);
+}
+
+Status MaxPoolCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("MaxPool", ctx.in(0).shape(), ctx.attrs()));
+  g = dense::As3d(g);
+  switch (ctx.in(0).dtype()) {
+    case DType::kF64: return MaxPoolTyped<double>(ctx, g);
+    case DType::kF32: return MaxPoolTyped<float>(ctx, g);
+    case DType::kF16: return MaxPoolTyped<Half>(ctx, g);
+    case DType::kI8: return MaxPoolTyped<int8_t>(ctx, g);
+    case DType::kU8: return MaxPoolTyped<uint8_t>(ctx, g);
+    default: return UnimplementedError(std::string("MaxPool: dtype ") + DTypeName(ctx.in(0).dtype()));
+  }
+}
+
+template <typename T>
+Status AveragePoolTyped(KernelContext& ctx, const WindowGeometry& g) {
+  using C = dense::AccOf<T>;
+  OPSCOPE_ASSIGN_OR_RETURN(const Tensor x, ctx.in(0).Contiguous());
+  const bool include_pad = ctx.attrs().i("count_include_pad") != 0;
+  const T* xp = x.data<T>();
+  T* yp = ctx.out(0).data<T>();
+  const int64_t in_sz = g.in_size(), out_sz = g.out_size();
+  // Window bounds along one dim: [lo, hi) inside X, and the window size
+  // counted when padding counts (clipped to the padded extent).
+  auto bounds = [&](int dim, int64_t o, int64_t& lo, int64_t& hi, int64_t& padded) {
+    const int64_t start = o * g.strides[dim] - g.pads_begin[dim];
+    const int64_t stop = start + (g.kernel[dim] - 1) * g.dilations[dim] + 1;
+    lo = std::max<int64_t>(start, 0);
+    hi = std::min<int64_t>(stop, g.in[dim]);
+    padded = std::min<int64_t>(stop, g.in[dim] + g.pads_end[dim]) - start;
+  };
+  return ctx.ParallelFor("averagepool", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const T* plane = xp + nc * in_sz;
+      T* y = yp + nc * out_sz;
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        int64_t d0, d1, dp;
+        bounds(0, od, d0, d1, dp);
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          int64_t h0, h1, hp;
+          bounds(1, oh, h0, h1, hp);
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            int64_t w0, w1, wp;
+            bounds(2, ow, w0, w1, wp);
+            C sum = 0;
+            for (int64_t id = d0; id < d1; ++id)
+              for (int64_t ih = h0; ih < h1; ++ih) {
+                const T* row = plane + (id * g.in[1] + ih) * g.in[2];
+                for (int64_t iw = w0; iw < w1; ++iw) sum += static_cast<C>(row[iw]);
+              }
+            const int64_t count = include_pad ? dp * hp * wp
+                                              : std::max<int64_t>(0, d1 - d0) * std::max<int64_t>(0, h1 - h0) *
+                                                    std::max<int64_t>(0, w1 - w0);
+            *y++ = static_cast<T>(sum / static_cast<C>(count));
+          }
+        }
+      }
+    }
+  }, 16);
+}
+
+Status AveragePoolCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("AveragePool", ctx.in(0).shape(), ctx.attrs()));
+  g = dense::As3d(g);
+  Status st = UnimplementedError(std::string("AveragePool: dtype ") + DTypeName(ctx.in(0).dtype()));
+  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = AveragePoolTyped<scalar_t>(ctx, g); });
+  return st;
+}
+
+// ---- references -----------------------------------------------------------------------------------
+
+std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> idx(dims.size());
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    idx[i] = flat % dims[i];
+    flat /= dims[i];
+  }
+  return idx;
+}
+
+// Visits every window tap of output position `o`: fn(inside, flat spatial input index).
+template <typename Fn>
+void ForEachTap(const WindowGeometry& g, const std::vector<int64_t>& o, Fn fn) {
+  int64_t kvol = 1;
+  for (int64_t k : g.kernel) kvol *= k;
+  for (int64_t k = 0; k < kvol; ++k) {
+    const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+    bool inside = true, in_padded = true;
+    int64_t flat = 0;
+    for (int i = 0; i < g.spatial(); ++i) {
+      const int64_t p = o[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
+      inside = inside && p >= 0 && p < g.in[i];
+      in_padded = in_padded && p < g.in[i] + g.pads_end[i];
+      flat = flat * g.in[i] + std::clamp<int64_t>(p, 0, g.in[i] - 1);
+    }
+    fn(inside, in_padded, flat);
+  }
+}
+
+Status MaxPoolReference(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("MaxPool", ctx.in(0).shape(), ctx.attrs()));
+  const bool col_major = ctx.attrs().i("storage_order") != 0;
+  const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
+  const int64_t planes = ctx.in(0).dim(0) * ctx.in(0).dim(1), in_sz = g.in_size(), out_sz = g.out_size();
+  std::vector<double> y(planes * out_sz);
+  for (int64_t nc = 0; nc < planes; ++nc) {
+    for (int64_t o = 0; o < out_sz; ++o) {
+      double best = 0;
+      int64_t best_at = 0;
+      bool any = false, nan = false;
+      ForEachTap(g, Unflatten(o, g.out), [&](bool inside, bool, int64_t flat) {
+        if (!inside) return;
+        const double v = x[nc * in_sz + flat];
+        if (std::isnan(v)) nan = true;
+        if (!any || v > best) {  // the first maximum wins
+          best = v;
+          best_at = flat;
+          any = true;
+        }
+      });
+      y[nc * out_sz + o] = nan ? std::numeric_limits<double>::quiet_NaN() : best;
+      if (ctx.num_outputs() > 1) {
+        std::vector<int64_t> p = Unflatten(best_at, g.in);
+        int64_t flat = 0;
+        if (col_major) {
+          for (int i = g.spatial() - 1; i >= 0; --i) flat = flat * g.in[i] + p[i];
+        } else {
+          flat = best_at;
+        }
+        ctx.out(1).data<int64_t>()[nc * out_sz + o] = nc * in_sz + flat;
+      }
+    }
+  }
+  kernels::FromDoubles(ctx.out(0), y);
+  return Status::Ok();
+}
+
+Status AveragePoolReference(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("AveragePool", ctx.in(0).shape(), ctx.attrs()));
+  const bool include_pad = ctx.attrs().i("count_include_pad") != 0;
+  const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
+  const int64_t planes = ctx.in(0).dim(0) * ctx.in(0).dim(1), in_sz = g.in_size(), out_sz = g.out_size();
+  std::vector<double> y(planes * out_sz);
+  for (int64_t nc = 0; nc < planes; ++nc) {
+    for (int64_t o = 0; o < out_sz; ++o) {
+      double sum = 0;
+      int64_t count = 0;
+      ForEachTap(g, Unflatten(o, g.out), [&](bool inside, bool in_padded, int64_t flat) {
+        if (inside) sum += x[nc * in_sz + flat];
+        if (inside || (include_pad && in_padded)) ++count;
+      });
+      y[nc * out_sz + o] = sum / static_cast<double>(count);
+    }
+  }
+  kernels::FromDoubles(ctx.out(0), y);
+  return Status::Ok();
+}
+
+// ---- GlobalAveragePool ----------------------------------------------------------------------------
+
+Status GlobalAveragePoolInfer(InferContext& c) {
+  const Shape& x = c.input(0).shape;
+  if (x.rank() < 3) {
+    return InvalidArgumentError("GlobalAveragePool: input X has shape " + x.ToString() +
+                                "; expected [N, C, spatial...] with rank >= 3");
+  }
+  std::vector<int64_t> out(x.rank(), 1);
+  out[0] = x[0];
+  out[1] = x[1];
+  c.SetOutput(0, c.input(0).dtype, Shape(out));
+  return Status::Ok();
+}
+
+Status GlobalAveragePoolCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(const Tensor x, ctx.in(0).Contiguous());
+  const int64_t planes = x.dim(0) * x.dim(1), sp = planes ? x.numel() / planes : 0;
+  Status st = UnimplementedError(std::string("GlobalAveragePool: dtype ") + DTypeName(x.dtype()));
+  OPSCOPE_SWITCH_FLOAT(x.dtype(), {
+    const scalar_t* xp = x.data<scalar_t>();
+    scalar_t* yp = ctx.out(0).data<scalar_t>();
+    st = ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
+      for (int64_t nc = begin; nc < end; ++nc) {
+        double sum = 0;
+        const scalar_t* p = xp + nc * sp;
+        for (int64_t j = 0; j < sp; ++j) sum += ToDouble(p[j]);
+        yp[nc] = FromDouble<scalar_t>(sum / static_cast<double>(sp));
+      }
+    }, 64);
+  });
+  return st;
+}
+
+Status GlobalAveragePoolReference(KernelContext& ctx) {
+  const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
+  const int64_t planes = ctx.in(0).dim(0) * ctx.in(0).dim(1);
+  const int64_t sp = planes ? static_cast<int64_t>(x.size()) / planes : 0;
+  std::vector<double> y(planes, 0.0);
+  for (int64_t nc = 0; nc < planes; ++nc) {
+    for (int64_t j = 0; j < sp; ++j) y[nc] += x[nc * sp + j];
+    y[nc] /= static_cast<double>(sp);
+  }
+  kernels::FromDoubles(ctx.out(0), y);
+  return Status::Ok();
+}
+
+Cost PoolCost(const OpCall& c) {
+  int64_t kvol = 1;
+  for (int64_t k : c.attrs().ints("kernel_shape")) kvol *= k;
+  int64_t written = 0;
+  for (int i = 0; i < c.num_outputs(); ++i) written += c.out(i).bytes();
+  return Cost{.bytes_read = c.in(0).bytes(), .bytes_written = written,
+              .flops = static_cast<double>(c.out(0).numel()) * static_cast<double>(kvol)};
+}
+
+}  // namespace
+
+OPSCOPE_OP("MaxPool")
+    .Doc("max over each window; optional Indices into X's flat storage (storage_order 0 row / 1 column major)")
+    .Input("X", "T").Output("Y", "T").OptionalOutput("Indices", "I")
+    .TypeConstraint("T", {DType::kF16, DType::kF32, DType::kF64, DType::kI8, DType::kU8})
+    .TypeConstraint("I", {DType::kI64})
+    .Attr("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
+    .Attr("ceil_mode", 0).Attr("dilations", std::vector<int64_t>{}).RequiredAttr("kernel_shape", AttrType::kInts)
+    .Attr("pads", std::vector<int64_t>{}).Attr("storage_order", 0).Attr("strides", std::vector<int64_t>{})
+    .Infer(MaxPoolInfer)
+    .Cost(PoolCost)
+    .Tunable("block", {16, 4, 64})
+    .Reference(MaxPoolReference)
+    .Kernel("cpu", MaxPoolCpu, "maxpool_cpu");
+
+OPSCOPE_OP("AveragePool")
+    .Doc("mean over each window; count_include_pad counts padding in the divisor")
+    .Input("X", "T").Output("Y", "T")
+    .TypeConstraint("T", {DType::kF16, DType::kF32, DType::kF64})
+    .Attr("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
+    .Attr("ceil_mode", 0).Attr("count_include_pad", 0).RequiredAttr("kernel_shape", AttrType::kInts)
+    .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
+    .Infer(AveragePoolInfer)
+    .Cost(PoolCost)
+    .Tunable("block", {16, 4, 64})
+    .Reference(AveragePoolReference)
+    .Kernel("cpu", AveragePoolCpu, "averagepool_cpu");
+
+OPSCOPE_OP("GlobalAveragePool")
+    .Doc("mean over all spatial dims: [N, C, ...] -> [N, C, 1, ...]")
+    .Input("X", "T").Output("Y", "T")
+    .TypeConstraint("T", {DType::kF16, DType::kF32, DType::kF64})
+    .Infer(GlobalAveragePoolInfer)
+    .Cost([](const OpCall& c) {
+      return Cost{.bytes_read = c.in(0).bytes(), .bytes_written = c.out(0).bytes(),
+                  .flops = static_cast<double>(c.in(0).numel())};
+    })
+    .Tunable("block", {64, 16, 256})
+    .Reference(GlobalAveragePoolReference)
+    .Kernel("cpu", GlobalAveragePoolCpu, "globalaveragepool_cpu");
+
+}  // namespace opscope

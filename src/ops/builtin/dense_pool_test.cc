@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include "ops/builtin/dense_test_util.h"
+
+namespace opscope {
+namespace {
+
+using dense_test::ExpectError;
+using dense_test::ExpectKernelMatchesReference;
+using dense_test::Random;
+using dense_test::RunCpu;
+using dense_test::Values;
+
+Tensor Seq4x4() {
+  std::vector<double> v;
+  for (int i = 0; i < 16; ++i) v.push_back(i);
+  return Values(DType::kF32, Shape({1, 1, 4, 4}), v);
+}
+
+TEST(DenseMaxPool, HandCheckedWithIndicesInBothStorageOrders) {
+  auto r = RunCpu("MaxPool", {Seq4x4()}, "kernel_shape=[2,2],strides=[2,2]", 2);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outputs[0].shape(), Shape({1, 1, 2, 2}));
+  const double want[4] = {5, 7, 13, 15};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r->outputs[0].FlatGetAsDouble(i), want[i]);
+    EXPECT_EQ(r->outputs[1].FlatGetAsDouble(i), want[i]);  // value == its row-major index here
+  }
+  auto c = RunCpu("MaxPool", {Seq4x4()}, "kernel_shape=[2,2],strides=[2,2],storage_order=1", 2);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->outputs[1].FlatGetAsDouble(0), 1 + 1 * 4);  // (h=1, w=1): h + H * w
+  EXPECT_EQ(c->outputs[1].FlatGetAsDouble(1), 1 + 3 * 4);  // (h=1, w=3)
+}
+
+TEST(DenseMaxPool, CeilModeKeepsThePartialWindow) {
+  auto r = RunCpu("MaxPool", {Seq4x4()}, "kernel_shape=[3,3],strides=[2,2],ceil_mode=1");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->outputs[0].shape(), Shape({1, 1, 2, 2}));
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(3), 15);
+}
+
+TEST(DenseMaxPool, MatchesReferenceAcrossGeometriesAndDtypes) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2]",
+                         "kernel_shape=[2,3],dilations=[2,1],ceil_mode=1,strides=[2,2]",
+                         "kernel_shape=[3,2],auto_pad=SAME_LOWER,strides=[2,3]",
+                         "kernel_shape=[2,2],storage_order=1,pads=[0,1,1,0]"};
+  uint32_t seed = 1;
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kI8, DType::kU8}) {
+    for (const char* a : attrs) ExpectKernelMatchesReference("MaxPool", {Random(t, Shape({2, 3, 7, 6}), seed++, 0, 100)}, a, 2);
+  }
+  ExpectKernelMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 9}), 5)}, "kernel_shape=[4],strides=[3]", 2);
+  ExpectKernelMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 4, 5, 3}), 6)},
+                               "kernel_shape=[2,2,2],pads=[1,0,1,0,1,1]", 2);
+}
+
+TEST(DenseAveragePool, HandCheckedPaddingCounts) {
+  // 1-D [1 2 3], kernel 2, pads 1 both sides: windows [pad,1] [2,3]... stride 2.
+  Tensor x = Values(DType::kF32, Shape({1, 1, 3}), {1, 2, 3});
+  auto ex = RunCpu("AveragePool", {x}, "kernel_shape=[2],pads=[1,1],strides=[2]");
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  ASSERT_EQ(ex->outputs[0].shape(), Shape({1, 1, 2}));
+  EXPECT_EQ(ex->outputs[0].FlatGetAsDouble(0), 1);    // only x[0] counts
+  EXPECT_EQ(ex->outputs[0].FlatGetAsDouble(1), 2.5);
+  auto in = RunCpu("AveragePool", {x}, "kernel_shape=[2],pads=[1,1],strides=[2],count_include_pad=1");
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EXPECT_EQ(in->outputs[0].FlatGetAsDouble(0), 0.5);  // (0 + 1) / 2
+}
+
+TEST(DenseAveragePool, MatchesReferenceAcrossGeometriesAndDtypes) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2]",
+                         "kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2],count_include_pad=1",
+                         "kernel_shape=[3,2],ceil_mode=1,strides=[2,2],count_include_pad=1",
+                         "kernel_shape=[2,2],auto_pad=SAME_UPPER"};
+  uint32_t seed = 50;
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
+    for (const char* a : attrs) ExpectKernelMatchesReference("AveragePool", {Random(t, Shape({2, 3, 7, 6}), seed++)}, a);
+    ExpectKernelMatchesReference("AveragePool", {Random(t, Shape({1, 2, 4, 5, 3}), seed++)}, "kernel_shape=[2,3,2]");
+  }
+}
+
+TEST(DenseGlobalAveragePool, HandCheckedAndMatchesReference) {
+  auto r = RunCpu("GlobalAveragePool", {Seq4x4()});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outputs[0].shape(), Shape({1, 1, 1, 1}));
+  EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 7.5);
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
+    ExpectKernelMatchesReference("GlobalAveragePool", {Random(t, Shape({2, 3, 5, 4}), 3)});
+  }
+  ExpectError(RunCpu("GlobalAveragePool", {Random(DType::kF32, Shape({2, 3}), 1)}), {"[2,3]", "rank >= 3"});
+}
+
+TEST(DensePool, BadInputsNameTheProblem) {
+  ExpectError(RunCpu("MaxPool", {Seq4x4()}, ""), {"kernel_shape"});
+  ExpectError(RunCpu("MaxPool", {Seq4x4()}, "kernel_shape=[2,2],pads=[1,1,1]"), {"pads=[1,1,1]", "expected 4"});
+  ExpectError(RunCpu("AveragePool", {Seq4x4()}, "kernel_shape=[2]"), {"kernel_shape=[2]", "2 spatial dims"});
+  ExpectError(RunCpu("MaxPool", {Seq4x4()}, "kernel_shape=[2,2],storage_order=2"), {"storage_order=2"});
+  ExpectError(RunCpu("AveragePool", {Random(DType::kI8, Shape({1, 1, 4}), 1)}, "kernel_shape=[2]"), {"dtype int8"});
+}
+
+}  // namespace
+}  // namespace opscope

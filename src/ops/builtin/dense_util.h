@@ -1,0 +1,69 @@
+// Helpers shared by the dense built-in ops (Conv, ConvTranspose, Gemm,
+// MatMul, the pools, the normalisations, Resize): sliding-window geometry
+// with ONNX's auto_pad rules, and moving 16-bit floats in and out of the
+// float buffers the BLAS calls need.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "opscope/op.h"
+
+namespace opscope::dense {
+
+// float for f32/f16/bf16, double for f64: the type GEMMs and sums run in.
+template <typename T>
+using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Spatial geometry of a convolution or pooling window, one entry per spatial dim.
+struct WindowGeometry {
+  std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
+  int spatial() const { return static_cast<int>(in.size()); }
+  int64_t in_size() const;
+  int64_t out_size() const;
+  int64_t kernel_size() const;
+};
+
+// Reads strides/dilations/pads/auto_pad (and ceil_mode where `ceil_mode`)
+// from `attrs` for a window of `kernel` sliding over the spatial dims of `x`
+// (dims 2..). Errors name `op`, the attribute and what was expected.
+StatusOr<WindowGeometry> SlidingWindow(std::string_view op, const Shape& x, const std::vector<int64_t>& kernel,
+                                       const Attrs& attrs, bool ceil_mode);
+
+// The same geometry padded to exactly 3 spatial dims (leading dims of size 1),
+// so kernels need one loop nest for 1-D, 2-D and 3-D.
+WindowGeometry As3d(const WindowGeometry& g);
+
+// "[1,2,3]"
+std::string Join(const std::vector<int64_t>& v);
+
+// Contiguous data of `t` (dtype T) as C: the tensor's own memory when T is C,
+// else a converted copy kept in `scratch`. `t` must be contiguous.
+template <typename T, typename C>
+const C* LoadAs(const Tensor& t, std::vector<C>& scratch) {
+  if constexpr (std::is_same_v<T, C>) {
+    return t.data<T>();
+  } else {
+    const T* src = t.data<T>();
+    scratch.resize(t.numel());
+    for (int64_t i = 0; i < t.numel(); ++i) scratch[i] = static_cast<C>(static_cast<float>(src[i]));
+    return scratch.data();
+  }
+}
+
+// Converts n values of C into T.
+template <typename T, typename C>
+void StoreAs(const C* src, int64_t n, T* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, C>) dst[i] = src[i];
+    else dst[i] = static_cast<T>(static_cast<float>(src[i]));
+  }
+}
+
+// Checks an input is 1-D with `n` elements (per-channel parameters).
+Status CheckVector(std::string_view op, const TensorDesc& d, std::string_view name, int64_t n);
+
+}  // namespace opscope::dense

@@ -1,0 +1,102 @@
+// Arithmetic binary elementwise ops with numpy broadcasting (ONNX opset 17):
+// Add Sub Mul Div Pow. Integer arithmetic wraps like numpy; integer Div
+// truncates toward zero.
+#include <cmath>
+
+#include "ops/builtin/ew_binary.h"
+
+namespace opscope {
+namespace {
+
+using ew::TypeSet;
+
+struct AddOp {
+  template <typename C> static C Kernel(C a, C b) { return ew::WrapAdd(a, b); }
+  static double Reference(double a, double b) { return a + b; }
+};
+struct SubOp {
+  template <typename C> static C Kernel(C a, C b) { return ew::WrapSub(a, b); }
+  static double Reference(double a, double b) { return a - b; }
+};
+struct MulOp {
+  template <typename C> static C Kernel(C a, C b) { return ew::WrapMul(a, b); }
+  static double Reference(double a, double b) { return a * b; }
+};
+struct DivOp {
+  template <typename C> static C Kernel(C a, C b) { return ew::SafeDiv(a, b); }
+  // Integer outputs are truncated toward zero by StoreReference (and x/0 -> 0).
+  static double Reference(double a, double b) { return a / b; }
+};
+// Pow: X and Y may differ in type (T, T1); Z has X's type. Integer bases and
+// double work in double, the other floats in float. An exponent of another
+// dtype is widened to float64 first (exact for every T1), which keeps the
+// kernel to one instantiation per base type instead of one per pair.
+template <typename T, typename T1>
+Status PowTyped(KernelContext& ctx, const Tensor& exponent) {
+  using C = std::conditional_t<std::is_same_v<T, double> || std::is_integral_v<T> || std::is_same_v<T1, double>,
+                               double, float>;
+  return ew::BinaryMap<T, T1, T, C, C>(ctx, "pow_cpu", ctx.in(0), exponent, ctx.out(0),
+                                       [](C a, C b) { return std::pow(a, b); });
+}
+
+Status PowCpu(KernelContext& ctx) {
+  const DType base = ctx.in(0).dtype();
+  Tensor exponent = ctx.in(1);
+  if (exponent.dtype() != base) {
+    OPSCOPE_ASSIGN_OR_RETURN(exponent, exponent.CastTo(DType::kF64));
+  }
+  Status st = UnimplementedError(std::string("Pow: no cpu kernel for base dtype ") + DTypeName(base));
+  switch (base) {
+    case DType::kF64: return PowTyped<double, double>(ctx, exponent);
+    case DType::kF32:
+      return exponent.dtype() == base ? PowTyped<float, float>(ctx, exponent) : PowTyped<float, double>(ctx, exponent);
+    case DType::kF16:
+      return exponent.dtype() == base ? PowTyped<Half, Half>(ctx, exponent) : PowTyped<Half, double>(ctx, exponent);
+    case DType::kBF16:
+      return exponent.dtype() == base ? PowTyped<BFloat16, BFloat16>(ctx, exponent)
+                                      : PowTyped<BFloat16, double>(ctx, exponent);
+    case DType::kI64:
+      return exponent.dtype() == base ? PowTyped<int64_t, int64_t>(ctx, exponent)
+                                      : PowTyped<int64_t, double>(ctx, exponent);
+    case DType::kI32:
+      return exponent.dtype() == base ? PowTyped<int32_t, int32_t>(ctx, exponent)
+                                      : PowTyped<int32_t, double>(ctx, exponent);
+    default: return st;
+  }
+}
+
+struct PowRef {
+  static double Reference(double a, double b) { return std::pow(a, b); }
+};
+
+}  // namespace
+
+#define EW_BINARY(NAME, OP, TYPES, TYPESET, BOOL_OUT, FLOPS)                              \
+  OPSCOPE_OP(NAME)                                                                         \
+      .Input("A", "T").Input("B", "T").Output("C", BOOL_OUT ? "T1" : "T")                  \
+      .TypeConstraint("T", TYPES)                                                          \
+      .Infer(BOOL_OUT ? ew::InferBroadcastBool : ew::InferBroadcastSame)                   \
+      .Cost(ew::ElementwiseCost(FLOPS))                                                    \
+      .Tunable("block", ew::BlockChoices())                                                \
+      .Reference(ew::BinaryReference<OP>)                                                  \
+      .Kernel("cpu", ew::BinaryCpu<OP, TYPESET, BOOL_OUT>, ew::KernelName(NAME))
+
+EW_BINARY("Add", AddOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A + B (numpy broadcasting)");
+EW_BINARY("Sub", SubOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A - B (numpy broadcasting)");
+EW_BINARY("Mul", MulOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A * B (numpy broadcasting)");
+EW_BINARY("Div", DivOp, ew::Numeric(), TypeSet::kNumeric, false, 1)
+    .Doc("C = A / B (numpy broadcasting); integers truncate toward zero, x/0 = 0");
+#undef EW_BINARY
+
+OPSCOPE_OP("Pow")
+    .Doc("Z = X ^ Y (numpy broadcasting); Y may have another numeric type; Z has X's")
+    .Input("X", "T").Input("Y", "T1").Output("Z", "T")
+    .TypeConstraint("T", ew::FloatsAndInts())
+    .TypeConstraint("T1", ew::Numeric())
+    .Infer(ew::InferBroadcastSame)
+    .Cost(ew::ElementwiseCost(10))
+    .Tunable("block", ew::BlockChoices())
+    .Reference(ew::BinaryReference<PowRef>)
+    .Kernel("cpu", PowCpu, "pow_cpu");
+
+}  // namespace opscope

@@ -1,0 +1,78 @@
+// Binary elementwise ops with a bool output (Equal Less Greater And; ONNX
+// opset 13) and PRelu (opset 16: slope broadcasts toward X only).
+#include "ops/builtin/ew_binary.h"
+
+namespace opscope {
+namespace {
+
+using ew::TypeSet;
+
+struct PReluOp {
+  template <typename C> static C Kernel(C x, C slope) { return x < C(0) ? ew::WrapMul(slope, x) : x; }
+  static double Reference(double x, double slope) { return x >= 0 ? x : slope * x; }
+};
+struct EqualOp {
+  template <typename C> static bool Kernel(C a, C b) { return a == b; }
+  static double Reference(double a, double b) { return a == b ? 1 : 0; }
+};
+struct LessOp {
+  template <typename C> static bool Kernel(C a, C b) { return a < b; }
+  static double Reference(double a, double b) { return a < b ? 1 : 0; }
+};
+struct GreaterOp {
+  template <typename C> static bool Kernel(C a, C b) { return a > b; }
+  static double Reference(double a, double b) { return a > b ? 1 : 0; }
+};
+struct AndOp {
+  template <typename C> static bool Kernel(C a, C b) { return a && b; }
+  static double Reference(double a, double b) { return (a != 0 && b != 0) ? 1 : 0; }
+};
+
+// PRelu's slope broadcasts to X only (unidirectional); the output is X's shape.
+Status InferPRelu(InferContext& c) {
+  const Shape& x = c.input(0).shape;
+  const Shape& slope = c.input(1).shape;
+  auto b = BroadcastShapes(x, slope);
+  if (!b.ok() || *b != x) {
+    return InvalidArgumentError("PRelu: slope of shape " + slope.ToString() +
+                                " does not broadcast to X of shape " + x.ToString() +
+                                " (slope may only broadcast toward X)");
+  }
+  c.SetOutput(0, c.input(0).dtype, x);
+  return Status::Ok();
+}
+
+}  // namespace
+
+#define EW_BINARY(NAME, OP, TYPES, TYPESET, BOOL_OUT, FLOPS)                              \
+  OPSCOPE_OP(NAME)                                                                         \
+      .Input("A", "T").Input("B", "T").Output("C", BOOL_OUT ? "T1" : "T")                  \
+      .TypeConstraint("T", TYPES)                                                          \
+      .Infer(BOOL_OUT ? ew::InferBroadcastBool : ew::InferBroadcastSame)                   \
+      .Cost(ew::ElementwiseCost(FLOPS))                                                    \
+      .Tunable("block", ew::BlockChoices())                                                \
+      .Reference(ew::BinaryReference<OP>)                                                  \
+      .Kernel("cpu", ew::BinaryCpu<OP, TYPESET, BOOL_OUT>, ew::KernelName(NAME))
+
+EW_BINARY("Equal", EqualOp, ew::All(), TypeSet::kAll, true, 1)
+    .Doc("C = A == B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
+EW_BINARY("Less", LessOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
+    .Doc("C = A < B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
+EW_BINARY("Greater", GreaterOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
+    .Doc("C = A > B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
+EW_BINARY("And", AndOp, std::vector<DType>{DType::kBool}, TypeSet::kBool, true, 1)
+    .Doc("C = A and B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
+
+#undef EW_BINARY
+
+OPSCOPE_OP("PRelu")
+    .Doc("Y = X < 0 ? slope * X : X; slope broadcasts to X (unidirectional)")
+    .Input("X", "T").Input("slope", "T").Output("Y", "T")
+    .TypeConstraint("T", ew::FloatsAndInts())
+    .Infer(InferPRelu)
+    .Cost(ew::ElementwiseCost(2))
+    .Tunable("block", ew::BlockChoices())
+    .Reference(ew::BinaryReference<PReluOp>)
+    .Kernel("cpu", ew::BinaryCpu<PReluOp, TypeSet::kNumeric>, "prelu_cpu");
+
+}  // namespace opscope

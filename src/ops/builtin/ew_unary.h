@@ -1,0 +1,49 @@
+// The unary elementwise framework. An op is a struct with
+//   static constexpr bool kIntegerMath;           // integers computed natively (else in double)
+//   template <typename C> static C Kernel(C x, const UnaryParams& p);  // the cpu kernel's math
+//   static double Reference(double x, const UnaryParams& p);           // the golden, in double
+// and registers UnaryCpu<Op> / UnaryReference<Op> as its kernels:
+//
+//   OPSCOPE_OP("Relu").Input("X").Output("Y").TypeConstraint("T", ew::SignedNumeric()).SameShape()
+//       .Cost(ew::ElementwiseCost(1)).Tunable("block", ew::BlockChoices())
+//       .Reference(ew::UnaryReference<ReluOp>).Kernel("cpu", ew::UnaryCpu<ReluOp>, "relu_cpu");
+#pragma once
+
+#include <string>
+
+#include "ops/builtin/ew_util.h"
+
+namespace opscope::ew {
+
+// The attributes the unary ops take, read once per call (absent ones are 0).
+struct UnaryParams {
+  double alpha = 0, beta = 0, gamma = 0;
+  bool tanh_approximation = false;  // Gelu approximate=tanh
+  static UnaryParams From(const Attrs& a) {
+    return UnaryParams{a.f("alpha"), a.f("beta"), a.f("gamma"), a.s("approximate") == "tanh"};
+  }
+};
+
+template <typename Op>
+Status UnaryCpu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const UnaryParams p = UnaryParams::From(ctx.attrs());
+  const std::string kernel = KernelName(ctx.op_name());
+  Status st = UnimplementedError(std::string(ctx.op_name()) + ": no cpu kernel for dtype " + DTypeName(x.dtype()));
+  OPSCOPE_SWITCH_NUMERIC(x.dtype(), {
+    using C = ComputeT<scalar_t, Op::kIntegerMath>;
+    st = UnaryMap<scalar_t, scalar_t, C>(ctx, kernel, x, ctx.out(0), [&p](C v) { return Op::template Kernel<C>(v, p); });
+  });
+  return st;
+}
+
+template <typename Op>
+Status UnaryReference(KernelContext& ctx) {
+  const UnaryParams p = UnaryParams::From(ctx.attrs());
+  std::vector<double> v = kernels::ToDoubles(ctx.in(0));
+  for (double& d : v) d = Op::Reference(d, p);
+  StoreReference(ctx.out(0), v);
+  return Status::Ok();
+}
+
+}  // namespace opscope::ew

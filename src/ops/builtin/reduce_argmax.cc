@@ -1,0 +1,142 @@
+// ArgMax: the int64 index of the largest element along axis (first one on
+// ties, or last with select_last_index=1). NaN counts as the largest, as in
+// numpy. The kernel keeps one running best per output in a contiguous run of
+// columns, so the input is read row by row.
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "ops/builtin/shape_util.h"
+#include "ops/kernel_util.h"
+
+namespace opscope {
+namespace {
+
+StatusOr<int> ArgAxis(int64_t axis, const Shape& in) {
+  if (axis < -in.rank() || axis >= in.rank()) {
+    return InvalidArgumentError("ArgMax: axis " + std::to_string(axis) + " is out of range for input " + in.ToString());
+  }
+  return static_cast<int>(axis < 0 ? axis + in.rank() : axis);
+}
+
+Status InferArgMax(InferContext& c) {
+  const Shape& in = c.input(0).shape;
+  OPSCOPE_ASSIGN_OR_RETURN(int axis, ArgAxis(c.attrs().i("axis"), in));
+  if (in[axis] == 0) {
+    return InvalidArgumentError("ArgMax: dim " + std::to_string(axis) + " of input " + in.ToString() +
+                                " is empty; there is no largest element");
+  }
+  std::vector<int64_t> dims;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (d != axis) dims.push_back(in[d]);
+    else if (c.attrs().i("keepdims", 1)) dims.push_back(1);
+  }
+  c.SetOutput(0, DType::kI64, Shape(dims));
+  return Status::Ok();
+}
+
+template <typename C>
+inline bool IsNan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return v != v;
+  else return false;
+}
+
+// Should `v` replace `best`?
+template <typename C, bool kLast>
+inline bool Better(C v, C best) {
+  if (IsNan(best)) return kLast && IsNan(v);
+  if (IsNan(v)) return true;
+  return kLast ? v >= best : v > best;
+}
+
+template <typename T, bool kLast>
+Status ArgMaxTyped(KernelContext& ctx, const T* x, int64_t* y, const kernels::AxisSplit& s) {
+  using C = typename ComputeTypeOf<T>::type;
+  const int64_t inner = s.inner, r = s.axis;
+  return ctx.ParallelFor("argmax_cpu", s.outer * inner, [&](int64_t b, int64_t e) {
+    std::vector<C> best;
+    std::vector<int64_t> at;
+    int64_t o = b / inner, i0 = b % inner;
+    while (b < e) {
+      const int64_t w = std::min(inner - i0, e - b);
+      const T* base = x + o * r * inner + i0;
+      best.resize(w);
+      at.assign(w, 0);
+      for (int64_t i = 0; i < w; ++i) best[i] = static_cast<C>(base[i]);
+      for (int64_t k = 1; k < r; ++k) {
+        const T* row = base + k * inner;
+        for (int64_t i = 0; i < w; ++i) {
+          C v = static_cast<C>(row[i]);
+          if (Better<C, kLast>(v, best[i])) { best[i] = v; at[i] = k; }
+        }
+      }
+      std::copy(at.begin(), at.end(), y + o * inner + i0);
+      b += w;
+      i0 = 0;
+      ++o;
+    }
+  }, 4096);
+}
+
+Status ArgMaxCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(int axis, ArgAxis(ctx.attrs().i("axis"), x.shape()));
+  const kernels::AxisSplit s = kernels::SplitAtAxis(x.shape(), axis);
+  const bool last = ctx.attrs().i("select_last_index") != 0;
+  int64_t* y = ctx.out(0).data<int64_t>();
+  Status st = UnimplementedError(std::string("ArgMax: dtype ") + DTypeName(x.dtype()));
+  OPSCOPE_SWITCH_NUMERIC(x.dtype(), {
+    st = last ? ArgMaxTyped<scalar_t, true>(ctx, x.data<scalar_t>(), y, s)
+              : ArgMaxTyped<scalar_t, false>(ctx, x.data<scalar_t>(), y, s);
+  });
+  return st;
+}
+
+Status ArgMaxReference(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const int axis = static_cast<int>(ctx.attrs().i("axis") < 0 ? ctx.attrs().i("axis") + x.rank() : ctx.attrs().i("axis"));
+  const bool last = ctx.attrs().i("select_last_index") != 0;
+  std::vector<double> v = kernels::ToDoubles(x);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  const int64_t n = x.dim(axis);
+  int64_t* y = ctx.out(0).data<int64_t>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      // The first (or last) NaN if any, else the first (or last) maximum.
+      int64_t pick = -1;
+      for (int64_t k = 0; k < n; ++k) {
+        if (std::isnan(v[(o * n + k) * inner + i]) && (pick < 0 || last)) pick = k;
+      }
+      if (pick < 0) {
+        double m = -INFINITY;
+        for (int64_t k = 0; k < n; ++k) m = std::max(m, v[(o * n + k) * inner + i]);
+        for (int64_t k = 0; k < n; ++k) {
+          if (v[(o * n + k) * inner + i] == m && (pick < 0 || last)) pick = k;
+        }
+      }
+      y[o * inner + i] = pick;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+OPSCOPE_OP("ArgMax")
+    .Doc("int64 index of the largest element along axis; first on ties unless select_last_index=1")
+    .Input("data", "T").Output("reduced", "I64")
+    .TypeConstraint("T", {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64, DType::kI32, DType::kI16,
+                          DType::kI8, DType::kU8})
+    .TypeConstraint("I64", {DType::kI64})
+    .Attr("axis", 0).Attr("keepdims", 1).Attr("select_last_index", 0)
+    .Infer(InferArgMax)
+    .Cost([](const OpCall& c) {
+      return Cost{.bytes_read = c.in(0).bytes(), .bytes_written = c.out(0).bytes(), .flops = double(c.in(0).numel())};
+    })
+    .Tunable("block", {4096, 1024, 16384})
+    .Reference(ArgMaxReference)
+    .Kernel("cpu", ArgMaxCpu, "argmax_cpu");
+
+}  // namespace opscope

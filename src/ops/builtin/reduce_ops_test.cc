@@ -1,0 +1,123 @@
+// Reductions, ArgMax and TopK: hand-checked cases, kernel vs reference on
+// random data of every float dtype (and exact integer cases), bad inputs.
+#include <cmath>
+
+#include "ops/builtin/shape_test_util.h"
+
+namespace opscope {
+namespace {
+
+using namespace shape_test;  // NOLINT: test helpers
+
+using I = int64_t;
+const double kNaN = std::nan("");
+
+TEST(ReduceSum, AxesInputKeepdimsAndNoop) {
+  Tensor x = F32(Shape({2, 3}), {1, 2, 3, 4, 5, 6});
+  ExpectOutput("ReduceSum", {x, I64s({1})}, {}, Shape({2, 1}), {6, 15});
+  ExpectOutput("ReduceSum", {x, I64s({-2})}, A({{"keepdims", I{0}}}), Shape({3}), {5, 7, 9});
+  ExpectOutput("ReduceSum", {x}, {}, Shape({1, 1}), {21});
+  ExpectOutput("ReduceSum", {x, I64s({})}, {}, Shape({1, 1}), {21});
+  ExpectOutput("ReduceSum", {x, I64s({})}, A({{"noop_with_empty_axes", I{1}}}), Shape({2, 3}), {1, 2, 3, 4, 5, 6});
+  // Summing over an empty dim gives zeros.
+  ExpectOutput("ReduceSum", {F32(Shape({2, 0}), {}), I64s({1})}, {}, Shape({2, 1}), {0, 0});
+}
+
+TEST(ReduceMeanMax, HandChecked) {
+  Tensor x = F32(Shape({2, 3}), {1, 2, 3, 4, 5, 9});
+  ExpectOutput("ReduceMean", {x}, A({{"axes", std::vector<I>{1}}}), Shape({2, 1}), {2, 6});
+  ExpectOutput("ReduceMean", {x}, A({{"keepdims", I{0}}}), Shape(), {4});
+  // Integer means truncate toward zero, as numpy's mean cast back to the dtype.
+  ExpectOutput("ReduceMean", {Make(DType::kI32, Shape({2, 2}), {1, 2, -3, -4})}, A({{"axes", std::vector<I>{1}}}),
+               Shape({2, 1}), {1, -3});
+  ExpectOutput("ReduceMax", {x}, A({{"axes", std::vector<I>{0}}}), Shape({1, 3}), {4, 5, 9});
+  ExpectOutput("ReduceMax", {F32(Shape({2, 2}), {1, kNaN, 3, 2})}, A({{"axes", std::vector<I>{1}}}), Shape({2, 1}),
+               {kNaN, 3});
+  ExpectOutput("ReduceMax", {Make(DType::kI8, Shape({3}), {-5, -128, -7})}, {}, Shape({1}), {-5});
+}
+
+class ReduceFloat : public ::testing::TestWithParam<DType> {};
+
+TEST_P(ReduceFloat, KernelsMatchReference) {
+  const DType dt = GetParam();
+  Tensor x = Random(dt, Shape({4, 5, 6}), 21);
+  const std::vector<std::vector<I>> axes_sets = {{}, {0}, {1}, {2}, {0, 2}, {-1, 0}, {1, 2}, {0, 1, 2}};
+  for (const auto& axes : axes_sets) {
+    for (I keep : {0, 1}) {
+      SCOPED_TRACE("axes " + std::to_string(axes.size()) + " keepdims " + std::to_string(keep));
+      ExpectMatchesReference("ReduceSum", {x, I64s(axes)}, A({{"keepdims", keep}}));
+      ExpectMatchesReference("ReduceMean", {x}, A({{"axes", axes}, {"keepdims", keep}}));
+      ExpectMatchesReference("ReduceMax", {x}, A({{"axes", axes}, {"keepdims", keep}}), -1, 0);
+    }
+  }
+  for (I axis : {0, 1, -1}) {
+    ExpectMatchesReference("ArgMax", {x}, A({{"axis", axis}}));
+    ExpectMatchesReference("ArgMax", {x}, A({{"axis", axis}, {"select_last_index", I{1}}, {"keepdims", I{0}}}));
+    if (dt != DType::kBF16) {
+      ExpectMatchesReference("TopK", {x, I64s({3})}, A({{"axis", axis}}), 2, 0);
+      ExpectMatchesReference("TopK", {x, I64s({2})}, A({{"axis", axis}, {"largest", I{0}}}), 2, 0);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, ReduceFloat, ::testing::ValuesIn(FloatDTypes()),
+                         [](const auto& info) { return std::string(DTypeName(info.param)); });
+
+TEST(ReduceInteger, ExactAgainstReference) {
+  for (DType dt : {DType::kI64, DType::kI32}) {
+    Tensor x = Random(dt, Shape({3, 4, 5}), 8, -1000, 1000);
+    ExpectMatchesReference("ReduceSum", {x, I64s({0, 2})}, {}, -1, 0);
+    ExpectMatchesReference("ReduceMean", {x}, A({{"axes", std::vector<I>{1}}}), -1, 0);
+    ExpectMatchesReference("ReduceMax", {x}, A({{"axes", std::vector<I>{2, 0}}}), -1, 0);
+  }
+  // A small-range integer input has many ties: ArgMax/TopK must pick by index.
+  Tensor t = Random(DType::kU8, Shape({5, 7}), 4, 0, 3);
+  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}}), -1, 0);
+  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}, {"select_last_index", I{1}}}), -1, 0);
+  ExpectMatchesReference("TopK", {t, I64s({4})}, {}, 2, 0);
+}
+
+TEST(ReduceLargeSum, ManyTermsStayAccurate) {
+  // 1e6 terms of 0.1 in f32: a float accumulator drifts by ~1e-3 relative; ours must not.
+  Tensor x = Make(DType::kF32, Shape({1000000}), std::vector<double>(1000000, 0.1));
+  auto r = RunCpu("ReduceSum", {x});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->outputs[0].FlatGetAsDouble(0), 100000.0, 100000.0 * 1e-6);
+}
+
+TEST(ReduceErrors, AreNamed) {
+  Tensor x = F32(Shape({2, 3}), {1, 2, 3, 4, 5, 6});
+  ExpectError("ReduceSum", {x, I64s({3})}, {}, {"ReduceSum", "axis 3 is out of range for rank 2"});
+  ExpectError("ReduceMean", {x}, A({{"axes", std::vector<I>{0, -2}}}), {"names axis 0 twice"});
+  ExpectError("ReduceMax", {Make(DType::kBool, Shape({2}), {1, 0})}, {}, {"ReduceMax", "dtype bool"});
+  ExpectError("ReduceMean", {x, I64s({1})}, {}, {"ReduceMean takes 1 input(s), got 2"});
+}
+
+TEST(ArgMax, TiesAndSelectLastIndex) {
+  Tensor x = F32(Shape({2, 3}), {1, 3, 3, 5, 2, 5});
+  ExpectOutput("ArgMax", {x}, A({{"axis", I{1}}}), Shape({2, 1}), {1, 0});
+  ExpectOutput("ArgMax", {x}, A({{"axis", I{1}}, {"select_last_index", I{1}}, {"keepdims", I{0}}}), Shape({2}),
+               {2, 2});
+  ExpectOutput("ArgMax", {x}, {}, Shape({1, 3}), {1, 0, 1});
+  // NaN counts as the largest (numpy).
+  ExpectOutput("ArgMax", {F32(Shape({3}), {1, kNaN, 7})}, {}, Shape({1}), {1});
+  auto r = RunCpu("ArgMax", {x});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outputs[0].dtype(), DType::kI64);
+  ExpectError("ArgMax", {x}, A({{"axis", I{2}}}), {"ArgMax", "axis 2", "[2,3]"});
+  ExpectError("ArgMax", {F32(Shape({2, 0}), {})}, A({{"axis", I{1}}}), {"is empty"});
+}
+
+TEST(TopK, LargestSmallestAndTies) {
+  Tensor x = F32(Shape({2, 4}), {1, 4, 4, 2, 3, 3, 0, 9});
+  ExpectOutput("TopK", {x, I64s({2})}, {}, Shape({2, 2}), {4, 4, 9, 3}, 0, 2);
+  ExpectOutput("TopK", {x, I64s({2})}, {}, Shape({2, 2}), {1, 2, 3, 0}, 1, 2);
+  ExpectOutput("TopK", {x, I64s({3})}, A({{"largest", I{0}}}), Shape({2, 3}), {1, 2, 4, 0, 3, 3}, 0, 2);
+  ExpectOutput("TopK", {x, I64s({3})}, A({{"largest", I{0}}}), Shape({2, 3}), {0, 3, 1, 2, 0, 1}, 1, 2);
+  ExpectOutput("TopK", {x, I64s({1})}, A({{"axis", I{0}}}), Shape({1, 4}), {1, 0, 0, 1}, 1, 2);
+  ExpectError("TopK", {x, I64s({5})}, {}, {"K = 5 is out of range", "dim 1"}, 2);
+  ExpectError("TopK", {Random(DType::kBF16, Shape({4}), 1), I64s({1})}, {}, {"TopK", "dtype bfloat16"}, 2);
+}
+
+}  // namespace
+}  // namespace opscope

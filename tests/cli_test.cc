@@ -1,0 +1,362 @@
+// ops-debug and inspector-cli end to end (the real binaries, spawned), and
+// their subcommands as library calls.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/compare.h"
+#include "cli/apps.h"
+#include "cli/describe_command.h"
+#include "cli/flag_parsing.h"
+#include "cli/list_command.h"
+#include "cli/run_command.h"
+#include "opscope/npy.h"
+#include "opscope/op.h"
+
+namespace opscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
+const std::string kMyOps = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
+const std::string kDupPlugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libdup_plugin.so";
+
+struct ToolResult {
+  int exit_code = -1;
+  std::string out, err;
+  int err_lines() const { return static_cast<int>(std::count(err.begin(), err.end(), '\n')); }
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "opscope_cli_test_XXXXXX").string();
+    path_ = mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::path();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs a shell command line with stdout and stderr captured apart.
+ToolResult Shell(const std::string& command) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out", err = dir.path() / "err";
+  // OPSCOPE_PLUGINS would change what the tools load: keep the tests hermetic.
+  const std::string line = "env -u OPSCOPE_PLUGINS " + command + " >" + out.string() + " 2>" + err.string();
+  int status = std::system(line.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+ToolResult OpsDebug(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The one shape every bad-input failure takes.
+void ExpectUsageError(const ToolResult& r, const std::string& expected_part) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("ops-debug: error: ", 0), 0u) << r.err;
+  EXPECT_TRUE(Contains(r.err, expected_part)) << "missing '" << expected_part << "' in: " << r.err;
+  EXPECT_EQ(r.out, "") << "a failed run must print no report";
+}
+
+std::string ReproOf(const std::string& out) {
+  size_t at = out.find("repro: ");
+  if (at == std::string::npos) return "";
+  size_t end = out.find('\n', at);
+  return out.substr(at + 7, end - at - 7);
+}
+
+// ---- end to end ---------------------------------------------------------------
+
+TEST(OpsDebugCli, PassingRunPrintsTheVerdictAndARepeatableRepro) {
+  ToolResult r = OpsDebug("run --op Relu --input-shapes '[4,8]' --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind("Relu  cpu  kernel relu_cpu  grid=", 0), 0u) << r.out;
+  EXPECT_TRUE(Contains(r.out, "op_id ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  input X  float32[4,8]  normal seed 3  @0x")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "output Y  float32[4,8]  PASSED  0 / 32 mismatched (0.00%)")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  max abs err ")) << r.out;
+  const std::string repro = ReproOf(r.out);
+  ASSERT_EQ(repro.rfind("ops-debug run --op Relu --input-shapes '[4,8]' --dtype float32 --fill normal --seed 3", 0), 0u)
+      << repro;
+
+  // Pasted back, the repro runs the same check and reproduces itself.
+  ToolResult again = Shell(kBin + repro);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(ReproOf(again.out), repro);
+}
+
+TEST(OpsDebugCli, RunsAPluginOpWithTunablesAndSavesItsOutputs) {
+  TempDir dir;
+  const fs::path save = dir.path() / "outs";
+  ToolResult r = OpsDebug("run --plugin " + kMyOps +
+                          " --op my_bias_gelu --input-shapes '[4,256,64];[64]' --tunables block=4096 --save-outputs " +
+                          save.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("my_bias_gelu  cpu  kernel my_bias_gelu_cpu  grid=[16,1,1] block=[4096,1,1]", 0), 0u) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  input bias  float32[64]  normal seed 1")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "output y  float32[4,256,64]  PASSED  0 / 65,536 mismatched")) << r.out;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--plugin " + kMyOps + " --op my_bias_gelu")) << r.out;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--tunables block=4096")) << r.out;
+
+  auto y = ReadNpy((save / "y.npy").string());
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), Shape({4, 256, 64}));
+  EXPECT_EQ(y->dtype(), DType::kF32);
+  auto e = ReadNpy((save / "y.expected.npy").string());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->dtype(), DType::kF64);
+}
+
+TEST(OpsDebugCli, AMismatchExitsOne) {
+  // float16 cannot hold the float64 reference exactly: with no tolerance it fails.
+  ToolResult r = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[8,32]' --dtype float16 "
+                          "--tunables vec=4 --atol 0 --rtol 0");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "output y  float16[8,32]  FAILED  ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "|a-e| <= 0 + 0*|e|")) << r.out;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--atol 0 --rtol 0")) << r.out;
+  // The same run with the float16 defaults passes.
+  ToolResult ok = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[8,32]' --dtype float16 --tunables vec=4");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+TEST(OpsDebugCli, RunsFromNpyInputs) {
+  TempDir dir;
+  auto x = Tensor::Empty(DType::kF64, Shape({3, 2}));
+  ASSERT_TRUE(x.ok());
+  for (int i = 0; i < 6; ++i) x->FlatSetFromDouble(i, i - 2.5);
+  const std::string path = (dir.path() / "x.npy").string();
+  ASSERT_TRUE(WriteNpy(path, *x).ok());
+  ToolResult r = OpsDebug("run --op Relu --inputs " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "  input X  float64[3,2]  " + path)) << r.out;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--inputs " + path)) << r.out;
+}
+
+TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
+  ToolResult unknown = OpsDebug("run --op Rleu --input-shapes '[2]'");
+  ExpectUsageError(unknown, "--op: unknown op 'Rleu'; did you mean ");
+  EXPECT_TRUE(Contains(unknown.err, "Relu")) << unknown.err;
+  ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs epz=1"),
+                   "--attrs");
+  ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs eps=abc"),
+                   "expected a number");
+  ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,8];[5]'"),
+                   "bias must have shape [8]");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --dtype bool"), "dtype bool");
+  ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,8]'"),
+                   "--input-shapes: op my_bias_gelu takes 2 input(s) (x, bias), got 1 shape");
+  ExpectUsageError(OpsDebug("run --plugin /nonexistent/libnope.so --op Relu --input-shapes '[2]'"),
+                   "--plugin: plugin libnope.so: cannot load: ");
+  ExpectUsageError(OpsDebug("run --plugin " + kDupPlugin + " --op Relu --input-shapes '[2]'"),
+                   "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2;'"), "--input-shapes: shape 1");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --tunables blok=5"),
+                   "--tunables: op Relu has no tunable 'blok'");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --fill gaussian"), "--fill");
+  ExpectUsageError(OpsDebug("run --input-shapes '[2]'"), "--op");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --frobnicate"), "--frobnicate");
+  ExpectUsageError(OpsDebug("frobnicate"), "unknown command 'frobnicate'");
+  ExpectUsageError(OpsDebug("describe NoSuchOp"), "unknown op 'NoSuchOp'");
+}
+
+TEST(OpsDebugCli, BadNpyFilesAreNamedAndWriteNothing) {
+  TempDir dir;
+  auto x = Tensor::Empty(DType::kF32, Shape({4, 4}));
+  ASSERT_TRUE(x.ok());
+  const fs::path good = dir.path() / "good.npy";
+  ASSERT_TRUE(WriteNpy(good.string(), *x).ok());
+  std::string bytes = Slurp(good);
+  const fs::path truncated = dir.path() / "truncated.npy";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 12);
+  const fs::path junk = dir.path() / "junk.npy";
+  std::ofstream(junk, std::ios::binary) << "this is not an npy file";
+
+  const fs::path save = dir.path() / "outs";
+  ExpectUsageError(OpsDebug("run --op Relu --inputs " + truncated.string() + " --save-outputs " + save.string()),
+                   "truncated.npy");
+  ExpectUsageError(OpsDebug("run --op Relu --inputs " + junk.string() + " --save-outputs " + save.string()),
+                   "junk.npy");
+  EXPECT_FALSE(fs::exists(save)) << "bad input must leave no output behind";
+}
+
+TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {
+  ToolResult list = OpsDebug("list --plugin " + kMyOps);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_TRUE(Contains(list.out, "Relu")) << list.out;
+  EXPECT_TRUE(Contains(list.out, "builtin")) << list.out;
+  EXPECT_TRUE(Contains(list.out, kMyOps)) << list.out;
+
+  ToolResult d = OpsDebug("describe my_norm --plugin " + kMyOps);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(Contains(d.out, "my_norm  source " + kMyOps)) << d.out;
+  EXPECT_TRUE(Contains(d.out, "inputs\n  x: T\n")) << d.out;
+  EXPECT_TRUE(Contains(d.out, "  T: float64, float32, float16, bfloat16\n")) << d.out;
+  EXPECT_TRUE(Contains(d.out, "  eps: float = ")) << d.out;
+  EXPECT_TRUE(Contains(d.out, "  block: 64 (default), 128, 256, 512\n")) << d.out;
+  EXPECT_TRUE(Contains(d.out, "  cpu: my_norm_cpu\n")) << d.out;
+
+  // Plugins from the environment are loaded too.
+  ToolResult env = Shell("env OPSCOPE_PLUGINS=" + kMyOps + " " + kBin + "ops-debug describe my_bias_gelu");
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  ToolResult bad_env = Shell("env OPSCOPE_PLUGINS=" + kDupPlugin + " " + kBin + "ops-debug list");
+  EXPECT_EQ(bad_env.exit_code, 2);
+  EXPECT_EQ(bad_env.err_lines(), 1) << bad_env.err;
+  EXPECT_TRUE(Contains(bad_env.err, "OPSCOPE_PLUGINS: plugin libdup_plugin.so")) << bad_env.err;
+}
+
+TEST(OpsDebugCli, HelpAndVersionExitZero) {
+  ToolResult help = OpsDebug("run --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_TRUE(Contains(help.out, "--input-shapes")) << help.out;
+  ToolResult version = OpsDebug("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_TRUE(Contains(version.out, "ops-debug ")) << version.out;
+}
+
+TEST(InspectorCli, AnswersHelpVersionAndNamesUnknownCommands) {
+  ToolResult help = Shell(kBin + "inspector-cli --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_TRUE(Contains(help.out, "inspector-cli")) << help.out;
+  ToolResult version = Shell(kBin + "inspector-cli --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_TRUE(Contains(version.out, "inspector-cli 0.")) << version.out;
+  ToolResult unknown = Shell(kBin + "inspector-cli graph model.onnx");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err_lines(), 1) << unknown.err;
+  EXPECT_TRUE(Contains(unknown.err, "inspector-cli: error: unknown command 'graph'")) << unknown.err;
+  ToolResult bad_flag = Shell(kBin + "inspector-cli --frob");
+  EXPECT_EQ(bad_flag.exit_code, 2);
+  EXPECT_EQ(bad_flag.err_lines(), 1) << bad_flag.err;
+}
+
+// ---- the subcommands as library calls -------------------------------------------
+
+TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
+  RunFlags flags{.op = "my_norm", .input_shapes = "[3,16]", .seed = 11, .plugins = {kMyOps},
+                 .tunables = "vec=2,block=128"};
+  auto report = RunOp(flags);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->passed());
+  EXPECT_EQ(report->ExitCode(), 0);
+  ASSERT_EQ(report->inputs.size(), 1u);
+  EXPECT_EQ(report->inputs[0].origin, "normal seed 11");
+  ASSERT_EQ(report->outputs.size(), 1u);
+  const RunOutput& y = report->outputs[0];
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.compare.total, 48);
+  EXPECT_EQ(y.compare.tolerance.atol, 1e-5);
+  EXPECT_GT(y.compare.max_abs_index, -1);
+  ASSERT_FALSE(report->launches.empty());
+  EXPECT_EQ(report->launches[0].config.block.x, 128);
+  EXPECT_EQ(report->launches[0].config.vector_width, 2);
+  EXPECT_NE(report->op_id, 0u);
+
+  std::ostringstream out;
+  PrintRunReport(*report, out);
+  EXPECT_TRUE(Contains(out.str(), "repro: " + report->repro)) << out.str();
+}
+
+TEST(RunCommand, ChecksBeforeRunning) {
+  auto dtype = RunOp(RunFlags{.op = "Relu", .input_shapes = "[2];[2]"});
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_TRUE(Contains(dtype.status().ToString(), "--input-shapes: op Relu takes 1 input(s) (X), got 2 shapes"))
+      << dtype.status().ToString();
+  auto both = RunOp(RunFlags{.op = "Relu", .input_shapes = "[2]", .inputs = {"x.npy"}});
+  ASSERT_FALSE(both.ok());
+  EXPECT_TRUE(Contains(both.status().ToString(), "not used with --inputs")) << both.status().ToString();
+  auto dtypes = RunOp(RunFlags{.op = "my_bias_gelu", .input_shapes = "[2,3];[3]", .dtypes = "float32,float16,float64",
+                               .plugins = {kMyOps}});
+  ASSERT_FALSE(dtypes.ok());
+  EXPECT_TRUE(Contains(dtypes.status().ToString(), "--dtype: 3 dtypes for 2 inputs")) << dtypes.status().ToString();
+}
+
+TEST(AppsAsLibraryCalls, OneLineErrorsAndExitCodes) {
+  const char* argv[] = {"ops-debug", "run", "--op", "Relu", "--input-shapes", "[2,2]", "--dtype", "float64"};
+  std::ostringstream out, err;
+  EXPECT_EQ(OpsDebugMain(8, argv, out, err), 0) << err.str();
+  EXPECT_TRUE(Contains(out.str(), "output Y  float64[2,2]  PASSED")) << out.str();
+
+  const char* bad[] = {"ops-debug", "run", "--op", "Relu", "--seed", "abc"};
+  std::ostringstream out2, err2;
+  EXPECT_EQ(OpsDebugMain(6, bad, out2, err2), 2);
+  const std::string err_text = err2.str();
+  EXPECT_EQ(std::count(err_text.begin(), err_text.end(), '\n'), 1) << err_text;
+  EXPECT_TRUE(Contains(err2.str(), "--seed")) << err2.str();
+
+  const char* none[] = {"inspector-cli"};
+  std::ostringstream out3, err3;
+  EXPECT_EQ(InspectorMain(1, none, out3, err3), 2);
+  EXPECT_TRUE(Contains(err3.str(), "no command given")) << err3.str();
+}
+
+TEST(ListAndDescribe, NameSourceAndSchema) {
+  std::ostringstream list;
+  ASSERT_TRUE(ListOps(ListFlags{}, list).ok());
+  EXPECT_TRUE(Contains(list.str(), "Relu")) << list.str();
+  std::ostringstream d;
+  ASSERT_TRUE(DescribeOp(DescribeFlags{.op = "Relu"}, d).ok());
+  EXPECT_TRUE(Contains(d.str(), "Relu  source builtin\n")) << d.str();
+  const TunableDef* block = OpRegistry::Global().Find("Relu")->FindTunable("block");
+  ASSERT_NE(block, nullptr);
+  ASSERT_GE(block->values.size(), 2u);
+  EXPECT_TRUE(Contains(d.str(), "  block: " + std::to_string(block->values[0]) + " (default), " +
+                                    std::to_string(block->values[1])))
+      << d.str();
+  std::ostringstream none;
+  Status st = DescribeOp(DescribeFlags{.op = "Reluu"}, none);
+  EXPECT_TRUE(Contains(st.ToString(), "describe: unknown op 'Reluu'; did you mean ")) << st.ToString();
+  EXPECT_TRUE(Contains(st.ToString(), "Relu")) << st.ToString();
+}
+
+TEST(FlagParsing, ShapesDtypesAssignmentsAndQuoting) {
+  auto shapes = ParseShapeList("--input-shapes", "[4,256,64]; [64] ;[]");
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  ASSERT_EQ(shapes->size(), 3u);
+  EXPECT_EQ((*shapes)[0], Shape({4, 256, 64}));
+  EXPECT_EQ((*shapes)[1], Shape({64}));
+  EXPECT_EQ((*shapes)[2].rank(), 0);
+  EXPECT_FALSE(ParseShapeList("--input-shapes", "[4];;[2]").ok());
+  auto dt = ParseDTypeList("--dtype", "float32, f16");
+  ASSERT_TRUE(dt.ok());
+  EXPECT_EQ(*dt, (std::vector<DType>{DType::kF32, DType::kF16}));
+  EXPECT_TRUE(Contains(ParseDTypeList("--dtype", "float33").status().ToString(), "--dtype"));
+  auto t = ParseIntAssignments("--tunables", "block=256, vec=4");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->at("block"), 256);
+  EXPECT_EQ(t->at("vec"), 4);
+  EXPECT_TRUE(Contains(ParseIntAssignments("--tunables", "block=2x").status().ToString(), "expected an integer"));
+  EXPECT_EQ(ShellQuote("block=256,vec=4"), "block=256,vec=4");
+  EXPECT_EQ(ShellQuote("[4,8];[8]"), "'[4,8];[8]'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(WithThousands(6422528), "6,422,528");
+  EXPECT_EQ(MaskAddress(reinterpret_cast<void*>(0x7f3a12345678)), "0x7f3a\u20265678");
+}
+
+}  // namespace
+}  // namespace opscope::cli
