@@ -69,6 +69,9 @@ StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expec
     } else if (av == ev) {  // also equal infinities, whose difference would be NaN
       match = true;
       abs_err = 0;
+    } else if (std::isinf(av) || std::isinf(ev)) {
+      abs_err = INFINITY;  // rtol * |inf| would otherwise accept any value
+      match = false;
     } else {
       abs_err = std::fabs(av - ev);
       match = abs_err <= tolerance.atol + tolerance.rtol * std::fabs(ev);

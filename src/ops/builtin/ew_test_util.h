@@ -50,6 +50,8 @@ inline void ExpectValues(const std::string& op, const std::vector<Tensor>& in, c
     double got = y.FlatGetAsDouble(i), want = expected[i];
     if (std::isnan(want)) {
       EXPECT_TRUE(std::isnan(got)) << op << " element " << i << ": got " << got << ", want NaN";
+    } else if (std::isinf(want)) {
+      EXPECT_EQ(got, want) << op << " element " << i;
     } else {
       EXPECT_NEAR(got, want, tol * (1 + std::fabs(want))) << op << " element " << i;
     }

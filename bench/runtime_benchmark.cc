@@ -1,0 +1,130 @@
+// The runtime's speed targets: trace.json export of 1,000,000 tasks (< 1 s),
+// capture overhead on a whole model run (capture on within 5% of off), and
+// the recorder's cost per launch event (< 300 ns).
+//
+//   build/bin/runtime_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "capture/dispatcher.h"
+#include "capture/recorder.h"
+#include "graph/onnx_import.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/runtime/executor.h"
+#include "graph/runtime/scheduler.h"
+#include "graph/runtime/trace_json.h"
+
+namespace opscope::graph {
+namespace {
+
+TraceData SyntheticTrace(int64_t tasks) {
+  TraceData d;
+  d.process_name = "cpu";
+  for (int s = 0; s < 4; ++s) d.threads.emplace_back(s, "compute " + std::to_string(s));
+  d.tasks.reserve(tasks);
+  for (int64_t i = 0; i < tasks; ++i) {
+    TraceTask t;
+    t.task_id = i;
+    t.node_id = i / 2;
+    t.op_id = 0x9e3779b97f4a7c15ull * (i + 1);
+    t.tid = static_cast<int>(i % 4);
+    t.ts_ns = (i / 4) * 2500;
+    t.dur_ns = 2000 + i % 500;
+    t.name = "/layer" + std::to_string(i % 64) + "/conv/Conv";
+    t.category = "kernel";
+    t.op_type = "FusedConv";
+    t.kernel = "conv2d_nchw_cpu";
+    t.launch_known = true;
+    t.grid = {64, 1, 1};
+    t.block = {256, 1, 1};
+    d.tasks.push_back(std::move(t));
+  }
+  for (int64_t i = 0; i < tasks / 10; ++i) {
+    d.flows.push_back(TraceFlow{.id = i + 1, .from_tid = 0, .to_tid = 1, .from_ts_ns = i * 25000,
+                                .to_ts_ns = i * 25000 + 3000, .name = "event " + std::to_string(i)});
+  }
+  return d;
+}
+
+void BM_TraceExport_1M(benchmark::State& state) {
+  TraceData d = SyntheticTrace(1'000'000);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string json = TraceJson(d);
+    bytes = json.size();
+    benchmark::DoNotOptimize(json.data());
+  }
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_TraceExport_1M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+struct ResnetRun {
+  Model model;
+  Schedule schedule;
+  Device* cpu = nullptr;
+  ResnetRun() {
+    // The bench folder sits beside examples/ (the build passes no source dir to benchmarks).
+    const auto root = std::filesystem::path(__FILE__).parent_path().parent_path();
+    model = ImportOnnx((root / "examples/models/resnet_small.onnx").string()).value();
+    if (!Compile(model).ok()) std::abort();
+    schedule = ScheduleGraph(model.compiled, {.compute_streams = 2}).value();
+    cpu = GetDevice("cpu").value();
+  }
+};
+
+void RunModel(benchmark::State& state, bool capture) {
+  static ResnetRun* run = new ResnetRun();
+  std::shared_ptr<Recorder> recorder;
+  int hook = -1;
+  if (capture) {
+    recorder = std::make_shared<Recorder>();
+    hook = Dispatcher::Global().AddHook(recorder);
+  }
+  for (auto _ : state) {
+    auto r = Execute(run->model.compiled, run->schedule, {.device = run->cpu, .seed = 3});
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    if (capture) {
+      state.PauseTiming();
+      recorder->Clear();  // quiescent: Execute synchronized every stream
+      state.ResumeTiming();
+    }
+  }
+  if (capture) Dispatcher::Global().RemoveHook(hook);
+}
+void BM_RunModel_CaptureOff(benchmark::State& state) { RunModel(state, false); }
+void BM_RunModel_CaptureOn(benchmark::State& state) { RunModel(state, true); }
+BENCHMARK(BM_RunModel_CaptureOff)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RunModel_CaptureOn)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One launch as the dispatcher hands it to the recorder: BeforeLaunch + AfterLaunch.
+void BM_Recorder_PerEvent(benchmark::State& state) {
+  Recorder recorder(Recorder::Options{.max_entries_per_thread = 1u << 20});
+  Tensor x = Tensor::Zeros(DType::kF32, Shape({64, 64})).value();
+  LaunchRecord rec;
+  rec.op = OpRegistry::Global().Lookup("Relu").value();
+  rec.kernel = "relu_cpu";
+  rec.reads.push_back({x.raw_data(), x.nbytes()});
+  rec.writes.push_back({x.raw_data(), x.nbytes()});
+  rec.fingerprints.push_back(ComputeFingerprint(x));
+  int64_t n = 0;
+  for (auto _ : state) {
+    rec.seq = n;
+    rec.op_id = n;
+    recorder.BeforeLaunch(rec);
+    recorder.AfterLaunch(rec);
+    if (++n == (1 << 20) - 1) {
+      state.PauseTiming();
+      recorder.Clear();
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+}
+BENCHMARK(BM_Recorder_PerEvent);
+
+}  // namespace
+}  // namespace opscope::graph
+
+BENCHMARK_MAIN();

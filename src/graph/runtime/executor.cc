@@ -1,0 +1,286 @@
+#include "graph/runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+
+#include "capture/dispatcher.h"
+#include "opscope/fill.h"
+#include "opscope/npy.h"
+
+namespace opscope::graph {
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Schedule& s, const ExecuteOptions& o) {
+  std::map<std::string, Tensor> fed;
+  for (const auto& [name, t] : o.inputs) {
+    const Value* v = g.FindValue(name);
+    if (!v || !v->is_graph_input || v->constant) {
+      std::string known;
+      for (const std::string& in : g.inputs()) {
+        const Value* iv = g.FindValue(in);
+        if (iv && !iv->constant) known += (known.empty() ? "" : ", ") + in;
+      }
+      return InvalidArgumentError("--inputs: the model has no graph input '" + name + "' (inputs: " + known + ")");
+    }
+  }
+  uint64_t index = 0;
+  for (const ScheduledTask& t : s.tasks) {
+    if (t.desc.kind != TaskKind::kMemcpyH2D) continue;
+    const Value* v = g.FindValue(t.value);
+    auto it = o.inputs.find(t.value);
+    if (it != o.inputs.end()) {
+      const Tensor& given = it->second;
+      if (v->dtype_known && given.dtype() != v->dtype) {
+        return InvalidArgumentError("--inputs: input '" + t.value + "' expects " + DTypeName(v->dtype) + ", got " +
+                                    given.Describe());
+      }
+      bool shape_ok = !v->rank_known || static_cast<int>(v->dims.size()) == given.rank();
+      for (int d = 0; shape_ok && v->rank_known && d < given.rank(); ++d) {
+        shape_ok = v->dims[d] < 0 || v->dims[d] == given.dim(d);
+      }
+      if (!shape_ok) {
+        return InvalidArgumentError("--inputs: input '" + t.value + "' expects shape " + Shape(v->dims).ToString() +
+                                    ", got " + given.Describe());
+      }
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(given));
+      OPSCOPE_ASSIGN_OR_RETURN(fed[t.value], host.Contiguous());
+    } else {
+      if (!v->shape_known() || !v->dtype_known) {
+        return InvalidArgumentError("input '" + t.value + "' has unknown shape " + Shape(v->dims).ToString() +
+                                    ": give it with --inputs");
+      }
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(v->dtype, v->shape()));
+      FillSpec spec{.kind = IsFloat(v->dtype) ? FillKind::kUniform : FillKind::kInt, .seed = o.seed + index};
+      if (!IsFloat(v->dtype)) spec.low = 0, spec.high = 3;
+      OPSCOPE_RETURN_IF_ERROR(Fill(x, spec).WithContext("input '" + t.value + "'"));
+      fed[t.value] = std::move(x);
+    }
+    ++index;
+  }
+  return fed;
+}
+
+// One iteration's device objects and results.
+class Run {
+ public:
+  Run(const Graph& g, Schedule& s, Device* device, std::vector<std::unique_ptr<Stream>>& streams,
+      std::vector<std::unique_ptr<Event>>& events)
+      : g_(g), s_(s), device_(device), streams_(streams), events_(events) {}
+
+  StatusOr<std::vector<ClockAnchor>> Anchor() {
+    std::vector<ClockAnchor> anchors;
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> ev, device_->CreateEvent());
+      ClockAnchor a;
+      a.stream_id = static_cast<int>(i);
+      a.host_before_ns = NowNs();
+      OPSCOPE_RETURN_IF_ERROR(streams_[i]->Record(*ev));
+      // The stream is idle, so the host runs the record itself inside
+      // Synchronize: the bracket holds no thread wake-up.
+      OPSCOPE_RETURN_IF_ERROR(streams_[i]->Synchronize());
+      a.host_after_ns = NowNs();
+      OPSCOPE_ASSIGN_OR_RETURN(a.device_ns, ev->TimestampNs());
+      anchors.push_back(a);
+    }
+    return anchors;
+  }
+
+  Status Enqueue(const std::map<std::string, Tensor>& inputs) {
+    for (const std::string& name : g_.value_order()) {
+      const Value* v = g_.FindValue(name);
+      if (v->constant) env_[name] = *v->constant;
+    }
+    start_.resize(s_.tasks.size());
+    end_.resize(s_.tasks.size());
+    for (ScheduledTask& t : s_.tasks) {
+      Stream& stream = *streams_[t.desc.stream_id];
+      for (int64_t e : t.wait_events) OPSCOPE_RETURN_IF_ERROR(stream.Wait(*events_[e]));
+      Status st = t.desc.kind == TaskKind::kMemcpyH2D || t.desc.kind == TaskKind::kMemcpyD2H
+                      ? EnqueueCopy(t, stream, inputs)
+                      : EnqueueKernel(t, stream);
+      if (!st.ok()) return std::move(st).WithContext("task " + std::to_string(t.desc.task_id));
+      if (t.desc.event_after >= 0) OPSCOPE_RETURN_IF_ERROR(stream.Record(*events_[t.desc.event_after]));
+    }
+    return Status::Ok();
+  }
+
+  // Once every stream is synchronized.
+  Status ReadTimes() {
+    for (ScheduledTask& t : s_.tasks) {
+      OPSCOPE_ASSIGN_OR_RETURN(t.raw_start_ns, start_[t.desc.task_id]->TimestampNs());
+      OPSCOPE_ASSIGN_OR_RETURN(t.raw_end_ns, end_[t.desc.task_id]->TimestampNs());
+    }
+    return Status::Ok();
+  }
+
+  std::map<std::string, Tensor>& outputs() { return outputs_; }
+
+ private:
+  Status EnqueueCopy(ScheduledTask& t, Stream& stream, const std::map<std::string, Tensor>& inputs) {
+    const bool h2d = t.desc.kind == TaskKind::kMemcpyH2D;
+    Tensor src;
+    if (h2d) {
+      src = inputs.at(t.value);
+    } else {
+      auto it = env_.find(t.value);
+      if (it == env_.end()) return InternalError("output '" + t.value + "' was never computed");
+      // Contiguous() would read the data now, before the producer ran.
+      if (!it->second.is_contiguous()) return InternalError("output '" + t.value + "' is not contiguous");
+      src = it->second;
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, Tensor::Empty(src.dtype(), src.shape(), h2d ? device_ : nullptr));
+    OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device_->CreateEvent());
+    OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device_->CreateEvent());
+    OPSCOPE_RETURN_IF_ERROR(stream.Record(*start));
+    if (src.nbytes() > 0) {
+      OPSCOPE_RETURN_IF_ERROR(stream.Memcpy(dst.raw_data(), src.raw_data(), src.nbytes(),
+                                            h2d ? CopyKind::kHostToDevice : CopyKind::kDeviceToHost));
+    }
+    OPSCOPE_RETURN_IF_ERROR(stream.Record(*end));
+    start_[t.desc.task_id] = std::move(start);
+    end_[t.desc.task_id] = std::move(end);
+    keep_alive_.push_back(src);
+    if (h2d) producer_[t.value] = t.desc.task_id;
+    (h2d ? env_[t.value] : outputs_[t.value]) = std::move(dst);
+    return Status::Ok();
+  }
+
+  Status EnqueueKernel(ScheduledTask& t, Stream& stream) {
+    const Node* n = g_.FindNode(t.desc.op_node_id);
+    if (!n) return InternalError("task names node " + std::to_string(t.desc.op_node_id) + ", not in the graph");
+    OPSCOPE_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(n->op_type));
+    std::vector<Tensor> args;
+    args.reserve(n->inputs.size());
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const std::string& in = n->inputs[i];
+      if (in.empty()) {
+        args.emplace_back();
+        continue;
+      }
+      auto it = env_.find(in);
+      if (it == env_.end()) return InternalError("node '" + n->name + "' reads '" + in + "' before it is computed");
+      OPSCOPE_RETURN_IF_ERROR(AwaitIfValueInput(*schema, i, in));
+      args.push_back(it->second);
+    }
+    RunOptions opts{.device = device_, .stream = &stream, .num_outputs = static_cast<int>(n->outputs.size()),
+                    .synchronize = false};
+    StatusOr<OpRun> run = Dispatcher::Global().Run(*schema, args, n->attrs, opts);
+    if (!run.ok()) return std::move(run).status().WithContext("node '" + n->name + "' (" + n->op_type + ")");
+    t.op_id = run->op_id;
+    t.desc.kernel_name = run->kernel;
+    if (!run->launches.empty()) {
+      t.launch = run->launches.front().config;
+      t.launch_known = true;
+    }
+    start_[t.desc.task_id] = run->start;
+    end_[t.desc.task_id] = run->end;
+    for (size_t i = 0; i < n->outputs.size() && i < run->outputs.size(); ++i) {
+      if (n->outputs[i].empty()) continue;
+      env_[n->outputs[i]] = run->outputs[i];
+      producer_[n->outputs[i]] = t.desc.task_id;
+    }
+    return Status::Ok();
+  }
+
+  // Shape inference reads a value input's data at dispatch: one computed on
+  // the device makes the host wait for its producer (a data-dependent shape
+  // is a sync point, as on a GPU runtime).
+  Status AwaitIfValueInput(const OpSchema& schema, size_t index, const std::string& value) {
+    if (schema.inputs.empty()) return Status::Ok();
+    const ArgDef& arg = schema.inputs[std::min(index, schema.inputs.size() - 1)];
+    if (!arg.value_input) return Status::Ok();
+    auto p = producer_.find(value);
+    if (p == producer_.end()) return Status::Ok();  // a constant
+    return end_[p->second]->Synchronize().WithContext("waiting for '" + value + "'");
+  }
+
+  const Graph& g_;
+  Schedule& s_;
+  Device* device_;
+  std::vector<std::unique_ptr<Stream>>& streams_;
+  std::vector<std::unique_ptr<Event>>& events_;
+  std::unordered_map<std::string, Tensor> env_;
+  std::unordered_map<std::string, int64_t> producer_;  // value -> the task that writes it
+  std::vector<std::shared_ptr<Event>> start_, end_;
+  std::vector<Tensor> keep_alive_;  // copy sources must outlive the queued copies
+  std::map<std::string, Tensor> outputs_;
+};
+
+Status SynchronizeAll(std::vector<std::unique_ptr<Stream>>& streams) {
+  Status first;
+  for (auto& s : streams) {
+    Status st = s->Synchronize();
+    if (first.ok() && !st.ok()) first = std::move(st).WithContext("stream " + std::to_string(s->id()));
+  }
+  return first;
+}
+
+}  // namespace
+
+std::string OutputFileName(const std::string& value_name) {
+  std::string out;
+  for (char c : value_name) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '-' || c == '.';
+    out += safe ? c : '_';
+  }
+  if (out.empty() || out[0] == '.') out = "_" + out;
+  return out + ".npy";
+}
+
+StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
+  if (!options.device) return InvalidArgumentError("Execute: no device given");
+  if (options.iterations < 1) {
+    return InvalidArgumentError("--iterations: expected at least 1, got " + std::to_string(options.iterations));
+  }
+  ExecutionResult result;
+  OPSCOPE_ASSIGN_OR_RETURN(result.inputs, PrepareInputs(compiled, schedule, options));
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int i = 0; i < schedule.num_streams(); ++i) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Stream> s, options.device->CreateStream());
+    result.device_stream_ids.push_back(s->id());
+    streams.push_back(std::move(s));
+  }
+  std::vector<std::unique_ptr<Event>> events;
+  for (int64_t i = 0; i < schedule.num_events; ++i) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> e, options.device->CreateEvent());
+    events.push_back(std::move(e));
+  }
+  for (int it = 0; it < options.iterations; ++it) {
+    Run run(compiled, schedule, options.device, streams, events);
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
+    const int64_t t0 = NowNs();
+    Status enqueued = run.Enqueue(result.inputs);
+    Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
+    OPSCOPE_RETURN_IF_ERROR(enqueued);
+    OPSCOPE_RETURN_IF_ERROR(synced);
+    result.iteration_wall_us.push_back(static_cast<double>(NowNs() - t0) / 1e3);
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> end, run.Anchor());
+    OPSCOPE_RETURN_IF_ERROR(run.ReadTimes());
+    OPSCOPE_ASSIGN_OR_RETURN(result.clocks, ComputeStreamClocks(begin, end));
+    OPSCOPE_RETURN_IF_ERROR(ApplyCalibration(schedule, result.clocks));
+    result.outputs = std::move(run.outputs());
+  }
+  if (!options.save_outputs_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.save_outputs_dir, ec);
+    if (ec) return InvalidArgumentError("--save-outputs: cannot create '" + options.save_outputs_dir + "': " + ec.message());
+    for (const auto& [name, t] : result.outputs) {
+      std::string path = (std::filesystem::path(options.save_outputs_dir) / OutputFileName(name)).string();
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(path, t).WithContext("--save-outputs"));
+      result.saved_files.push_back(path);
+    }
+  }
+  return result;
+}
+
+}  // namespace opscope::graph

@@ -1,0 +1,47 @@
+// File: graph/runtime/executor.h
+// Runs a Schedule on a device: every kernel task goes through the Dispatcher
+// on its own stream without blocking (so streams overlap), cross-stream
+// dependencies are real Stream::Record/Wait pairs, graph inputs and outputs
+// are real copies (Stream::Memcpy) bracketed by events. After the run it
+// synchronizes, reads every task's start/end from its events and puts them
+// on one clock (calibrate.h).
+//
+//   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
+//   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model.compiled, schedule, opts));
+//   // schedule.tasks[i] now has op_id, raw and calibrated times of the LAST iteration.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "graph/runtime/calibrate.h"
+#include "graph/runtime/scheduler.h"
+
+namespace opscope::graph {
+
+struct ExecuteOptions {
+  Device* device = nullptr;              // required
+  int iterations = 1;                    // each is timed; task times are kept from the last
+  std::map<std::string, Tensor> inputs;  // by graph input name; missing ones are filled
+  uint64_t seed = 0;                     // seeded uniform [-1, 1) fill for missing inputs
+  std::string save_outputs_dir;          // when set, each output is written as <name>.npy
+};
+
+struct ExecutionResult {
+  std::map<std::string, Tensor> outputs;  // host tensors, from the last iteration
+  std::map<std::string, Tensor> inputs;   // what was fed (given or generated)
+  std::vector<double> iteration_wall_us;  // host wall time of every iteration
+  std::vector<StreamClock> clocks;        // from the last iteration
+  std::vector<int> device_stream_ids;     // schedule stream id -> the device's stream id
+  std::vector<std::string> saved_files;
+};
+
+StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options);
+
+// "x.npy" for a value name; characters unsafe in a file name become '_'.
+std::string OutputFileName(const std::string& value_name);
+
+}  // namespace opscope::graph

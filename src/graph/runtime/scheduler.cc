@@ -1,0 +1,147 @@
+#include "graph/runtime/scheduler.h"
+
+#include <unordered_map>
+
+namespace opscope::graph {
+
+bool IsFoldedConstantNode(const Graph& g, const Node& n) {
+  return n.op_type == "Constant" && !n.outputs.empty() && g.IsConstant(n.outputs[0]);
+}
+
+namespace {
+
+// How many consuming nodes read any output of `producer`.
+int ConsumerNodeCount(const Graph& g, const Node& producer) {
+  std::vector<int64_t> seen;
+  for (const std::string& out : producer.outputs) {
+    const Value* v = g.FindValue(out);
+    if (!v) continue;
+    for (int64_t c : v->consumers) {
+      bool dup = false;
+      for (int64_t s : seen) dup |= s == c;
+      if (!dup) seen.push_back(c);
+    }
+    if (v->is_graph_output) seen.push_back(-1);  // the D2H copy reads it too
+  }
+  return static_cast<int>(seen.size());
+}
+
+class Builder {
+ public:
+  Builder(const Graph& g, int compute_streams) : g_(g), load_(compute_streams, 0) {
+    s_.compute_streams = compute_streams;
+    s_.copy_stream = compute_streams;
+  }
+
+  Status Build() {
+    for (const std::string& in : g_.inputs()) {
+      const Value* v = g_.FindValue(in);
+      if (!v) return InternalError("graph input '" + in + "' has no value");
+      if (v->constant) continue;  // an input with an initializer: a constant
+      ScheduledTask& t = Add(TaskKind::kMemcpyH2D, s_.copy_stream, -1);
+      t.value = in;
+      t.op_type = "memcpy";
+      t.desc.kernel_name = "memcpy_h2d";
+      t.desc.label = "inserted: H2D copy of input '" + in + "'";
+      producer_task_[in] = t.desc.task_id;
+    }
+    for (const Node& n : g_.nodes()) {
+      if (IsFoldedConstantNode(g_, n)) continue;
+      if (!n.executable) {
+        return FailedPreconditionError("node '" + n.name + "' (" + n.op_type + ") cannot run: " +
+                                       n.not_executable_reason);
+      }
+      int stream = PickStream(n);
+      ScheduledTask& t = Add(n.kind == NodeKind::kTransdata ? TaskKind::kTransdata : TaskKind::kKernel, stream, n.id);
+      t.op_type = n.op_type;
+      t.node_name = n.name;
+      const int64_t id = t.desc.task_id;
+      for (const std::string& in : n.inputs) AddDep(id, in);
+      for (const std::string& out : n.outputs) {
+        if (!out.empty()) producer_task_[out] = id;
+      }
+      ++load_[stream];
+    }
+    for (const std::string& out : g_.outputs()) {
+      if (!producer_task_.count(out)) {
+        const Value* v = g_.FindValue(out);
+        if (v && v->constant) continue;  // a constant output needs no copy from the device
+        return InternalError("graph output '" + out + "' has no producing task");
+      }
+      ScheduledTask& t = Add(TaskKind::kMemcpyD2H, s_.copy_stream, -1);
+      t.value = out;
+      t.op_type = "memcpy";
+      t.desc.kernel_name = "memcpy_d2h";
+      t.desc.label = "inserted: D2H copy of output '" + out + "'";
+      AddDep(t.desc.task_id, out);
+    }
+    return Status::Ok();
+  }
+
+  Schedule Take() { return std::move(s_); }
+
+ private:
+  ScheduledTask& Add(TaskKind kind, int stream, int64_t node) {
+    ScheduledTask t;
+    t.desc.task_id = static_cast<int64_t>(s_.tasks.size());
+    t.desc.kind = kind;
+    t.desc.stream_id = stream;
+    t.desc.op_node_id = node;
+    s_.tasks.push_back(std::move(t));
+    return s_.tasks.back();
+  }
+
+  int PickStream(const Node& n) {
+    for (const std::string& in : n.inputs) {
+      if (in.empty() || g_.IsConstant(in)) continue;
+      const Value* v = g_.FindValue(in);
+      if (v && v->producer >= 0) {
+        const Node* p = g_.FindNode(v->producer);
+        auto it = producer_task_.find(in);
+        if (p && it != producer_task_.end() && ConsumerNodeCount(g_, *p) == 1) {
+          return s_.tasks[it->second].desc.stream_id;
+        }
+      }
+      break;  // only the first non-constant input decides
+    }
+    int best = 0;
+    for (int s = 1; s < static_cast<int>(load_.size()); ++s) {
+      if (load_[s] < load_[best]) best = s;
+    }
+    return best;
+  }
+
+  void AddDep(int64_t task, const std::string& value) {
+    auto it = producer_task_.find(value);
+    if (value.empty() || it == producer_task_.end()) return;  // constants need no task
+    ScheduledTask& t = s_.tasks[task];
+    for (int64_t d : t.deps) {
+      if (d == it->second) return;
+    }
+    t.deps.push_back(it->second);
+    ScheduledTask& p = s_.tasks[it->second];
+    if (p.desc.stream_id == t.desc.stream_id) return;
+    if (p.desc.event_after < 0) p.desc.event_after = s_.num_events++;
+    t.wait_events.push_back(p.desc.event_after);
+    if (t.desc.event_before < 0) t.desc.event_before = p.desc.event_after;
+  }
+
+  const Graph& g_;
+  Schedule s_;
+  std::vector<int> load_;
+  std::unordered_map<std::string, int64_t> producer_task_;
+};
+
+}  // namespace
+
+StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& options) {
+  if (options.compute_streams < 1 || options.compute_streams > 64) {
+    return InvalidArgumentError("--streams: expected 1 to 64 compute streams, got " +
+                                std::to_string(options.compute_streams));
+  }
+  Builder b(compiled, options.compute_streams);
+  OPSCOPE_RETURN_IF_ERROR(b.Build());
+  return b.Take();
+}
+
+}  // namespace opscope::graph

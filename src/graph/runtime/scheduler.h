@@ -1,0 +1,59 @@
+// File: graph/runtime/scheduler.h
+// Turns a compiled graph into tasks on streams (DESIGN.md §3, TaskDesc):
+// one H2D copy per graph input, one kernel task per compiled node (transdata
+// nodes are tasks of kind "transdata"), one D2H copy per graph output. Copies
+// run on their own copy stream, after the compute streams.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(graph::Schedule s, graph::ScheduleGraph(model.compiled, {.compute_streams = 2}));
+//
+// Stream rule (deterministic): a node runs on the stream of its first input's
+// producer when it is that producer's only consuming node, so a chain stays
+// on one stream; otherwise (a branch point, a join whose first producer feeds
+// others, an input fed from a copy) it takes the compute stream with the
+// fewest tasks so far, the lowest id on a tie. Each dependency crossing
+// streams becomes an event: recorded after the producer (event_after), waited
+// on before the consumer (wait_events; TaskDesc::event_before is the first).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace opscope::graph {
+
+struct ScheduledTask {
+  TaskDesc desc;
+  std::vector<int64_t> deps;          // task ids this task reads from (data dependencies)
+  std::vector<int64_t> wait_events;   // events waited on before it runs (cross-stream deps)
+  std::string value;                  // memcpy tasks: the graph input/output moved
+  std::string op_type;                // compiled node's op type; "memcpy" for copies
+  std::string node_name;
+  // Filled by the executor.
+  uint64_t op_id = 0;
+  int64_t raw_start_ns = -1, raw_end_ns = -1;  // on the stream's device clock
+  int64_t cal_start_ns = -1, cal_end_ns = -1;  // on the common clock (calibrate.h)
+  double start_us_raw = 0;                     // raw start relative to the run's first raw start
+  LaunchConfig launch;                         // the kernel's first launch, when known
+  bool launch_known = false;
+};
+
+struct ScheduleOptions {
+  int compute_streams = 1;
+};
+
+struct Schedule {
+  std::vector<ScheduledTask> tasks;  // task_id == index; a valid enqueue order
+  int compute_streams = 1;
+  int copy_stream = 1;               // stream id of the copy stream (== compute_streams)
+  int64_t num_events = 0;            // event ids are 0..num_events-1
+  int num_streams() const { return compute_streams + 1; }
+};
+
+StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& options);
+
+// A compiled node that becomes no task: a Constant whose output is a folded value.
+bool IsFoldedConstantNode(const Graph& g, const Node& n);
+
+}  // namespace opscope::graph

@@ -1,0 +1,101 @@
+#include "graph/runtime/summary.h"
+
+#include <algorithm>
+#include <map>
+
+#include "graph/runtime/trace_json.h"
+#include "opscope/npy.h"
+
+namespace opscope::graph {
+
+Summary Summarize(const Schedule& schedule, int top_n) {
+  Summary s;
+  std::map<std::string, OpTypeRow> rows;
+  s.streams.resize(schedule.num_streams());
+  for (int i = 0; i < schedule.num_streams(); ++i) {
+    s.streams[i].stream_id = i;
+    s.streams[i].name = StreamName(schedule, i);
+  }
+  int64_t first = -1, last = -1;
+  std::vector<const ScheduledTask*> ran;
+  for (const ScheduledTask& t : schedule.tasks) {
+    if (t.cal_start_ns < 0) continue;
+    ran.push_back(&t);
+    const bool copy = t.desc.kind == TaskKind::kMemcpyH2D || t.desc.kind == TaskKind::kMemcpyD2H;
+    OpTypeRow& r = rows[copy ? kDataMovementRow : t.op_type];
+    const double us = t.desc.duration_us_calibrated;
+    ++r.count;
+    r.total_us += us;
+    s.total_task_us += us;
+    StreamRow& sr = s.streams[t.desc.stream_id];
+    ++sr.tasks;
+    sr.busy_us += us;
+    first = first < 0 ? t.cal_start_ns : std::min(first, t.cal_start_ns);
+    last = std::max(last, t.cal_end_ns);
+  }
+  s.span_us = first < 0 ? 0 : static_cast<double>(last - first) / 1e3;
+  for (StreamRow& sr : s.streams) sr.idle_us = std::max(0.0, s.span_us - sr.busy_us);
+  for (auto& [type, r] : rows) {
+    r.op_type = type;
+    r.mean_us = r.total_us / static_cast<double>(r.count);
+    r.share_pct = s.total_task_us > 0 ? 100.0 * r.total_us / s.total_task_us : 100.0 / rows.size();
+    s.op_types.push_back(r);
+  }
+  std::stable_sort(s.op_types.begin(), s.op_types.end(),
+                   [](const OpTypeRow& a, const OpTypeRow& b) { return a.total_us > b.total_us; });
+  std::stable_sort(ran.begin(), ran.end(), [](const ScheduledTask* a, const ScheduledTask* b) {
+    return a->desc.duration_us_calibrated > b->desc.duration_us_calibrated;
+  });
+  for (size_t i = 0; i < ran.size() && static_cast<int>(i) < top_n; ++i) {
+    const ScheduledTask& t = *ran[i];
+    s.top_tasks.push_back(TopTask{.task_id = t.desc.task_id, .node_id = t.desc.op_node_id,
+                                  .name = t.node_name.empty() ? t.desc.label : t.node_name, .op_type = t.op_type,
+                                  .kernel = t.desc.kernel_name, .stream_id = t.desc.stream_id,
+                                  .start_us = t.desc.start_us, .duration_us = t.desc.duration_us_calibrated});
+  }
+  s.critical_path = ComputeCriticalPath(schedule);
+  return s;
+}
+
+nlohmann::json SummaryJson(const Summary& s) {
+  nlohmann::json j;
+  j["schema"] = "opscope.summary/1";
+  j["span_us"] = s.span_us;
+  j["total_task_us"] = s.total_task_us;
+  j["op_types"] = nlohmann::json::array();
+  for (const OpTypeRow& r : s.op_types) {
+    j["op_types"].push_back({{"op_type", r.op_type},
+                             {"data_movement", r.op_type == kDataMovementRow},
+                             {"count", r.count},
+                             {"total_us", r.total_us},
+                             {"mean_us", r.mean_us},
+                             {"share_pct", r.share_pct}});
+  }
+  j["top_tasks"] = nlohmann::json::array();
+  for (const TopTask& t : s.top_tasks) {
+    j["top_tasks"].push_back({{"task_id", t.task_id},
+                              {"node_id", t.node_id},
+                              {"name", t.name},
+                              {"op_type", t.op_type},
+                              {"kernel", t.kernel},
+                              {"stream_id", t.stream_id},
+                              {"start_us", t.start_us},
+                              {"duration_us", t.duration_us}});
+  }
+  j["streams"] = nlohmann::json::array();
+  for (const StreamRow& r : s.streams) {
+    j["streams"].push_back({{"stream_id", r.stream_id},
+                            {"name", r.name},
+                            {"tasks", r.tasks},
+                            {"busy_us", r.busy_us},
+                            {"idle_us", r.idle_us}});
+  }
+  j["critical_path"] = {{"task_ids", s.critical_path.task_ids}, {"total_us", s.critical_path.total_us}};
+  return j;
+}
+
+Status WriteSummaryJson(const std::string& path, const Summary& s) {
+  return WriteFileAtomic(path, SummaryJson(s).dump(2) + "\n").WithContext("summary.json");
+}
+
+}  // namespace opscope::graph

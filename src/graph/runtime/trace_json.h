@@ -1,0 +1,65 @@
+// File: graph/runtime/trace_json.h
+// trace.json in the Chrome Trace Event Format, which Perfetto and
+// chrome://tracing open as it is: one pid per device (named by a
+// "process_name" M event), one tid per stream (a "thread_name" M event each),
+// one complete ("X") event per task with ts/dur in microseconds and args
+// {task_id, node_id, op_id, op_type, kernel, grid, block}, and a flow pair
+// ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
+// wait. The top-level object carries "schema": "opscope.trace/1".
+//
+// The writer formats by hand into one preallocated string (std::to_chars):
+// a million tasks take well under a second (bench/runtime_benchmark.cc).
+//
+//   graph::TraceData data = graph::BuildTraceData(schedule, model.compiled, "cpu");
+//   OPSCOPE_RETURN_IF_ERROR(graph::WriteTraceJson("trace.json", data));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/ir.h"
+#include "graph/runtime/scheduler.h"
+
+namespace opscope::graph {
+
+struct TraceTask {
+  int64_t task_id = -1;
+  int64_t node_id = -1;
+  uint64_t op_id = 0;
+  int tid = 0;
+  int64_t ts_ns = 0, dur_ns = 0;  // relative to the run's first event
+  std::string name;               // the node's name, or the task's label
+  std::string category;           // the task kind
+  std::string op_type;
+  std::string kernel;
+  bool launch_known = false;
+  Dim3 grid, block;
+};
+
+struct TraceFlow {
+  int64_t id = 0;
+  int from_tid = 0, to_tid = 0;
+  int64_t from_ts_ns = 0, to_ts_ns = 0;
+  std::string name;  // "event 3"
+};
+
+struct TraceData {
+  int pid = 1;
+  std::string process_name;                       // the device: "cpu"
+  std::vector<std::pair<int, std::string>> threads;  // tid -> stream name
+  std::vector<TraceTask> tasks;
+  std::vector<TraceFlow> flows;
+};
+
+// "compute 0", "compute 1", ..., "copy".
+std::string StreamName(const Schedule& s, int stream_id);
+
+// From an executed, calibrated schedule (calibrated times).
+TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name);
+
+std::string TraceJson(const TraceData& data);
+Status WriteTraceJson(const std::string& path, const TraceData& data);
+
+}  // namespace opscope::graph
