@@ -56,9 +56,6 @@ std::vector<fs::path> SortedPb(const fs::path& dir, const std::string& prefix) {
 // stays honest: the test checks they still fail, so a fix shows up here.
 const std::map<std::string, std::string>& KnownFailures() {
   static const auto* known = new std::map<std::string, std::string>{
-      {"pytorch-converted/test_PReLU_1d_multiparam", "opset 6 PRelu: per-channel slope [C] is not adapted to [C,1,..]"},
-      {"pytorch-converted/test_PReLU_2d_multiparam", "opset 6 PRelu: per-channel slope [C] is not adapted to [C,1,..]"},
-      {"pytorch-converted/test_PReLU_3d_multiparam", "opset 6 PRelu: per-channel slope [C] is not adapted to [C,1,..]"},
   };
   return *known;
 }

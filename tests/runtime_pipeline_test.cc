@@ -77,7 +77,6 @@ void ExpectTimesAndMapping(const Pipeline& p) {
     } else {
       EXPECT_NE(t.desc.label.find("inserted"), std::string::npos) << t.desc.task_id;
     }
-    // A task starts after every task it reads from ended.
     // A task starts after every task it reads from ended: exactly on the raw
     // clock (one steady_clock on cpu), within the clocks' uncertainty once calibrated.
     for (int64_t d : t.deps) {

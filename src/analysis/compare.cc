@@ -1,27 +1,360 @@
 #include "analysis/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "analysis/compare_pattern.h"
 
 namespace opscope {
 
 namespace {
 
-// All elements as doubles, row-major: one pass with the element type known.
-StatusOr<std::vector<double>> HostDoubles(const Tensor& t) {
+// Elements are converted to double a block at a time into stack buffers, so
+// one kernel serves every pair of dtypes without a copy of the inputs.
+constexpr int kBlock = 2048;
+constexpr int kMinDecade = -330, kMaxDecade = 310;  // all finite doubles
+constexpr int kDecadeBins = kMaxDecade - kMinDecade + 1;
+// The pattern is judged from at most this many mismatch positions (8 MiB).
+constexpr int64_t kMaxKeptMismatches = int64_t{1} << 20;
+
+const double* Pow10Table() {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(kDecadeBins + 1);
+    for (int d = kMinDecade; d <= kMaxDecade + 1; ++d) t[d - kMinDecade] = std::pow(10.0, d);
+    return t;
+  }();
+  return table.data();
+}
+
+// floor(log10(x)) for finite x > 0, without a log per element: the binary
+// exponent gives the decade or the one below it.
+inline int Decade(double x, const double* pow10) {
+  int b = std::ilogb(x);
+  int d = static_cast<int>(std::floor(b * 0.30102999566398120));
+  d = std::clamp(d, kMinDecade, kMaxDecade);
+  while (d < kMaxDecade && x >= pow10[d + 1 - kMinDecade]) ++d;
+  while (d > kMinDecade && x < pow10[d - kMinDecade]) --d;
+  return d;
+}
+
+void LoadDoubles(DType dtype, const void* base, int64_t start, int n, double* out) {
+  OPSCOPE_SWITCH_ALL(dtype, {
+    const scalar_t* p = static_cast<const scalar_t*>(base) + start;
+    for (int i = 0; i < n; ++i) out[i] = ToDouble(p[i]);
+  });
+}
+
+// Monotonic integer image of a float's bits: adjacent values differ by one.
+template <typename Bits>
+int64_t Ordered(Bits bits) {
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * 8 - 1);
+  return (bits & kSign) ? -static_cast<int64_t>(bits & ~kSign) : static_cast<int64_t>(bits);
+}
+
+int64_t OrderedIn(DType dtype, double v) {
+  switch (dtype) {
+    case DType::kF64: { uint64_t b; std::memcpy(&b, &v, 8); return Ordered(b); }
+    case DType::kF16: return Ordered(Half::FromDouble(v));
+    case DType::kBF16: return Ordered(BFloat16::FromFloat(static_cast<float>(v)));
+    case DType::kF32: { float f = static_cast<float>(v); uint32_t b; std::memcpy(&b, &f, 4); return Ordered(b); }
+    default: return static_cast<int64_t>(v);  // integers: one step is one
+  }
+}
+
+struct Candidate {
+  bool mismatch;
+  double err;
+  int64_t index;
+  double expected, actual;
+};
+
+// Mismatches rank above matches, then larger errors, then lower indices.
+bool Worse(const Candidate& x, const Candidate& y) {
+  if (x.mismatch != y.mismatch) return x.mismatch;
+  if (x.err != y.err) return x.err > y.err;
+  return x.index < y.index;
+}
+
+struct HistAccum {
+  int64_t count = 0, mismatched = 0;
+  double max_abs_err = 0, sum_abs_err = 0;
+  void Add(const HistAccum& o) {
+    count += o.count;
+    mismatched += o.mismatched;
+    max_abs_err = std::max(max_abs_err, o.max_abs_err);
+    sum_abs_err += o.sum_abs_err;
+  }
+};
+
+struct Partial {
+  int64_t mismatched = 0, first_mismatch = -1;
+  double max_abs = -1;
+  int64_t max_abs_index = -1;
+  double max_abs_e = 0, max_abs_a = 0;
+  double max_rel = -1;
+  int64_t max_rel_index = -1;
+  double max_rel_e = 0, max_rel_a = 0;
+  int64_t max_ulp = -1;
+  int64_t finite = 0;
+  double sum_abs = 0, sum_sq = 0, dot = 0, sum_aa = 0, sum_ee = 0;
+  int64_t nan_a = 0, nan_e = 0, inf_a = 0, inf_e = 0, nan_only_a = 0, inf_only_a = 0;
+  std::vector<HistAccum> decades = std::vector<HistAccum>(kDecadeBins);
+  HistAccum zero, non_finite;
+  std::vector<Candidate> heap;  // min-heap under Worse: the least bad on top
+  std::vector<std::vector<int64_t>> by_dim;
+  std::vector<std::vector<double>> err_by_dim;
+  std::vector<int64_t> kept;
+  bool capped = false;
+};
+
+class Engine {
+ public:
+  Engine(const Tensor& a, const Tensor& e, const Tolerance& t, const CompareOptions& o)
+      : a_(a), e_(e), tol_(t), k_(std::max(0, o.worst_k)), dims_(a.shape().dims()) {}
+
+  void Run(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
+    p.by_dim.resize(dims_.size());
+    p.err_by_dim.resize(dims_.size());
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      p.by_dim[d].assign(static_cast<size_t>(dims_[d]), 0);
+      p.err_by_dim[d].assign(static_cast<size_t>(dims_[d]), 0.0);
+    }
+    const double* pow10 = Pow10Table();
+    double av[kBlock], ev[kBlock];
+    for (int64_t start = begin; start < end; start += kBlock) {
+      const int n = static_cast<int>(std::min<int64_t>(kBlock, end - start));
+      LoadDoubles(a_.dtype(), a_.raw_data(), start, n, av);
+      LoadDoubles(e_.dtype(), e_.raw_data(), start, n, ev);
+      for (int i = 0; i < n; ++i) {
+        const double a = av[i], e = ev[i];
+        if (std::isfinite(a) && std::isfinite(e)) [[likely]] {
+          const double diff = a - e, err = std::fabs(diff), abs_e = std::fabs(e);
+          ++p.finite;
+          p.sum_abs += err;
+          p.sum_sq += diff * diff;
+          p.dot += a * e;
+          p.sum_aa += a * a;
+          p.sum_ee += e * e;
+          const bool ok = Judge(a, e, err, abs_e, p);
+          if (err > p.max_abs) {
+            p.max_abs = err, p.max_abs_index = start + i, p.max_abs_e = e, p.max_abs_a = a;
+          }
+          if (e != 0) {
+            const double rel = err / abs_e;
+            if (rel > p.max_rel) p.max_rel = rel, p.max_rel_index = start + i, p.max_rel_e = e, p.max_rel_a = a;
+          }
+          HistAccum& h = e == 0 ? p.zero : p.decades[Decade(abs_e, pow10) - kMinDecade];
+          ++h.count;
+          h.sum_abs_err += err;
+          h.max_abs_err = std::max(h.max_abs_err, err);
+          if (!ok) [[unlikely]] {
+            ++h.mismatched;
+            Mismatch(start + i, err, e, a, keep_cap, p);
+          } else if (k_ > 0 && (p.heap.size() < static_cast<size_t>(k_) ||
+                                (!p.heap.front().mismatch && err > p.heap.front().err))) {
+            Offer({false, err, start + i, e, a}, p);
+          }
+        } else {
+          NonFinite(start + i, a, e, keep_cap, p);
+        }
+      }
+    }
+  }
+
+ private:
+  bool Judge(double a, double e, double err, double abs_e, Partial& p) const {
+    switch (tol_.rule) {
+      case CompareRule::kMixed: return err <= tol_.atol + tol_.rtol * abs_e;
+      case CompareRule::kAbsolute: return err <= tol_.atol;
+      case CompareRule::kRelative: return err <= std::max(tol_.atol, tol_.rtol * abs_e);
+      case CompareRule::kBitExact: return a == e && std::signbit(a) == std::signbit(e);
+      case CompareRule::kUlp: {
+        const int64_t ulp = std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
+        p.max_ulp = std::max(p.max_ulp, ulp);
+        return ulp <= tol_.max_ulp;
+      }
+    }
+    return false;
+  }
+
+  void NonFinite(int64_t index, double a, double e, int64_t keep_cap, Partial& p) {
+    const bool a_nan = std::isnan(a), e_nan = std::isnan(e);
+    p.nan_a += a_nan;
+    p.nan_e += e_nan;
+    p.inf_a += std::isinf(a);
+    p.inf_e += std::isinf(e);
+    p.nan_only_a += a_nan && !e_nan;
+    p.inf_only_a += std::isinf(a) && std::isfinite(e);
+    HistAccum& h = std::isfinite(e) ? (e == 0 ? p.zero : p.decades[Decade(std::fabs(e), Pow10Table()) - kMinDecade])
+                                    : p.non_finite;
+    ++h.count;
+    const bool ok = (a_nan && e_nan) || a == e;  // equal infinities
+    if (ok) return;
+    ++h.mismatched;
+    // NaN on one side has no size; an infinity on one side is infinitely off.
+    const double err = (a_nan || e_nan) ? NAN : INFINITY;
+    if (!std::isnan(err) && err > p.max_abs) {
+      p.max_abs = err, p.max_abs_index = index, p.max_abs_e = e, p.max_abs_a = a;
+    }
+    h.max_abs_err = std::isnan(err) ? h.max_abs_err : err;
+    Mismatch(index, err, e, a, keep_cap, p);
+  }
+
+  void Mismatch(int64_t index, double err, double e, double a, int64_t keep_cap, Partial& p) {
+    ++p.mismatched;
+    if (p.first_mismatch < 0) p.first_mismatch = index;
+    int64_t rest = index;
+    for (int d = static_cast<int>(dims_.size()) - 1; d >= 0; --d) {
+      const int64_t c = rest % dims_[d];
+      rest /= dims_[d];
+      ++p.by_dim[d][c];
+      if (std::isfinite(err)) p.err_by_dim[d][c] += err;
+    }
+    if (static_cast<int64_t>(p.kept.size()) < keep_cap) p.kept.push_back(index);
+    else p.capped = true;
+    if (k_ > 0) Offer({true, std::isnan(err) ? INFINITY : err, index, e, a}, p);
+  }
+
+  void Offer(const Candidate& c, Partial& p) const {
+    auto less_bad = [](const Candidate& x, const Candidate& y) { return Worse(x, y); };
+    if (p.heap.size() < static_cast<size_t>(k_)) {
+      p.heap.push_back(c);
+      std::push_heap(p.heap.begin(), p.heap.end(), less_bad);
+    } else if (Worse(c, p.heap.front())) {
+      std::pop_heap(p.heap.begin(), p.heap.end(), less_bad);
+      p.heap.back() = c;
+      std::push_heap(p.heap.begin(), p.heap.end(), less_bad);
+    }
+  }
+
+  const Tensor& a_;
+  const Tensor& e_;
+  Tolerance tol_;
+  int k_;
+  std::vector<int64_t> dims_;
+};
+
+// Partials arrive in index order: strict comparisons keep the lowest index on ties.
+CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Shape& shape, int k) {
+  CompareResult r;
+  r.tolerance = tol;
+  r.total = shape.numel();
+  Partial m;
+  std::vector<Candidate> cands;
+  std::vector<int64_t> kept;
+  bool capped = false;
+  m.by_dim.resize(shape.rank());
+  m.err_by_dim.resize(shape.rank());
+  for (int d = 0; d < shape.rank(); ++d) {
+    m.by_dim[d].assign(static_cast<size_t>(shape[d]), 0);
+    m.err_by_dim[d].assign(static_cast<size_t>(shape[d]), 0.0);
+  }
+  for (Partial& p : parts) {
+    m.mismatched += p.mismatched;
+    if (m.first_mismatch < 0) m.first_mismatch = p.first_mismatch;
+    if (p.max_abs > m.max_abs) m.max_abs = p.max_abs, m.max_abs_index = p.max_abs_index, m.max_abs_e = p.max_abs_e, m.max_abs_a = p.max_abs_a;
+    if (p.max_rel > m.max_rel) m.max_rel = p.max_rel, m.max_rel_index = p.max_rel_index, m.max_rel_e = p.max_rel_e, m.max_rel_a = p.max_rel_a;
+    m.max_ulp = std::max(m.max_ulp, p.max_ulp);
+    m.finite += p.finite;
+    m.sum_abs += p.sum_abs, m.sum_sq += p.sum_sq, m.dot += p.dot, m.sum_aa += p.sum_aa, m.sum_ee += p.sum_ee;
+    m.nan_a += p.nan_a, m.nan_e += p.nan_e, m.inf_a += p.inf_a, m.inf_e += p.inf_e;
+    m.nan_only_a += p.nan_only_a, m.inf_only_a += p.inf_only_a;
+    for (int b = 0; b < kDecadeBins; ++b) m.decades[b].Add(p.decades[b]);
+    m.zero.Add(p.zero);
+    m.non_finite.Add(p.non_finite);
+    cands.insert(cands.end(), p.heap.begin(), p.heap.end());
+    for (int d = 0; d < shape.rank(); ++d) {
+      for (size_t i = 0; i < m.by_dim[d].size(); ++i) {
+        m.by_dim[d][i] += p.by_dim[d][i];
+        m.err_by_dim[d][i] += p.err_by_dim[d][i];
+      }
+    }
+    kept.insert(kept.end(), p.kept.begin(), p.kept.end());
+    capped = capped || p.capped;
+  }
+  r.mismatched = m.mismatched;
+  r.first_mismatch_index = m.first_mismatch;
+  if (m.max_abs_index >= 0) {
+    r.max_abs_err = m.max_abs, r.max_abs_index = m.max_abs_index;
+    r.max_abs_coords = UnravelIndex(m.max_abs_index, shape);
+    r.expected_at_max_abs = m.max_abs_e, r.actual_at_max_abs = m.max_abs_a;
+  }
+  if (m.max_rel_index >= 0) {
+    r.max_rel_err = m.max_rel, r.max_rel_index = m.max_rel_index;
+    r.max_rel_coords = UnravelIndex(m.max_rel_index, shape);
+    r.expected_at_max_rel = m.max_rel_e, r.actual_at_max_rel = m.max_rel_a;
+  }
+  r.max_ulp = m.max_ulp;
+  r.finite_pairs = m.finite;
+  if (m.finite > 0) {
+    r.mean_abs_err = m.sum_abs / m.finite;
+    r.rmse = std::sqrt(m.sum_sq / m.finite);
+  }
+  if (m.sum_aa == 0 && m.sum_ee == 0) r.cosine = 1;
+  else if (m.sum_aa == 0 || m.sum_ee == 0) r.cosine = 0;
+  else r.cosine = m.dot / (std::sqrt(m.sum_aa) * std::sqrt(m.sum_ee));
+  r.nan_actual = m.nan_a, r.nan_expected = m.nan_e, r.inf_actual = m.inf_a, r.inf_expected = m.inf_e;
+  r.nan_only_actual = m.nan_only_a, r.inf_only_actual = m.inf_only_a;
+  auto add_bin = [&r](HistogramBin::Kind kind, int decade, const HistAccum& h) {
+    if (h.count == 0) return;
+    r.histogram.push_back({kind, decade, h.count, h.mismatched, h.max_abs_err, h.sum_abs_err});
+  };
+  add_bin(HistogramBin::Kind::kZero, 0, m.zero);
+  for (int b = 0; b < kDecadeBins; ++b) add_bin(HistogramBin::Kind::kDecade, b + kMinDecade, m.decades[b]);
+  add_bin(HistogramBin::Kind::kNonFinite, 0, m.non_finite);
+  std::sort(cands.begin(), cands.end(), Worse);
+  if (cands.size() > static_cast<size_t>(k)) cands.resize(static_cast<size_t>(k));
+  for (const Candidate& c : cands) {
+    r.worst.push_back({c.index, UnravelIndex(c.index, shape), c.expected, c.actual, c.err});
+  }
+  r.mismatches_by_dim = std::move(m.by_dim);
+  r.abs_err_by_dim = std::move(m.err_by_dim);
+  std::sort(kept.begin(), kept.end());
+  r.pattern = DescribeMismatchPattern(shape, r.mismatched, kept, capped, r.mismatches_by_dim, r.abs_err_by_dim);
+  return r;
+}
+
+StatusOr<Tensor> HostContiguous(const Tensor& t) {
   Tensor host = t;
   if (!t.on_host()) {
     OPSCOPE_ASSIGN_OR_RETURN(host, ToHost(t));
   }
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor c, host.Contiguous());
-  std::vector<double> out(static_cast<size_t>(c.numel()));
-  OPSCOPE_SWITCH_ALL(c.dtype(), {
-    const scalar_t* p = c.data<scalar_t>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = ToDouble(p[i]);
-  });
-  return out;
+  return host.Contiguous();
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
 }
 
 }  // namespace
+
+const char* CompareRuleName(CompareRule rule) {
+  switch (rule) {
+    case CompareRule::kMixed: return "mixed";
+    case CompareRule::kAbsolute: return "absolute";
+    case CompareRule::kRelative: return "relative";
+    case CompareRule::kBitExact: return "bit-exact";
+    case CompareRule::kUlp: return "ulp";
+  }
+  return "?";
+}
+
+StatusOr<CompareRule> ParseCompareRule(std::string_view name) {
+  for (CompareRule r : {CompareRule::kMixed, CompareRule::kAbsolute, CompareRule::kRelative, CompareRule::kBitExact,
+                        CompareRule::kUlp}) {
+    if (name == CompareRuleName(r)) return r;
+  }
+  if (name == "abs") return CompareRule::kAbsolute;
+  if (name == "rel") return CompareRule::kRelative;
+  if (name == "exact" || name == "bitexact") return CompareRule::kBitExact;
+  return InvalidArgumentError("unknown rule '" + std::string(name) +
+                              "' (expected mixed, absolute, relative, bit-exact or ulp)");
+}
 
 Tolerance DefaultTolerance(DType dtype) {
   switch (dtype) {
@@ -29,8 +362,28 @@ Tolerance DefaultTolerance(DType dtype) {
     case DType::kF32: return {1e-5, 1e-5};
     case DType::kF16: return {1e-3, 1e-3};
     case DType::kBF16: return {1e-2, 1e-2};
-    default: return {0, 0};
+    default: return {0, 0, CompareRule::kBitExact};
   }
+}
+
+std::string DescribeTolerance(const Tolerance& t) {
+  switch (t.rule) {
+    case CompareRule::kMixed: return "|a-e| <= " + Num(t.atol) + " + " + Num(t.rtol) + "*|e|";
+    case CompareRule::kAbsolute: return "|a-e| <= " + Num(t.atol);
+    case CompareRule::kRelative: return "|a-e| <= max(" + Num(t.atol) + ", " + Num(t.rtol) + "*|e|)";
+    case CompareRule::kBitExact: return "a == e bit for bit";
+    case CompareRule::kUlp: return "ulp(a,e) <= " + std::to_string(t.max_ulp);
+  }
+  return "?";
+}
+
+std::string HistogramBin::Label() const {
+  switch (kind) {
+    case Kind::kZero: return "0";
+    case Kind::kNonFinite: return "nan/inf";
+    case Kind::kDecade: return "[1e" + std::to_string(decade) + ",1e" + std::to_string(decade + 1) + ")";
+  }
+  return "?";
 }
 
 std::vector<int64_t> UnravelIndex(int64_t flat, const Shape& shape) {
@@ -43,61 +396,32 @@ std::vector<int64_t> UnravelIndex(int64_t flat, const Shape& shape) {
   return coords;
 }
 
-StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance) {
+StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance,
+                                       const CompareOptions& options) {
   if (actual.shape() != expected.shape()) {
     return InvalidArgumentError("compare: actual " + actual.Describe() + " and expected " + expected.Describe() +
                                 " differ in shape");
   }
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<double> a, HostDoubles(actual));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<double> e, HostDoubles(expected));
-
-  CompareResult r;
-  r.tolerance = tolerance;
-  r.total = static_cast<int64_t>(a.size());
-  for (int64_t i = 0; i < r.total; ++i) {
-    const double av = a[i], ev = e[i];
-    const bool a_nan = std::isnan(av), e_nan = std::isnan(ev);
-    r.nan_actual += a_nan;
-    r.nan_expected += e_nan;
-    r.inf_actual += std::isinf(av);
-    r.inf_expected += std::isinf(ev);
-    bool match;
-    double abs_err;
-    if (a_nan || e_nan) {
-      match = a_nan && e_nan;
-      abs_err = NAN;
-    } else if (av == ev) {  // also equal infinities, whose difference would be NaN
-      match = true;
-      abs_err = 0;
-    } else if (std::isinf(av) || std::isinf(ev)) {
-      abs_err = INFINITY;  // rtol * |inf| would otherwise accept any value
-      match = false;
-    } else {
-      abs_err = std::fabs(av - ev);
-      match = abs_err <= tolerance.atol + tolerance.rtol * std::fabs(ev);
-    }
-    if (!match) {
-      ++r.mismatched;
-      if (r.first_mismatch_index < 0) r.first_mismatch_index = i;
-    }
-    if (!std::isnan(abs_err)) {
-      if (r.max_abs_index < 0 || abs_err > r.max_abs_err) {
-        r.max_abs_err = abs_err;
-        r.max_abs_index = i;
-        r.expected_at_max_abs = ev;
-        r.actual_at_max_abs = av;
-      }
-      if (ev != 0 && !std::isinf(ev)) {
-        double rel = abs_err / std::fabs(ev);
-        if (r.max_rel_index < 0 || rel > r.max_rel_err) {
-          r.max_rel_err = rel;
-          r.max_rel_index = i;
-        }
-      }
-    }
+  if (tolerance.atol < 0 || tolerance.rtol < 0 || tolerance.max_ulp < 0 || std::isnan(tolerance.atol) ||
+      std::isnan(tolerance.rtol)) {
+    return InvalidArgumentError("compare: tolerances must be >= 0");
   }
-  if (r.max_abs_index >= 0) r.max_abs_coords = UnravelIndex(r.max_abs_index, actual.shape());
-  return r;
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor a, HostContiguous(actual));
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor e, HostContiguous(expected));
+  const int64_t n = a.numel();
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = static_cast<int>(std::clamp<int64_t>(n / (int64_t{1} << 16), 1, std::max(1, threads)));
+  Engine engine(a, e, tolerance, options);
+  std::vector<Partial> parts(static_cast<size_t>(threads));
+  const int64_t share = (n + threads - 1) / threads;
+  const int64_t keep_cap = kMaxKeptMismatches / threads;
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) {
+    pool.emplace_back([&, t] { engine.Run(std::min(n, t * share), std::min(n, (t + 1) * share), keep_cap, parts[t]); });
+  }
+  engine.Run(0, std::min(n, share), keep_cap, parts[0]);
+  for (std::thread& th : pool) th.join();
+  return Merge(parts, tolerance, a.shape(), std::max(0, options.worst_k));
 }
 
 }  // namespace opscope

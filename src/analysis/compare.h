@@ -1,17 +1,26 @@
 // File: analysis/compare.h
-// Judges a kernel's output against its reference, element by element, with
-// the mixed rule |actual - expected| <= atol + rtol * |expected|.
+// The compare engine: judges an actual tensor against an expected one, element
+// by element, under one rule, and gathers the numbers that say how and where
+// they differ (max/mean errors, RMSE, cosine, NaN/Inf per side, a histogram by
+// decade of |expected|, the K worst elements, mismatches per index of every
+// dim, and a pattern in words).
 //
 //   OPSCOPE_ASSIGN_OR_RETURN(CompareResult r,
 //                            CompareTensors(actual, expected, DefaultTolerance(actual.dtype())));
-//   if (!r.passed()) ... r.max_abs_err, r.max_abs_coords ...
+//   if (!r.passed()) ... r.max_abs_err, r.max_abs_coords, r.pattern ...
+//
+// One fused parallel pass: each thread keeps partial stats for its share of
+// the elements (a bounded heap for the worst K, per-dim counts touched only on
+// mismatches) and the partials are merged in index order, so results do not
+// depend on the thread count. Inputs are read where they lie (no copy) when
+// they are contiguous host tensors.
 //
 // NaN matches NaN and an infinity matches the same infinity; any other NaN or
-// infinity on one side only is a mismatch. Integer and bool outputs compare
-// exactly (tolerance 0).
+// infinity on one side only is a mismatch.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "opscope/status.h"
@@ -19,17 +28,53 @@
 
 namespace opscope {
 
+enum class CompareRule {
+  kMixed,     // |a-e| <= atol + rtol*|e|
+  kAbsolute,  // |a-e| <= atol
+  kRelative,  // |a-e| <= max(atol, rtol*|e|): below |e| = atol/rtol the abs bound decides
+  kBitExact,  // identical values, -0 != +0
+  kUlp,       // at most max_ulp representable steps apart, in the actual's dtype
+};
+
+const char* CompareRuleName(CompareRule rule);  // "mixed", "absolute", ...
+StatusOr<CompareRule> ParseCompareRule(std::string_view name);
+
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
+  CompareRule rule = CompareRule::kMixed;
+  int64_t max_ulp = 0;
 };
 
 // The defaults by the dtype of the output under test, a few units of that
 // dtype's rounding (f32 eps 1.2e-7, f16 9.8e-4, bf16 7.8e-3) with room for a
 // different summation order than the double-precision reference:
 //   float64 atol 1e-12 rtol 1e-10;  float32 1e-5 / 1e-5;  float16 1e-3 / 1e-3;
-//   bfloat16 1e-2 / 1e-2;  integers and bool exact.
+//   bfloat16 1e-2 / 1e-2;  integers and bool exact (bit-exact rule).
 Tolerance DefaultTolerance(DType dtype);
+// "|a-e| <= 1e-05 + 1e-05*|e|", "ulp(a,e) <= 4", ... : the threshold applied.
+std::string DescribeTolerance(const Tolerance& t);
+
+// One element, as the worst-K list and the max fields report it.
+struct CompareElement {
+  int64_t index = -1;  // row-major flat index
+  std::vector<int64_t> coords;
+  double expected = 0;
+  double actual = 0;
+  double abs_err = 0;  // +inf for a NaN or an infinity on one side only
+};
+
+// Elements whose |expected| lies in [10^decade, 10^(decade+1)); the zero bin
+// holds |expected| == 0 and the non-finite bin NaN or infinite expected values.
+struct HistogramBin {
+  enum class Kind { kZero, kDecade, kNonFinite } kind = Kind::kDecade;
+  int decade = 0;
+  int64_t count = 0;
+  int64_t mismatched = 0;
+  double max_abs_err = 0;
+  double sum_abs_err = 0;  // over finite pairs
+  std::string Label() const;  // "0", "[1e-3,1e-2)", "nan/inf"
+};
 
 struct CompareResult {
   Tolerance tolerance;
@@ -41,19 +86,43 @@ struct CompareResult {
   std::vector<int64_t> max_abs_coords;
   double expected_at_max_abs = 0;
   double actual_at_max_abs = 0;
-  // The largest |actual - expected| / |expected| over elements with expected != 0.
+  // The largest |actual - expected| / |expected| over finite elements with expected != 0.
   double max_rel_err = 0;
   int64_t max_rel_index = -1;
+  std::vector<int64_t> max_rel_coords;
+  double expected_at_max_rel = 0;
+  double actual_at_max_rel = 0;
+  int64_t max_ulp = -1;  // only measured under the ulp rule
   int64_t first_mismatch_index = -1;
+  // Over the pairs where both sides are finite.
+  int64_t finite_pairs = 0;
+  double mean_abs_err = 0;
+  double rmse = 0;
+  double cosine = 1;  // 1 when both sides are all zero, 0 when only one is
   int64_t nan_actual = 0, nan_expected = 0;
   int64_t inf_actual = 0, inf_expected = 0;
+  int64_t nan_only_actual = 0;  // NaN in actual where expected is not NaN: a finding of its own
+  int64_t inf_only_actual = 0;  // an infinity in actual where expected is finite
+  std::vector<HistogramBin> histogram;  // non-empty bins, zero first, then by decade, non-finite last
+  std::vector<CompareElement> worst;    // the K largest errors, largest first (mismatches first)
+  // mismatches_by_dim[d][i]: mismatches whose coordinate in dim d is i.
+  std::vector<std::vector<int64_t>> mismatches_by_dim;
+  std::vector<std::vector<double>> abs_err_by_dim;  // summed |a-e| of those mismatches
+  std::string pattern;  // where the mismatches are, in words
 
   bool passed() const { return mismatched == 0; }
 };
 
-// `actual` and `expected` must have equal shapes; dtypes may differ (the
-// reference is float64). Tensors on a device are copied to the host first.
-StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance);
+struct CompareOptions {
+  int worst_k = 10;
+  int threads = 0;  // 0: one per hardware thread
+};
+
+// `actual` and `expected` must have equal shapes (no elements: nothing to
+// judge, it passes; the compare command rejects empty files); dtypes may differ (a reference is float64). Tensors on a device are copied
+// to the host first.
+StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance,
+                                       const CompareOptions& options = {});
 
 // Row-major flat index -> coordinates.
 std::vector<int64_t> UnravelIndex(int64_t flat, const Shape& shape);

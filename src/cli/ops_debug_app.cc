@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/apps.h"
+#include "cli/compare_command.h"
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
@@ -14,7 +15,7 @@ namespace opscope::cli {
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "list", "describe"};
+constexpr const char* kCommands[] = {"run", "compare", "list", "describe"};
 
 int UsageError(std::ostream& err, const std::string& what) {
   err << "ops-debug: error: " << OneLine(what) << "\n";
@@ -31,7 +32,9 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   RunFlags run_flags;
   ListFlags list_flags;
   DescribeFlags describe_flags;
+  CompareFlags compare_flags;
   CLI::App* run = AddRunCommand(app, run_flags);
+  CLI::App* compare = AddCompareCommand(app, compare_flags);
   CLI::App* list = AddListCommand(app, list_flags);
   CLI::App* describe = AddDescribeCommand(app, describe_flags);
 
@@ -39,7 +42,7 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     for (const char* c : kCommands) known = known || std::strcmp(argv[1], c) == 0;
-    if (!known) return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, list, describe)");
+    if (!known) return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, compare, list, describe)");
   }
   try {
     app.parse(argc, argv);
@@ -58,6 +61,17 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
     auto report = RunOp(run_flags);
     if (!report.ok()) return UsageError(err, report.status().ToString());
     PrintRunReport(*report, out);
+    return report->ExitCode();
+  }
+  if (compare->parsed()) {
+    auto report = CompareFiles(compare_flags);
+    if (!report.ok()) return UsageError(err, report.status().ToString());
+    if (!compare_flags.report.empty()) {
+      Status st = WriteReport(compare_flags.report, CompareReportJson(*report));
+      if (!st.ok()) return UsageError(err, st.ToString());
+    }
+    PrintCompareReport(*report, out);
+    if (!compare_flags.report.empty()) out << "report " << compare_flags.report << "\n";
     return report->ExitCode();
   }
   Status st = list->parsed() ? ListOps(list_flags, out) : describe->parsed() ? DescribeOp(describe_flags, out)

@@ -320,6 +320,25 @@ const std::set<std::string>& ReduceOpsWithAxesAttr() {
 
 }  // namespace
 
+// Before opset 7 a 1-D slope of C values meant one slope per channel (dim 1);
+// from 7 on the slope broadcasts numpy-style against the trailing dims, so a
+// per-channel slope must become [C,1,...,1].
+Status AdaptPReluBefore7(Rewriter& r) {
+  const TensorDesc* x = r.Desc(0);
+  const Tensor* slope = r.Value(1);
+  if (!slope || slope->rank() != 1 || slope->numel() == 1) return Status::Ok();
+  if (!x) {
+    return UnimplementedError(r.what() + ": a per-channel slope needs the input's rank to convert, which is unknown");
+  }
+  if (x->shape.rank() <= 2) return Status::Ok();  // [N,C] vs [C] means the same in both forms
+  std::vector<int64_t> dims(x->shape.rank() - 1, 1);
+  dims[0] = slope->numel();
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor contiguous, slope->Contiguous());
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor reshaped, contiguous.Clone());
+  OPSCOPE_ASSIGN_OR_RETURN(reshaped, reshaped.Reshape(Shape(dims)));
+  return r.AddConstantInput(1, "slope", std::move(reshaped));
+}
+
 std::string AdaptedOpType(const onnx::NodeProto& node, int64_t opset) {
   if (IsDefaultOnnxDomain(node.domain()) && node.op_type() == "Upsample") return "Resize";
   return node.op_type();
@@ -360,12 +379,8 @@ StatusOr<AdaptedNode> AdaptOnnxNode(const onnx::NodeProto& node, const NodeEnv& 
     OPSCOPE_RETURN_IF_ERROR(AdaptClipBefore11(r));
   } else if (op == "Upsample" || (op == "Resize" && v < 11)) {
     OPSCOPE_RETURN_IF_ERROR(AdaptToResize13(r));
-  } else if (op == "Resize" && v < 13) {
-    if (const onnx::AttributeProto* m = r.attr("coordinate_transformation_mode");
-        m && m->s() == "tf_half_pixel_for_nn") {
-      return UnimplementedError(r.what() + ": coordinate_transformation_mode 'tf_half_pixel_for_nn' was removed in "
-                                "opset 13 and has no equivalent there");
-    }
+  } else if (op == "PRelu" && v < 7) {
+    OPSCOPE_RETURN_IF_ERROR(AdaptPReluBefore7(r));
   } else if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && v < 13) {
     OPSCOPE_RETURN_IF_ERROR(AdaptCoercedSoftmax(r));
   } else if (LegacyBroadcastOps().count(op) && v < 7) {

@@ -1,0 +1,243 @@
+#include "cli/compare_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "analysis/compare_json.h"
+#include "cli/flag_parsing.h"
+#include "opscope/npy.h"
+
+namespace opscope::cli {
+
+const char* const kToleranceHelp =
+    "Rules (--rule): mixed |a-e| <= atol + rtol*|e| (the default for floats); absolute |a-e| <= atol;\n"
+    "relative |a-e| <= max(atol, rtol*|e|): where |e| < atol/rtol, near zero, the absolute bound decides,\n"
+    "so a relative error against an expected 0 never fails an element alone (max rel err is reported over\n"
+    "expected != 0 only); bit-exact (the default for integers and bool); ulp: at most --max-ulp steps apart\n"
+    "in the actual's dtype. Default atol/rtol by dtype: float64 1e-12/1e-10, float32 1e-5/1e-5,\n"
+    "float16 1e-3/1e-3, bfloat16 1e-2/1e-2. NaN matches only NaN, an infinity only the same infinity.\n"
+    "The threshold applied is always printed.";
+
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+std::string Coords(const std::vector<int64_t>& c) {
+  std::string s = "[";
+  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
+  return s + "]";
+}
+
+bool IsNpz(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npz") == 0;
+}
+
+// Both sides agree on shape and dtype and hold something to compare.
+Status CheckPair(const std::string& what_e, const Tensor& e, const std::string& what_a, const Tensor& a) {
+  if (e.shape() != a.shape()) {
+    return InvalidArgumentError("shapes differ: expected " + what_e + " is " + e.Describe() + ", actual " + what_a +
+                                " is " + a.Describe());
+  }
+  if (e.dtype() != a.dtype()) {
+    return InvalidArgumentError("dtypes differ: expected " + what_e + " is " + e.Describe() + ", actual " + what_a +
+                                " is " + a.Describe() + " (convert one side so both hold the same type)");
+  }
+  if (e.numel() == 0) return InvalidArgumentError(what_e + " and " + what_a + ": empty arrays " + e.Describe() + ", nothing to compare");
+  return Status::Ok();
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+StatusOr<Tolerance> ResolveTolerance(const ToleranceFlags& f, DType dtype) {
+  Tolerance t = DefaultTolerance(dtype);
+  if (!f.rule.empty()) {
+    auto rule = ParseCompareRule(f.rule);
+    if (!rule.ok()) return std::move(rule).status().WithContext("--rule");
+    t.rule = *rule;
+    if (t.rule != CompareRule::kBitExact && !IsFloat(dtype) && t.rule != CompareRule::kUlp) t = {0, 0, t.rule};
+  } else if ((f.atol || f.rtol) && t.rule == CompareRule::kBitExact) {
+    t.rule = CompareRule::kMixed;  // a tolerance given for integers asks for a tolerant rule
+  }
+  if (f.atol) {
+    if (!(*f.atol >= 0)) return InvalidArgumentError("--atol: must be >= 0, got " + Num(*f.atol));
+    t.atol = *f.atol;
+  }
+  if (f.rtol) {
+    if (!(*f.rtol >= 0)) return InvalidArgumentError("--rtol: must be >= 0, got " + Num(*f.rtol));
+    t.rtol = *f.rtol;
+  }
+  if (f.max_ulp) {
+    if (*f.max_ulp < 0) return InvalidArgumentError("--max-ulp: must be >= 0, got " + std::to_string(*f.max_ulp));
+    if (t.rule != CompareRule::kUlp) return InvalidArgumentError("--max-ulp: only used with --rule ulp");
+    t.max_ulp = *f.max_ulp;
+  }
+  if (f.worst_k < 0) return InvalidArgumentError("--worst: must be >= 0, got " + std::to_string(f.worst_k));
+  return t;
+}
+
+void AddToleranceFlags(CLI::App& c, ToleranceFlags& f) {
+  c.add_option("--rule", f.rule, "mixed | absolute | relative | bit-exact | ulp (see below)");
+  c.add_option_function<double>("--atol", [&f](const double& v) { f.atol = v; }, "absolute tolerance (abserr)");
+  c.add_option_function<double>("--rtol", [&f](const double& v) { f.rtol = v; }, "relative tolerance (relerr)");
+  c.add_option_function<int64_t>("--max-ulp", [&f](const int64_t& v) { f.max_ulp = v; }, "ulp rule: steps allowed");
+  c.add_option("--worst", f.worst_k, "how many worst elements to list (default 10)");
+}
+
+bool CompareReport::passed() const {
+  for (const ComparedArray& a : arrays) {
+    if (!a.result.passed()) return false;
+  }
+  return true;
+}
+
+StatusOr<CompareReport> CompareFiles(const CompareFlags& f) {
+  if (f.expected.empty() || f.actual.empty()) return InvalidArgumentError("compare: give EXPECTED and ACTUAL files");
+  if (IsNpz(f.expected) != IsNpz(f.actual)) {
+    return InvalidArgumentError("compare: " + f.expected + " and " + f.actual +
+                                ": give two .npy files or two .npz archives, not one of each");
+  }
+  NamedTensors expected, actual;
+  if (IsNpz(f.expected)) {
+    OPSCOPE_ASSIGN_OR_RETURN(expected, ReadNpz(f.expected));
+    OPSCOPE_ASSIGN_OR_RETURN(actual, ReadNpz(f.actual));
+    std::map<std::string, Tensor> by_name(actual.begin(), actual.end());
+    std::vector<std::string> only_e, only_a;
+    for (const auto& [name, t] : expected) {
+      if (!by_name.count(name)) only_e.push_back(name);
+    }
+    std::map<std::string, Tensor> e_names(expected.begin(), expected.end());
+    for (const auto& [name, t] : actual) {
+      if (!e_names.count(name)) only_a.push_back(name);
+    }
+    if (!only_e.empty() || !only_a.empty()) {
+      return InvalidArgumentError("compare: the archives hold different arrays: only in " + f.expected + ": [" +
+                                  Join(only_e) + "], only in " + f.actual + ": [" + Join(only_a) + "]");
+    }
+    if (expected.empty()) return InvalidArgumentError("compare: " + f.expected + ": the archive holds no arrays");
+    NamedTensors ordered;
+    for (const auto& [name, t] : expected) ordered.emplace_back(name, by_name.at(name));
+    actual = std::move(ordered);
+  } else {
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor e, ReadNpy(f.expected));
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor a, ReadNpy(f.actual));
+    const std::string name = std::filesystem::path(f.actual).stem().string();
+    expected.emplace_back(name, e);
+    actual.emplace_back(name, a);
+  }
+  std::vector<Tolerance> tolerances;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const bool npz = IsNpz(f.expected);
+    const std::string we = npz ? f.expected + ":" + expected[i].first : f.expected;
+    const std::string wa = npz ? f.actual + ":" + actual[i].first : f.actual;
+    OPSCOPE_RETURN_IF_ERROR(CheckPair(we, expected[i].second, wa, actual[i].second).WithContext("compare"));
+    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(f.tolerance, actual[i].second.dtype()));
+    tolerances.push_back(t);
+  }
+  CompareReport report;
+  report.expected = f.expected;
+  report.actual = f.actual;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    OPSCOPE_ASSIGN_OR_RETURN(CompareResult r, CompareTensors(actual[i].second, expected[i].second, tolerances[i],
+                                                            CompareOptions{.worst_k = f.tolerance.worst_k}));
+    report.arrays.push_back({expected[i].first, actual[i].second.Describe(), std::move(r)});
+  }
+  report.repro = "ops-debug compare " + ShellQuote(f.expected) + " " + ShellQuote(f.actual);
+  if (!f.tolerance.rule.empty()) report.repro += " --rule " + ShellQuote(f.tolerance.rule);
+  if (f.tolerance.atol) report.repro += " --atol " + Num(*f.tolerance.atol);
+  if (f.tolerance.rtol) report.repro += " --rtol " + Num(*f.tolerance.rtol);
+  if (f.tolerance.max_ulp) report.repro += " --max-ulp " + std::to_string(*f.tolerance.max_ulp);
+  return report;
+}
+
+void PrintComparison(const std::string& name, const std::string& describe, const CompareResult& c, std::ostream& out) {
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.2f%%", c.total ? 100.0 * c.mismatched / c.total : 0.0);
+  out << "output " << name << "  " << describe << "  " << (c.passed() ? "PASSED" : "FAILED") << "  "
+      << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
+      << CompareRuleName(c.tolerance.rule) << "  " << DescribeTolerance(c.tolerance) << "\n";
+  if (c.nan_only_actual) out << "  NaN in actual only: " << WithThousands(c.nan_only_actual) << " element(s)\n";
+  if (c.inf_only_actual) out << "  Inf in actual only: " << WithThousands(c.inf_only_actual) << " element(s)\n";
+  if (c.max_abs_index >= 0) {
+    out << "  max abs err " << Num(c.max_abs_err) << " at " << Coords(c.max_abs_coords) << "  expected "
+        << Num(c.expected_at_max_abs) << "  actual " << Num(c.actual_at_max_abs) << "\n";
+  }
+  if (c.max_rel_index >= 0) {
+    out << "  max rel err " << Num(c.max_rel_err) << " at " << Coords(c.max_rel_coords) << "  expected "
+        << Num(c.expected_at_max_rel) << "  actual " << Num(c.actual_at_max_rel) << "  (over expected != 0)\n";
+  }
+  if (c.max_ulp >= 0) out << "  max ulp " << c.max_ulp << "\n";
+  out << "  mean abs err " << Num(c.mean_abs_err) << "  rmse " << Num(c.rmse) << "  cosine " << Num(c.cosine)
+      << "  NaN " << c.nan_actual << "/" << c.nan_expected << "  Inf " << c.inf_actual << "/" << c.inf_expected
+      << "  (actual/expected)\n";
+  if (!c.passed()) {
+    out << "  pattern  " << c.pattern << "\n";
+    out << "  worst";
+    for (size_t i = 0; i < c.worst.size() && i < 5; ++i) {
+      const CompareElement& w = c.worst[i];
+      out << (i ? "; " : " ") << Coords(w.coords) << " e=" << Num(w.expected) << " a=" << Num(w.actual);
+    }
+    out << "\n  by |expected|";
+    for (const HistogramBin& b : c.histogram) {
+      if (b.mismatched) out << "  " << b.Label() << ": " << WithThousands(b.mismatched) << "/" << WithThousands(b.count);
+    }
+    out << "\n";
+  }
+}
+
+void PrintCompareReport(const CompareReport& r, std::ostream& out) {
+  out << "compare  expected " << r.expected << "  actual " << r.actual << "\n";
+  for (const ComparedArray& a : r.arrays) PrintComparison(a.name, a.describe, a.result, out);
+  out << (r.passed() ? "PASSED" : "FAILED") << "\n";
+  out << "repro: " << r.repro << "\n";
+}
+
+nlohmann::json EmptyReport(const std::string& status) {
+  return {{"schema", "opscope.report/1"}, {"status", status}, {"op", nullptr},       {"op_id", nullptr},
+          {"device", nullptr},           {"kernel", nullptr}, {"timing", nullptr},   {"compare", nullptr},
+          {"outputs", nlohmann::json::array()}, {"tracepoints", nlohmann::json::array()},
+          {"repro", {{"command", nullptr}, {"dir", nullptr}}}};
+}
+
+nlohmann::json CompareReportJson(const CompareReport& r) {
+  nlohmann::json j = EmptyReport(r.passed() ? "passed" : "failed");
+  j["expected_file"] = r.expected;
+  j["actual_file"] = r.actual;
+  // `compare` is the first failing array (or the first one); `outputs` has them all.
+  const ComparedArray* main = r.arrays.empty() ? nullptr : &r.arrays[0];
+  for (const ComparedArray& a : r.arrays) {
+    j["outputs"].push_back({{"name", a.name}, {"tensor", a.describe}, {"compare", CompareResultToJson(a.result)}});
+    if (main->result.passed() && !a.result.passed()) main = &a;
+  }
+  if (main) j["compare"] = CompareResultToJson(main->result);
+  j["repro"]["command"] = r.repro;
+  return j;
+}
+
+Status WriteReport(const std::string& path, const nlohmann::json& report) {
+  return WriteFileAtomic(path, report.dump(2) + "\n").WithContext("--report");
+}
+
+CLI::App* AddCompareCommand(CLI::App& app, CompareFlags& f) {
+  CLI::App* c = app.add_subcommand("compare", "Compare two .npy files (or two .npz archives, array by array)");
+  c->add_option("expected", f.expected, "the expected tensor (.npy) or arrays (.npz)")->required();
+  c->add_option("actual", f.actual, "the actual tensor (.npy) or arrays (.npz)")->required();
+  AddToleranceFlags(*c, f.tolerance);
+  c->add_option("--report", f.report, "write report.json (schema opscope.report/1) here");
+  c->footer(kToleranceHelp);
+  return c;
+}
+
+}  // namespace opscope::cli
