@@ -42,7 +42,8 @@ struct BlockContext {
   Dim3 grid_dim;
   Dim3 block_dim;
   int vector_width = 1;
-  int worker = 0;  // which pool thread runs this block
+  int worker = 0;  // which thread runs this block: distinct among the blocks running at once
+                   // within one launch, in [0, compute_units)
   int64_t linear_block() const { return block_idx.x + grid_dim.x * (block_idx.y + grid_dim.y * block_idx.z); }
 };
 

@@ -19,6 +19,11 @@ constexpr int kMinDecade = -330, kMaxDecade = 310;  // all finite doubles
 constexpr int kDecadeBins = kMaxDecade - kMinDecade + 1;
 // The pattern is judged from at most this many mismatch positions (8 MiB).
 constexpr int64_t kMaxKeptMismatches = int64_t{1} << 20;
+// Longer dims get no per-index aggregate: one per element would cost more
+// memory than the inputs (the pattern then works from the kept positions).
+constexpr int64_t kMaxAggregatedDim = int64_t{1} << 16;
+
+size_t AggregateSize(int64_t dim) { return dim <= kMaxAggregatedDim ? static_cast<size_t>(dim) : 0; }
 
 const double* Pow10Table() {
   static const std::vector<double> table = [] {
@@ -119,8 +124,8 @@ class Engine {
     p.by_dim.resize(dims_.size());
     p.err_by_dim.resize(dims_.size());
     for (size_t d = 0; d < dims_.size(); ++d) {
-      p.by_dim[d].assign(static_cast<size_t>(dims_[d]), 0);
-      p.err_by_dim[d].assign(static_cast<size_t>(dims_[d]), 0.0);
+      p.by_dim[d].assign(AggregateSize(dims_[d]), 0);
+      p.err_by_dim[d].assign(AggregateSize(dims_[d]), 0.0);
     }
     const double* pow10 = Pow10Table();
     double av[kBlock], ev[kBlock];
@@ -210,6 +215,7 @@ class Engine {
     for (int d = static_cast<int>(dims_.size()) - 1; d >= 0; --d) {
       const int64_t c = rest % dims_[d];
       rest /= dims_[d];
+      if (p.by_dim[d].empty()) continue;
       ++p.by_dim[d][c];
       if (std::isfinite(err)) p.err_by_dim[d][c] += err;
     }
@@ -249,8 +255,8 @@ CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Sha
   m.by_dim.resize(shape.rank());
   m.err_by_dim.resize(shape.rank());
   for (int d = 0; d < shape.rank(); ++d) {
-    m.by_dim[d].assign(static_cast<size_t>(shape[d]), 0);
-    m.err_by_dim[d].assign(static_cast<size_t>(shape[d]), 0.0);
+    m.by_dim[d].assign(AggregateSize(shape[d]), 0);
+    m.err_by_dim[d].assign(AggregateSize(shape[d]), 0.0);
   }
   for (Partial& p : parts) {
     m.mismatched += p.mismatched;

@@ -105,7 +105,8 @@ struct CompareResult {
   int64_t inf_only_actual = 0;  // an infinity in actual where expected is finite
   std::vector<HistogramBin> histogram;  // non-empty bins, zero first, then by decade, non-finite last
   std::vector<CompareElement> worst;    // the K largest errors, largest first (mismatches first)
-  // mismatches_by_dim[d][i]: mismatches whose coordinate in dim d is i.
+  // mismatches_by_dim[d][i]: mismatches whose coordinate in dim d is i
+  // (empty for a dim longer than 65536, where it would outgrow the inputs).
   std::vector<std::vector<int64_t>> mismatches_by_dim;
   std::vector<std::vector<double>> abs_err_by_dim;  // summed |a-e| of those mismatches
   std::string pattern;  // where the mismatches are, in words

@@ -59,7 +59,7 @@ std::string BorderPattern(const Shape& shape, const std::vector<std::vector<int6
   for (int w = 1; w <= 3; ++w) {
     std::vector<int> dims;
     for (int d = 0; d < shape.rank(); ++d) {
-      if (shape[d] <= 2 * w) continue;
+      if (shape[d] <= 2 * w || by_dim[d].empty()) continue;
       bool low = false, high = false;
       for (int i = 0; i < w; ++i) low = low || by_dim[d][i] > 0, high = high || by_dim[d][shape[d] - 1 - i] > 0;
       if (low && high) dims.push_back(d);
@@ -122,7 +122,7 @@ std::string DescribeMismatchPattern(const Shape& shape, int64_t mismatched, cons
   // Dims whose mismatches keep to a sub-range too narrow to be chance.
   std::string ranges;
   for (int d = 0; d < shape.rank(); ++d) {
-    if (shape[d] < 2) continue;
+    if (shape[d] < 2 || by_dim[d].empty()) continue;
     int64_t lo = 0, hi = shape[d] - 1;
     while (lo < hi && by_dim[d][lo] == 0) ++lo;
     while (hi > lo && by_dim[d][hi] == 0) --hi;
@@ -137,6 +137,7 @@ std::string DescribeMismatchPattern(const Shape& shape, int64_t mismatched, cons
 
   // Spread over every dim, but maybe growing along one of them.
   for (int d = 0; d < shape.rank(); ++d) {
+    if (err_by_dim[d].empty()) continue;
     std::string trend = TrendWords(err_by_dim[d], 0, shape[d] - 1);
     if (!trend.empty()) {
       return "errors across all of dim " + std::to_string(d) + trend + " (" + Percent(mismatched, total) +
@@ -145,7 +146,7 @@ std::string DescribeMismatchPattern(const Shape& shape, int64_t mismatched, cons
   }
   // One index of one dim holding most of them.
   for (int d = 0; d < shape.rank(); ++d) {
-    if (shape[d] < 4) continue;
+    if (shape[d] < 4 || by_dim[d].empty()) continue;
     for (int64_t i = 0; i < shape[d]; ++i) {
       if (by_dim[d][i] * 2 >= mismatched && Unlikely(1.0 / static_cast<double>(shape[d]), by_dim[d][i])) {
         return "errors concentrate at dim " + std::to_string(d) + " index " + std::to_string(i) + " (" +

@@ -1,0 +1,51 @@
+// File: cli/inspector_capture.h
+// What `inspector-cli run` leaves in its output folder beside the three
+// exports, so that export, summary, path and diff can rebuild the run without
+// running it again. DIR/capture.json (schema "opscope.capture/1") holds the
+// model's path and fingerprint (size + FNV-1a of its bytes), the plugins, the
+// number of compute streams, the compiler passes and, per task, what the
+// executor measured (op_id, kernel, launch, raw and calibrated times).
+//
+// Loading re-imports and recompiles the model and schedules it again (all
+// deterministic), checks that the tasks line up with the captured ones, puts
+// the measured fields back and maps tasks to nodes: the graph layers come from
+// the model, the times from the run. A model changed since the run is refused.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture("out"));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/runtime/scheduler.h"
+#include "opscope/status.h"
+
+namespace opscope::cli {
+
+inline constexpr char kCaptureSchema[] = "opscope.capture/1";
+inline constexpr char kCaptureFile[] = "capture.json";
+
+struct CapturedRun {
+  std::string dir;
+  graph::Model model;
+  graph::Schedule schedule;
+  std::vector<graph::PassResult> passes;
+  std::vector<std::string> plugins;
+  std::string device = "cpu";
+  int iterations = 1;
+  uint64_t seed = 0;
+};
+
+// "size:fnv1a" of the file's bytes; an error names the file.
+StatusOr<std::string> ModelFingerprint(const std::string& path);
+
+Status WriteCapture(const CapturedRun& run);
+StatusOr<CapturedRun> LoadCapture(const std::string& dir);
+
+// The compiled (or, with `framework`, framework) node called `name`; the
+// error lists the closest names.
+StatusOr<const graph::Node*> FindNodeByName(const graph::Graph& g, const std::string& name);
+
+}  // namespace opscope::cli

@@ -1,0 +1,36 @@
+#include "cli/inspector_export.h"
+
+#include <ostream>
+
+#include "graph/graph_json.h"
+#include "graph/runtime/summary.h"
+#include "graph/runtime/trace_json.h"
+
+namespace opscope::cli {
+
+StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run) {
+  const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
+                    summary = run.dir + "/summary.json";
+  OPSCOPE_RETURN_IF_ERROR(graph::WriteGraphJson(run.model, run.passes, graph));
+  OPSCOPE_RETURN_IF_ERROR(
+      graph::WriteTraceJson(trace, graph::BuildTraceData(run.schedule, run.model.compiled, run.device)));
+  OPSCOPE_RETURN_IF_ERROR(graph::WriteSummaryJson(summary, graph::Summarize(run.schedule, kSummaryTopTasks)));
+  return std::vector<std::string>{graph, trace, summary};
+}
+
+CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
+  CLI::App* cmd = app.add_subcommand("export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json");
+  cmd->add_option("--input-dir", flags.input_dir, "a folder written by `inspector-cli run`")->required();
+  cmd->add_option("--format", flags.format, "output format (json)");
+  return cmd;
+}
+
+Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) {
+  if (flags.format != "json") return InvalidArgumentError("--format '" + flags.format + "': expected json");
+  OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.input_dir));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, WriteExports(run));
+  for (const std::string& f : files) out << "wrote " << f << "\n";
+  return Status::Ok();
+}
+
+}  // namespace opscope::cli

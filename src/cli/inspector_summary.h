@@ -1,0 +1,28 @@
+// File: cli/inspector_summary.h
+// `inspector-cli summary DIR [--top N]`: what a run spent its time on, as
+// text: the per-op-type table (data movement its own row), the N longest
+// tasks, per-stream busy/idle, and the critical path. Reads DIR/capture.json.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "graph/runtime/scheduler.h"
+#include "opscope/status.h"
+
+namespace opscope::cli {
+
+struct InspectorSummaryFlags {
+  std::string dir;
+  int top = 10;
+};
+
+CLI::App* AddInspectorSummary(CLI::App& app, InspectorSummaryFlags& flags);
+Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out);
+
+// "name (op_type)" of a task, or its label when it has no node.
+std::string TaskTitle(const graph::ScheduledTask& t);
+
+}  // namespace opscope::cli

@@ -1,0 +1,170 @@
+// inspector-cli end to end: the real binary on the example models, into
+// fresh temporary folders; every file it writes is parsed back.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class InspectorCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("inspector_cli_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result Run(const std::string& args) {
+    const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
+    const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
+    const int status = std::system(line.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  static std::string Model(const std::string& name) {
+    return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name;
+  }
+  std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
+    const std::string out = (dir_ / out_name).string();
+    Result r = Run("run " + Model(model) + " --output-dir " + out + " " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return out;
+  }
+  void ExpectOneErrorLine(const Result& r, const std::string& needle) {
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_EQ(r.err.rfind("inspector-cli: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(InspectorCli, RunWritesGraphTraceSummary) {
+  const fs::path out = RunModel("two_branch.onnx", "run", "--streams 2 --dump-passes");
+  json graph = json::parse(Slurp(out / "graph.json"));
+  EXPECT_EQ(graph["schema"], "opscope.graph/1");
+  EXPECT_FALSE(graph["framework"]["nodes"].empty());
+  EXPECT_FALSE(graph["compiled"]["nodes"].empty());
+  json trace = json::parse(Slurp(out / "trace.json"));
+  EXPECT_EQ(trace["schema"], "opscope.trace/1");
+  int x_events = 0, thread_names = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") ++x_events;
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++thread_names;
+  }
+  EXPECT_GT(x_events, 0);
+  EXPECT_EQ(thread_names, 3);  // 2 compute streams + the copy stream
+  json summary = json::parse(Slurp(out / "summary.json"));
+  EXPECT_EQ(summary["schema"], "opscope.summary/1");
+  int64_t count = 0;
+  for (const auto& r : summary["op_types"]) count += r["count"].get<int64_t>();
+  EXPECT_EQ(count, x_events);
+  EXPECT_TRUE(fs::exists(out / "passes" / "01_shape_inference.json"));
+}
+
+TEST_F(InspectorCli, ExportRewritesTheSameGraphAndSummary) {
+  const fs::path out = RunModel("resnet_small.onnx", "run");
+  const std::string summary_before = Slurp(out / "summary.json");
+  const json graph_before = json::parse(Slurp(out / "graph.json"));
+  fs::remove(out / "graph.json");
+  fs::remove(out / "trace.json");
+  fs::remove(out / "summary.json");
+  Result r = Run("export --input-dir " + out.string() + " --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Slurp(out / "summary.json"), summary_before);
+  EXPECT_EQ(json::parse(Slurp(out / "graph.json"))["compiled"], graph_before["compiled"]);
+  EXPECT_EQ(json::parse(Slurp(out / "trace.json"))["schema"], "opscope.trace/1");
+}
+
+TEST_F(InspectorCli, SummaryPrintsTheTable) {
+  const fs::path out = RunModel("transformer_block.onnx", "run");
+  Result r = Run("summary " + out.string() + " --top 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"op type", "count", "total us", "mean us", "share", "data movement", "top 3 tasks",
+                        "compute 0", "copy", "critical path"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
+  }
+}
+
+TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {
+  const fs::path out = RunModel("two_branch.onnx", "run");
+  Result r = Run("path " + out.string() + " --node /join/concat/Concat --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], "opscope.path/1");
+  const auto& up = j["framework"]["ancestors"];
+  auto has = [&](const std::string& n) { return std::find(up.begin(), up.end(), n) != up.end(); };
+  EXPECT_TRUE(has("/branch_a/conv1/Conv") && has("/branch_b/tanh/Tanh")) << up.dump();
+  EXPECT_EQ(j["framework"]["descendants"], json::array({"/join/head/Gemm"}));
+  EXPECT_FALSE(j["critical_path"]["tasks"].empty());
+  Result text = Run("path " + out.string() + " --node /join/concat/Concat");
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("ancestors"), std::string::npos);
+  ExpectOneErrorLine(Run("path " + out.string() + " --node /join/concat/Conca"), "closest: /join/concat/Concat");
+}
+
+TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
+  const fs::path a = RunModel("two_branch.onnx", "a");
+  const fs::path b = RunModel("resnet_small.onnx", "b");
+  Result same = Run("diff " + a.string() + " " + a.string());
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  Result other = Run("diff " + a.string() + " " + b.string() + " --threshold-nodes 0");
+  EXPECT_EQ(other.code, 1) << other.out << other.err;
+  json d = json::parse(Slurp(b / "diff.json"));
+  EXPECT_EQ(d["schema"], "opscope.diff/1");
+  EXPECT_FALSE(d["passed"].get<bool>());
+  EXPECT_NE(d["nodes"]["framework"]["base"], d["nodes"]["framework"]["new"]);
+}
+
+TEST_F(InspectorCli, BadInputIsOneLineAndWritesNothing) {
+  const fs::path out = dir_ / "fresh";
+  const fs::path truncated = dir_ / "truncated.onnx";
+  {
+    std::string bytes = Slurp(Model("two_branch.onnx"));
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  }
+  ExpectOneErrorLine(Run("run " + (dir_ / "missing.onnx").string() + " --output-dir " + out.string()), "missing.onnx");
+  ExpectOneErrorLine(Run("run " + truncated.string() + " --output-dir " + out.string()), "truncated.onnx");
+  ExpectOneErrorLine(Run("run " + Model("two_branch.onnx") + " --output-dir " + out.string() + " --streams 0"),
+                     "--streams");
+  EXPECT_FALSE(fs::exists(out));
+  ExpectOneErrorLine(Run("summary " + out.string()), out.string());
+  ExpectOneErrorLine(Run("export --input-dir " + dir_.string()), "capture.json");
+  ExpectOneErrorLine(Run("frobnicate"), "unknown command");
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
