@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/compare.h"
 #include "cli/apps.h"
@@ -16,62 +19,23 @@
 #include "cli/run_command.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
+#include "tool_test_util.h"
 
 namespace opscope::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::opscope::testing::Contains;
+using ::opscope::testing::Shell;
+using ::opscope::testing::Slurp;
+using ::opscope::testing::TempDir;
+using ::opscope::testing::ToolResult;
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 const std::string kMyOps = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
 const std::string kDupPlugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libdup_plugin.so";
 
-struct ToolResult {
-  int exit_code = -1;
-  std::string out, err;
-  int err_lines() const { return static_cast<int>(std::count(err.begin(), err.end(), '\n')); }
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "opscope_cli_test_XXXXXX").string();
-    path_ = mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::path();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs a shell command line with stdout and stderr captured apart.
-ToolResult Shell(const std::string& command) {
-  TempDir dir;
-  const fs::path out = dir.path() / "out", err = dir.path() / "err";
-  // OPSCOPE_PLUGINS would change what the tools load: keep the tests hermetic.
-  const std::string line = "env -u OPSCOPE_PLUGINS " + command + " >" + out.string() + " 2>" + err.string();
-  int status = std::system(line.c_str());
-  ToolResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
-}
-
 ToolResult OpsDebug(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
-
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The one shape every bad-input failure takes.
 void ExpectUsageError(const ToolResult& r, const std::string& expected_part) {
@@ -139,7 +103,7 @@ TEST(OpsDebugCli, AMismatchExitsOne) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(Contains(r.out, "output y  float16[8,32]  FAILED  ")) << r.out;
   EXPECT_TRUE(Contains(r.out, "|a-e| <= 0 + 0*|e|")) << r.out;
-  EXPECT_TRUE(Contains(ReproOf(r.out), "--atol 0 --rtol 0")) << r.out;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--abserr 0 --relerr 0")) << r.out;
   // The same run with the float16 defaults passes.
   ToolResult ok = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[8,32]' --dtype float16 --tunables vec=4");
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
@@ -203,6 +167,91 @@ TEST(OpsDebugCli, BadNpyFilesAreNamedAndWriteNothing) {
   ExpectUsageError(OpsDebug("run --op Relu --inputs " + junk.string() + " --save-outputs " + save.string()),
                    "junk.npy");
   EXPECT_FALSE(fs::exists(save)) << "bad input must leave no output behind";
+}
+
+// compare: two files from anywhere, judged and localised; report.json written.
+TEST(OpsDebugCli, CompareJudgesTwoFilesAndWritesAReport) {
+  TempDir dir;
+  auto e = Tensor::Empty(DType::kF32, Shape({16, 16}));
+  auto a = Tensor::Empty(DType::kF32, Shape({16, 16}));
+  ASSERT_TRUE(e.ok() && a.ok());
+  for (int64_t i = 0; i < 256; ++i) e->FlatSetFromDouble(i, std::cos(0.1 * static_cast<double>(i)));
+  for (int64_t i = 0; i < 256; ++i) a->FlatSetFromDouble(i, e->FlatGetAsDouble(i));
+  const std::string ep = (dir.path() / "expected.npy").string(), ap = (dir.path() / "actual.npy").string();
+  ASSERT_TRUE(WriteNpy(ep, *e).ok() && WriteNpy(ap, *a).ok());
+  ToolResult same = OpsDebug("compare " + ep + " " + ap);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_TRUE(Contains(same.out, "PASSED  0 / 256 mismatched")) << same.out;
+
+  a->FlatSetFromDouble(5 * 16 + 7, 3.0);  // one element far off
+  ASSERT_TRUE(WriteNpy(ap, *a).ok());
+  const std::string report = (dir.path() / "r.json").string();
+  ToolResult one = OpsDebug("compare " + ep + " " + ap + " --report " + report);
+  EXPECT_EQ(one.exit_code, 1) << one.out << one.err;
+  EXPECT_TRUE(Contains(one.out, "FAILED  1 / 256 mismatched")) << one.out;
+  EXPECT_TRUE(Contains(one.out, "max abs err")) << one.out;
+  EXPECT_TRUE(Contains(one.out, "at [5,7]")) << one.out;
+  auto j = nlohmann::json::parse(Slurp(report), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema"], "opscope.report/1");
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_EQ(j["compare"]["mismatched"], 1);
+  EXPECT_EQ(j["compare"]["max_abs_at"]["index"], nlohmann::json({5, 7}));
+
+  // A loose enough absolute rule passes it; ulp:N parses; a bad mode is named.
+  EXPECT_EQ(OpsDebug("compare " + ep + " " + ap + " --mode abs --abserr 10").exit_code, 0);
+  ToolResult ulp = OpsDebug("compare " + ep + " " + ap + " --mode ulp:2");
+  EXPECT_EQ(ulp.exit_code, 1) << ulp.out << ulp.err;
+  EXPECT_TRUE(Contains(ulp.out, "ulp")) << ulp.out;
+  ExpectUsageError(OpsDebug("compare " + ep + " " + ap + " --mode ulp:x"), "--mode 'ulp:x'");
+
+  // Different shapes: both are named, nothing is written.
+  auto small = Tensor::Empty(DType::kF32, Shape({4, 4}));
+  ASSERT_TRUE(small.ok());
+  const std::string sp = (dir.path() / "small.npy").string();
+  ASSERT_TRUE(WriteNpy(sp, *small).ok());
+  const std::string report2 = (dir.path() / "r2.json").string();
+  ToolResult shapes = OpsDebug("compare " + ep + " " + sp + " --report " + report2);
+  ExpectUsageError(shapes, "float32[16,16]");
+  EXPECT_TRUE(Contains(shapes.err, "float32[4,4]")) << shapes.err;
+  EXPECT_FALSE(fs::exists(report2));
+}
+
+// run --expected: the golden from files, checked against the op's outputs first.
+TEST(OpsDebugCli, RunAgainstExpectedFiles) {
+  TempDir dir;
+  auto x = Tensor::Empty(DType::kF32, Shape({3, 2}));
+  ASSERT_TRUE(x.ok());
+  for (int i = 0; i < 6; ++i) x->FlatSetFromDouble(i, i - 2.5);
+  auto y = Tensor::Empty(DType::kF32, Shape({3, 2}));
+  ASSERT_TRUE(y.ok());
+  for (int i = 0; i < 6; ++i) y->FlatSetFromDouble(i, std::max(0.0, i - 2.5));
+  const std::string xp = (dir.path() / "x.npy").string(), yp = (dir.path() / "y.npy").string();
+  ASSERT_TRUE(WriteNpy(xp, *x).ok() && WriteNpy(yp, *y).ok());
+  ToolResult ok = OpsDebug("run --op Relu --inputs " + xp + " --expected " + yp);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "golden expected files")) << ok.out;
+  y->FlatSetFromDouble(0, 1.0);
+  ASSERT_TRUE(WriteNpy(yp, *y).ok());
+  EXPECT_EQ(OpsDebug("run --op Relu --inputs " + xp + " --expected " + yp).exit_code, 1);
+  auto wrong = Tensor::Empty(DType::kF32, Shape({2, 3}));
+  ASSERT_TRUE(wrong.ok());
+  ASSERT_TRUE(WriteNpy(yp, *wrong).ok());
+  ToolResult bad = OpsDebug("run --op Relu --inputs " + xp + " --expected " + yp);
+  ExpectUsageError(bad, "--expected " + yp + ": holds float32[2,3] but output Y is float32[3,2]");
+}
+
+// --readback stats|sample: the verdict from what the device summarised.
+TEST(OpsDebugCli, ReadbackStatsAndSample) {
+  for (const char* mode : {"stats", "sample"}) {
+    ToolResult ok = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[64,512]' --readback " + mode);
+    EXPECT_EQ(ok.exit_code, 0) << mode << ok.out << ok.err;
+    EXPECT_TRUE(Contains(ok.out, std::string("readback ") + mode)) << ok.out;
+    ToolResult bad = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[64,512]' --dtype float16"
+                              " --abserr 0 --relerr 0 --readback " + mode);
+    EXPECT_EQ(bad.exit_code, 1) << mode << bad.out << bad.err;
+  }
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[4]' --readback some"), "--readback 'some'");
 }
 
 TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {

@@ -36,6 +36,8 @@
 
 namespace opscope {
 
+class TraceSink;  // opscope/trace.h
+
 // ---- attributes -------------------------------------------------------------
 
 enum class AttrType { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
@@ -173,6 +175,12 @@ class KernelContext {
   // Kernels launched so far by this call.
   const std::vector<KernelLaunchInfo>& launches() const { return launches_; }
 
+  // Set by the dispatcher: the call's op_id, and where tracepoints go
+  // (nullptr unless the call is traced; see opscope/trace.h).
+  uint64_t op_id() const { return op_id_; }
+  TraceSink* trace_sink() const { return trace_sink_; }
+  void SetTrace(uint64_t op_id, TraceSink* sink) { op_id_ = op_id, trace_sink_ = sink; }
+
  private:
   std::string_view op_;
   std::vector<Tensor> inputs_;
@@ -182,11 +190,24 @@ class KernelContext {
   Stream* stream_;
   const std::map<std::string, int64_t>& tunables_;
   std::vector<KernelLaunchInfo> launches_;
+  uint64_t op_id_ = 0;
+  TraceSink* trace_sink_ = nullptr;
+};
+
+// The input elements one output element depends on: per dim, [lo, hi).
+struct IndexBox {
+  std::vector<int64_t> lo, hi;
+  int64_t numel() const;
+  bool empty() const { return numel() == 0; }
+  std::string ToString() const;  // "[3,17,0:2,54:57]"
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;
 using ShapeFn = std::function<Status(InferContext&)>;
 using CostFn = std::function<Cost(const OpCall&)>;
+// The index map of an op: for output `output` at `coords`, one box per input
+// (an empty box: the element does not read that input).
+using RegionFn = std::function<std::vector<IndexBox>(const OpCall&, int output, const std::vector<int64_t>& coords)>;
 
 // ---- schema ------------------------------------------------------------------------
 
@@ -221,6 +242,7 @@ struct OpSchema {
   std::vector<AttrDef> attrs;
   ShapeFn infer;
   CostFn cost;
+  RegionFn input_region;  // optional; without it the region is found by perturbing inputs
   std::vector<TunableDef> tunables;
   KernelFn reference;
   std::map<std::string, KernelFn> kernels;          // by device name: "cpu", "cuda"
@@ -282,6 +304,8 @@ class OpDef {
   OpDef& SameShape();  // output 0: dtype and shape of input 0
   OpDef& Infer(ShapeFn fn);
   OpDef& Cost(CostFn fn);
+  // Declares which input elements each output element reads (see RegionFn).
+  OpDef& InputRegion(RegionFn fn);
   OpDef& Tunable(std::string name, std::vector<int64_t> values);
   OpDef& Reference(KernelFn fn);
   OpDef& Kernel(std::string device, KernelFn fn, std::string kernel_name = "");

@@ -1,5 +1,6 @@
 #include "analysis/compare_pattern.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -94,9 +95,26 @@ double Trend(const std::vector<double>& err, int64_t lo, int64_t hi) {
   return (sxy - sx * sy / n) / std::sqrt(vx * vy);
 }
 
+// Spearman's rank correlation: a monotone but curved growth (an error that
+// saturates, like 1 - 1/sqrt(k)) is still "growing", where Pearson's r is not.
+double RankTrend(const std::vector<double>& err, int64_t lo, int64_t hi) {
+  std::vector<int64_t> order;
+  for (int64_t i = lo; i <= hi; ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return err[a] < err[b]; });
+  std::vector<double> ranks(err.size(), 0);
+  for (size_t k = 0; k < order.size();) {  // ties share their mean rank
+    size_t e = k;
+    while (e + 1 < order.size() && err[order[e + 1]] == err[order[k]]) ++e;
+    for (size_t t = k; t <= e; ++t) ranks[order[t]] = 0.5 * static_cast<double>(k + e);
+    k = e + 1;
+  }
+  return Trend(ranks, lo, hi);
+}
+
 std::string TrendWords(const std::vector<double>& err, int64_t lo, int64_t hi) {
   if (hi - lo + 1 < 4) return "";
-  const double r = Trend(err, lo, hi);
+  const double pearson = Trend(err, lo, hi), spearman = RankTrend(err, lo, hi);
+  const double r = std::abs(spearman) > std::abs(pearson) ? spearman : pearson;
   if (r >= 0.9) return ", growing with the index";
   if (r <= -0.9) return ", shrinking with the index";
   return "";

@@ -204,6 +204,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     rec.host_enqueue_ns = SteadyNowNs();
     for (const auto& h : *hooks) h->BeforeLaunch(rec);
     KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
+    ctx.SetTrace(rec.op_id, options.trace);
     Status st = kernel(ctx);
     if (!st.ok()) return std::move(st).WithContext("op " + op.name + " reference kernel");
     rec.launches = ctx.launches();
@@ -223,6 +224,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   for (const auto& h : *hooks) h->BeforeLaunch(rec);
 
   auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
+  ctx->SetTrace(rec.op_id, options.trace);
   OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
   if (device->host_accessible()) {
     // The whole kernel function runs in stream order on the stream's thread,

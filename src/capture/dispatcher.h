@@ -32,6 +32,7 @@ struct RunOptions {
   int num_outputs = -1;      // -1: the op's required outputs
   bool synchronize = true;   // wait for the kernel; its error is returned
   bool fingerprint = true;   // compute each input's data fingerprint
+  TraceSink* trace = nullptr;  // where the kernel's OPSCOPE_TRACE hits go (opscope/trace.h)
 };
 
 // A light summary that tells apart two calls with equal shapes but other data:

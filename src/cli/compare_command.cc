@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -13,11 +15,11 @@
 namespace opscope::cli {
 
 const char* const kToleranceHelp =
-    "Rules (--rule): mixed |a-e| <= atol + rtol*|e| (the default for floats); absolute |a-e| <= atol;\n"
-    "relative |a-e| <= max(atol, rtol*|e|): where |e| < atol/rtol, near zero, the absolute bound decides,\n"
+    "Rules (--mode): mixed |a-e| <= abserr + relerr*|e| (the default for floats); abs |a-e| <= abserr;\n"
+    "rel |a-e| <= max(abserr, relerr*|e|): where |e| < abserr/relerr, near zero, the absolute bound decides,\n"
     "so a relative error against an expected 0 never fails an element alone (max rel err is reported over\n"
-    "expected != 0 only); bit-exact (the default for integers and bool); ulp: at most --max-ulp steps apart\n"
-    "in the actual's dtype. Default atol/rtol by dtype: float64 1e-12/1e-10, float32 1e-5/1e-5,\n"
+    "expected != 0 only); exact: identical bits (the default for integers and bool); ulp:N at most N steps\n"
+    "apart in the actual's dtype. Default abserr/relerr by dtype: float64 1e-12/1e-10, float32 1e-5/1e-5,\n"
     "float16 1e-3/1e-3, bfloat16 1e-2/1e-2. NaN matches only NaN, an infinity only the same infinity.\n"
     "The threshold applied is always printed.";
 
@@ -63,10 +65,26 @@ std::string Join(const std::vector<std::string>& names) {
 
 StatusOr<Tolerance> ResolveTolerance(const ToleranceFlags& f, DType dtype) {
   Tolerance t = DefaultTolerance(dtype);
+  std::optional<int64_t> max_ulp = f.max_ulp;
   if (!f.rule.empty()) {
-    auto rule = ParseCompareRule(f.rule);
-    if (!rule.ok()) return std::move(rule).status().WithContext("--rule");
-    t.rule = *rule;
+    std::string rule = f.rule;
+    // "ulp:4" is the ulp rule with its step count.
+    if (rule.rfind("ulp:", 0) == 0) {
+      int64_t n = -1;
+      try {
+        size_t used = 0;
+        n = std::stoll(rule.substr(4), &used);
+        if (used != rule.size() - 4) n = -1;
+      } catch (...) {
+        n = -1;
+      }
+      if (n < 0) return InvalidArgumentError("--mode '" + f.rule + "': expected ulp:N with N a whole number >= 0");
+      rule = "ulp";
+      max_ulp = n;
+    }
+    auto parsed = ParseCompareRule(rule);
+    if (!parsed.ok()) return std::move(parsed).status().WithContext("--mode");
+    t.rule = *parsed;
     if (t.rule != CompareRule::kBitExact && !IsFloat(dtype) && t.rule != CompareRule::kUlp) t = {0, 0, t.rule};
   } else if ((f.atol || f.rtol) && t.rule == CompareRule::kBitExact) {
     t.rule = CompareRule::kMixed;  // a tolerance given for integers asks for a tolerant rule
@@ -79,19 +97,29 @@ StatusOr<Tolerance> ResolveTolerance(const ToleranceFlags& f, DType dtype) {
     if (!(*f.rtol >= 0)) return InvalidArgumentError("--rtol: must be >= 0, got " + Num(*f.rtol));
     t.rtol = *f.rtol;
   }
-  if (f.max_ulp) {
-    if (*f.max_ulp < 0) return InvalidArgumentError("--max-ulp: must be >= 0, got " + std::to_string(*f.max_ulp));
-    if (t.rule != CompareRule::kUlp) return InvalidArgumentError("--max-ulp: only used with --rule ulp");
-    t.max_ulp = *f.max_ulp;
+  if (max_ulp) {
+    if (*max_ulp < 0) return InvalidArgumentError("--max-ulp: must be >= 0, got " + std::to_string(*max_ulp));
+    if (t.rule != CompareRule::kUlp) return InvalidArgumentError("--max-ulp: only used with --mode ulp");
+    t.max_ulp = *max_ulp;
   }
   if (f.worst_k < 0) return InvalidArgumentError("--worst: must be >= 0, got " + std::to_string(f.worst_k));
   return t;
 }
 
+std::string ToleranceFlagsText(const ToleranceFlags& f) {
+  std::string s;
+  char buf[64];
+  if (!f.rule.empty()) s += " --mode " + ShellQuote(f.rule);
+  if (f.atol) std::snprintf(buf, sizeof buf, " --abserr %.17g", *f.atol), s += buf;
+  if (f.rtol) std::snprintf(buf, sizeof buf, " --relerr %.17g", *f.rtol), s += buf;
+  if (f.max_ulp) s += " --max-ulp " + std::to_string(*f.max_ulp);
+  return s;
+}
+
 void AddToleranceFlags(CLI::App& c, ToleranceFlags& f) {
-  c.add_option("--rule", f.rule, "mixed | absolute | relative | bit-exact | ulp (see below)");
-  c.add_option_function<double>("--atol", [&f](const double& v) { f.atol = v; }, "absolute tolerance (abserr)");
-  c.add_option_function<double>("--rtol", [&f](const double& v) { f.rtol = v; }, "relative tolerance (relerr)");
+  c.add_option("--mode,--rule", f.rule, "mixed | abs | rel | exact | ulp:N (see below)");
+  c.add_option_function<double>("--abserr,--atol", [&f](const double& v) { f.atol = v; }, "absolute tolerance");
+  c.add_option_function<double>("--relerr,--rtol", [&f](const double& v) { f.rtol = v; }, "relative tolerance");
   c.add_option_function<int64_t>("--max-ulp", [&f](const int64_t& v) { f.max_ulp = v; }, "ulp rule: steps allowed");
   c.add_option("--worst", f.worst_k, "how many worst elements to list (default 10)");
 }
@@ -155,10 +183,7 @@ StatusOr<CompareReport> CompareFiles(const CompareFlags& f) {
     report.arrays.push_back({expected[i].first, actual[i].second.Describe(), std::move(r)});
   }
   report.repro = "ops-debug compare " + ShellQuote(f.expected) + " " + ShellQuote(f.actual);
-  if (!f.tolerance.rule.empty()) report.repro += " --rule " + ShellQuote(f.tolerance.rule);
-  if (f.tolerance.atol) report.repro += " --atol " + Num(*f.tolerance.atol);
-  if (f.tolerance.rtol) report.repro += " --rtol " + Num(*f.tolerance.rtol);
-  if (f.tolerance.max_ulp) report.repro += " --max-ulp " + std::to_string(*f.tolerance.max_ulp);
+  report.repro += ToleranceFlagsText(f.tolerance);
   return report;
 }
 
@@ -168,8 +193,26 @@ void PrintComparison(const std::string& name, const std::string& describe, const
   out << "output " << name << "  " << describe << "  " << (c.passed() ? "PASSED" : "FAILED") << "  "
       << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
       << CompareRuleName(c.tolerance.rule) << "  " << DescribeTolerance(c.tolerance) << "\n";
-  if (c.nan_only_actual) out << "  NaN in actual only: " << WithThousands(c.nan_only_actual) << " element(s)\n";
-  if (c.inf_only_actual) out << "  Inf in actual only: " << WithThousands(c.inf_only_actual) << " element(s)\n";
+  // Non-finite values on the actual side only, and where (from the worst list,
+  // where they rank first).
+  auto where = [&](bool (*pick)(double)) {
+    std::vector<const CompareElement*> at;
+    for (const CompareElement& w : c.worst) {
+      if (pick(w.actual) && std::isfinite(w.expected)) at.push_back(&w);
+    }
+    std::sort(at.begin(), at.end(), [](auto* a, auto* b) { return a->index < b->index; });
+    std::string s = at.empty() ? "" : " at";
+    for (size_t i = 0; i < at.size() && i < 5; ++i) s += " " + Coords(at[i]->coords);
+    return s + (at.size() > 5 ? " ..." : "");
+  };
+  if (c.nan_only_actual) {
+    out << "  NaN in actual only: " << WithThousands(c.nan_only_actual) << " element(s)"
+        << where([](double v) { return std::isnan(v); }) << "\n";
+  }
+  if (c.inf_only_actual) {
+    out << "  Inf in actual only: " << WithThousands(c.inf_only_actual) << " element(s)"
+        << where([](double v) { return std::isinf(v); }) << "\n";
+  }
   if (c.max_abs_index >= 0) {
     out << "  max abs err " << Num(c.max_abs_err) << " at " << Coords(c.max_abs_coords) << "  expected "
         << Num(c.expected_at_max_abs) << "  actual " << Num(c.actual_at_max_abs) << "\n";

@@ -35,6 +35,8 @@ struct ToleranceFlags {
 // The dtype's defaults with the flags applied; errors name the flag.
 StatusOr<Tolerance> ResolveTolerance(const ToleranceFlags& flags, DType dtype);
 void AddToleranceFlags(CLI::App& command, ToleranceFlags& flags);
+// The flags as given, for a repro line: " --mode ulp:4 --abserr 1e-05".
+std::string ToleranceFlagsText(const ToleranceFlags& flags);
 // The --help text on rules and defaults.
 extern const char* const kToleranceHelp;
 

@@ -60,7 +60,12 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (run->parsed()) {
     auto report = RunOp(run_flags);
     if (!report.ok()) return UsageError(err, report.status().ToString());
+    if (!run_flags.report.empty()) {
+      Status st = WriteReport(run_flags.report, RunReportJson(*report));
+      if (!st.ok()) return UsageError(err, st.ToString());
+    }
     PrintRunReport(*report, out);
+    if (!run_flags.report.empty()) out << "report " << run_flags.report << "\n";
     return report->ExitCode();
   }
   if (compare->parsed()) {

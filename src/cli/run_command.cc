@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -10,157 +10,15 @@
 #include "capture/dispatcher.h"
 #include "cli/flag_parsing.h"
 #include "cli/plugin_flags.h"
-#include "opscope/fill.h"
+#include "cli/run_golden.h"
+#include "cli/run_inputs.h"
+#include "cli/run_readback.h"
+#include "cli/run_repro.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {
 
 namespace {
-
-const char* FillKindName(FillKind k) {
-  switch (k) {
-    case FillKind::kUniform: return "uniform";
-    case FillKind::kNormal: return "normal";
-    case FillKind::kInt: return "int";
-    case FillKind::kConstant: return "constant";
-    case FillKind::kSequential: return "sequential";
-  }
-  return "?";
-}
-
-const ArgDef& InputArg(const OpSchema& op, size_t i) { return op.inputs[std::min(i, op.inputs.size() - 1)]; }
-const ArgDef& OutputArg(const OpSchema& op, size_t i) { return op.outputs[std::min(i, op.outputs.size() - 1)]; }
-
-std::string ArgName(const ArgDef& arg, size_t i, size_t first_index) {
-  return arg.kind == ArgDef::Kind::kVariadic ? arg.name + std::to_string(i - first_index) : arg.name;
-}
-
-std::string InputName(const OpSchema& op, size_t i) {
-  return ArgName(InputArg(op, i), i, std::min(i, op.inputs.size() - 1));
-}
-
-std::string OutputName(const OpSchema& op, size_t i) {
-  return ArgName(OutputArg(op, i), i, std::min(i, op.outputs.size() - 1));
-}
-
-std::vector<DType> AllowedDTypes(const OpSchema& op, const ArgDef& arg) {
-  if (arg.type_var.empty()) return AllDTypes();
-  auto it = op.type_constraints.find(arg.type_var);
-  return it != op.type_constraints.end() ? it->second : FloatDTypes();
-}
-
-// float32 where the input allows it, else the first type it allows.
-DType DefaultDType(const OpSchema& op, size_t i) {
-  std::vector<DType> allowed = AllowedDTypes(op, InputArg(op, i));
-  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), DType::kF32) != allowed.end()) return DType::kF32;
-  return allowed.front();
-}
-
-std::string InputList(const OpSchema& op) {
-  std::string s;
-  for (const ArgDef& a : op.inputs) {
-    s += (s.empty() ? "" : ", ") + a.name;
-    if (a.kind == ArgDef::Kind::kOptional) s += " (optional)";
-    if (a.kind == ArgDef::Kind::kVariadic) s += "...";
-  }
-  return s;
-}
-
-std::string CountText(const OpSchema& op) {
-  int lo = op.MinInputs(), hi = op.MaxInputs();
-  if (lo == hi) return std::to_string(lo);
-  if (hi == INT32_MAX) return "at least " + std::to_string(lo);
-  return std::to_string(lo) + " to " + std::to_string(hi);
-}
-
-Status CheckInputCount(const OpSchema& op, const std::string& flag, size_t n, const char* what) {
-  if (static_cast<int>(n) >= op.MinInputs() && static_cast<int>(n) <= op.MaxInputs()) return Status::Ok();
-  return InvalidArgumentError(flag + ": op " + op.name + " takes " + CountText(op) + " input(s) (" + InputList(op) +
-                              "), got " + std::to_string(n) + " " + what + (n == 1 ? "" : "s"));
-}
-
-// One dtype applies to every input sharing input 0's type variable (the
-// others keep their default); a list gives one per input.
-StatusOr<std::vector<DType>> ResolveDTypes(const OpSchema& op, const std::string& text, size_t n) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> given, ParseDTypeList("--dtype", text));
-  std::vector<DType> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = DefaultDType(op, i);
-  if (given.empty() || n == 0) return out;
-  if (given.size() == 1) {
-    for (size_t i = 0; i < n; ++i) {
-      if (InputArg(op, i).type_var == InputArg(op, 0).type_var) out[i] = given[0];
-    }
-    return out;
-  }
-  if (given.size() != n) {
-    return InvalidArgumentError("--dtype: " + std::to_string(given.size()) + " dtypes for " + std::to_string(n) +
-                                " inputs (give one for all, or one per input)");
-  }
-  return given;
-}
-
-StatusOr<std::vector<RunInput>> BuildInputs(const OpSchema& op, const RunFlags& f) {
-  std::vector<RunInput> inputs;
-  if (!f.inputs.empty()) {
-    if (!f.input_shapes.empty()) return InvalidArgumentError("--input-shapes: not used with --inputs (the .npy files carry their shapes)");
-    if (!f.dtypes.empty()) return InvalidArgumentError("--dtype: not used with --inputs (the .npy files carry their dtypes)");
-    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--inputs", f.inputs.size(), "file"));
-    for (size_t i = 0; i < f.inputs.size(); ++i) {
-      auto t = ReadNpy(f.inputs[i]);
-      if (!t.ok()) return std::move(t).status().WithContext("--inputs");
-      inputs.push_back({InputName(op, i), *t, f.inputs[i]});
-    }
-    return inputs;
-  }
-  if (f.input_shapes.empty() && op.MinInputs() > 0) {
-    return InvalidArgumentError("--input-shapes: required unless --inputs is given (op " + op.name + " takes " +
-                                InputList(op) + ")");
-  }
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Shape> shapes, ParseShapeList("--input-shapes", f.input_shapes));
-  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--input-shapes", shapes.size(), "shape"));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, shapes.size()));
-  auto kind = ParseFillKind(f.fill);
-  if (!kind.ok()) return std::move(kind).status().WithContext("--fill");
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    if (InputArg(op, i).value_input) {
-      return InvalidArgumentError("--input-shapes: op " + op.name + " reads the values of input '" +
-                                  InputArg(op, i).name + "': give the inputs as .npy files with --inputs");
-    }
-    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtypes[i], shapes[i]));
-    FillSpec spec{.kind = *kind, .seed = f.seed + i};
-    OPSCOPE_RETURN_IF_ERROR(Fill(t, spec).WithContext("input " + InputName(op, i)));
-    inputs.push_back({InputName(op, i), t, std::string(FillKindName(*kind)) + " seed " + std::to_string(f.seed + i)});
-  }
-  return inputs;
-}
-
-std::string Repro(const RunFlags& f, const OpSchema& op, const Attrs& attrs, const std::vector<RunInput>& inputs) {
-  std::string s = "ops-debug run";
-  for (const std::string& p : f.plugins) s += " --plugin " + ShellQuote(p);
-  s += " --op " + ShellQuote(op.name);
-  if (!f.inputs.empty()) {
-    std::string files;
-    for (const std::string& p : f.inputs) files += (files.empty() ? "" : ",") + p;
-    s += " --inputs " + ShellQuote(files);
-  } else if (!inputs.empty()) {
-    std::string shapes, dtypes;
-    for (const RunInput& in : inputs) {
-      shapes += (shapes.empty() ? "" : ";") + in.tensor.shape().ToString();
-      dtypes += (dtypes.empty() ? "" : ",") + std::string(DTypeName(in.tensor.dtype()));
-    }
-    s += " --input-shapes " + ShellQuote(shapes) + " --dtype " + dtypes;
-    auto kind = ParseFillKind(f.fill);
-    s += std::string(" --fill ") + (kind.ok() ? FillKindName(*kind) : f.fill) + " --seed " + std::to_string(f.seed);
-  }
-  if (!attrs.empty()) s += " --attrs " + ShellQuote(attrs.ToString());
-  s += " --device " + ShellQuote(f.device);
-  if (!f.tunables.empty()) s += " --tunables " + ShellQuote(f.tunables);
-  if (f.checked) s += " --checked";
-  char buf[64];
-  if (f.atol) std::snprintf(buf, sizeof buf, " --atol %.17g", *f.atol), s += buf;
-  if (f.rtol) std::snprintf(buf, sizeof buf, " --rtol %.17g", *f.rtol), s += buf;
-  return s;
-}
 
 // Turns checked allocation off again on the way out, so a library caller's
 // device is left as it was found.
@@ -173,34 +31,88 @@ class CheckedAllocationScope {
   Device* device_;
 };
 
-std::string FormatTime(double us) {
-  char buf[64];
-  if (us < 0) return "n/a";
-  if (us < 1000) std::snprintf(buf, sizeof buf, "%.1f us", us);
-  else std::snprintf(buf, sizeof buf, "%.3f ms", us / 1000);
-  return buf;
+Status CheckTunables(const OpSchema& op, const std::map<std::string, int64_t>& tunables) {
+  for (const auto& [name, value] : tunables) {
+    if (op.FindTunable(name)) continue;
+    std::string have;
+    for (const TunableDef& t : op.tunables) have += (have.empty() ? "" : ", ") + t.name;
+    return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
+                                (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Tensor>> HostOutputs(const std::vector<Tensor>& outputs) {
+  std::vector<Tensor> host;
+  for (const Tensor& t : outputs) {
+    if (!t.defined()) { host.push_back(t); continue; }
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor h, ToHost(t));
+    // A host-accessible device hands back its own buffer: keep a copy, the
+    // next repeat writes into fresh outputs anyway but this must not alias.
+    if (h.raw_data() == t.raw_data()) {
+      OPSCOPE_ASSIGN_OR_RETURN(h, h.Clone());
+    }
+    host.push_back(std::move(h));
+  }
+  return host;
 }
 
 std::string Num(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
+  std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
-std::string Coords(const std::vector<int64_t>& c) {
-  std::string s = "[";
-  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
-  return s + "]";
+// Kernel and reference hits of the same name and order, side by side.
+std::vector<TraceComparison> CompareTracepoints(const std::vector<TracepointHit>& hits, uint64_t kernel_id,
+                                                uint64_t reference_id) {
+  std::vector<TraceComparison> out;
+  for (const TracepointHit& k : hits) {
+    if (k.reference || k.op_id != kernel_id) continue;
+    for (const TracepointHit& r : hits) {
+      if (!r.reference || r.op_id != reference_id || r.name != k.name || r.order != k.order) continue;
+      TraceComparison c{.name = k.name, .order = k.order};
+      const Tolerance tol = DefaultTolerance(k.dtype);
+      auto close = [&](double a, double e) { return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e); };
+      if (k.shape != r.shape) {
+        c.matches = false, c.detail = "shape " + k.shape.ToString() + " vs " + r.shape.ToString();
+      } else if (k.nan_count != r.nan_count || k.inf_count != r.inf_count) {
+        c.matches = false;
+        c.detail = "NaN " + std::to_string(k.nan_count) + " vs " + std::to_string(r.nan_count) + ", Inf " +
+                   std::to_string(k.inf_count) + " vs " + std::to_string(r.inf_count);
+      } else if (!close(k.mean, r.mean) || !close(k.min, r.min) || !close(k.max, r.max)) {
+        c.matches = false;
+        c.detail = "mean " + Num(k.mean) + " vs " + Num(r.mean) + ", min " + Num(k.min) + " vs " + Num(r.min) +
+                   ", max " + Num(k.max) + " vs " + Num(r.max);
+      } else {
+        for (size_t i = 0; i < k.first.size() && i < r.first.size(); ++i) {
+          if (close(k.first[i], r.first[i]) || (std::isnan(k.first[i]) && std::isnan(r.first[i]))) continue;
+          c.matches = false;
+          c.detail = "element " + std::to_string(i) + ": " + Num(k.first[i]) + " vs " + Num(r.first[i]);
+          break;
+        }
+      }
+      if (c.matches) c.detail = "mean " + Num(k.mean) + ", min " + Num(k.min) + ", max " + Num(k.max);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 bool RunReport::passed() const {
-  if (!kernel_error.empty()) return false;
+  if (!kernel_error.empty() || !nondeterminism.empty()) return false;
   for (const RunOutput& o : outputs) {
-    if (!o.compare.passed()) return false;
+    if (!o.passed()) return false;
   }
   return true;
+}
+
+std::string RunReport::status() const {
+  if (!kernel_error.empty()) return "error";
+  if (!nondeterminism.empty()) return "nondeterministic";
+  return passed() ? "passed" : "failed";
 }
 
 StatusOr<RunReport> RunOp(const RunFlags& f) {
@@ -210,14 +122,11 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
   if (!found.ok()) return std::move(found).status().WithContext("--op");
   const OpSchema& op = **found;
   OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(f.attrs));  // its errors name --attrs
-
   OPSCOPE_ASSIGN_OR_RETURN(auto tunables, ParseIntAssignments("--tunables", f.tunables));
-  for (const auto& [name, value] : tunables) {
-    if (op.FindTunable(name)) continue;
-    std::string have;
-    for (const TunableDef& t : op.tunables) have += (have.empty() ? "" : ", ") + t.name;
-    return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
-                                (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
+  OPSCOPE_RETURN_IF_ERROR(CheckTunables(op, tunables));
+  if (f.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(f.repeat));
+  if (!f.expected.empty() + !f.baseline.empty() + f.reference > 1) {
+    return InvalidArgumentError("--reference, --expected and --baseline: give one golden (none: the op's reference)");
   }
 
   auto device_or = GetDevice(f.device);
@@ -230,7 +139,11 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
     return InvalidArgumentError("--device: op " + op.name + " has no " + backend + " kernel" +
                                 (have.empty() ? "" : " (it has: " + have + ")"));
   }
-  if (!op.reference) return InvalidArgumentError("--op: op " + op.name + " has no reference kernel to compare with");
+  if (f.expected.empty() && f.baseline.empty() && !op.reference) {
+    return InvalidArgumentError("--op: op " + op.name +
+                                " has no reference kernel to compare with (give --expected or --baseline)");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(Readback readback, ParseReadback(f.readback, backend));
 
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<RunInput> inputs, BuildInputs(op, f));
   std::vector<Tensor> tensors;
@@ -239,27 +152,68 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
   Attrs validated = attrs;
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
                            Dispatcher::Global().InferOutputs(op, tensors, validated, -1));
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < out_desc.size(); ++i) out_names.push_back(OutputName(op, i));
+  std::vector<Tolerance> tolerances;
+  for (const TensorDesc& d : out_desc) {
+    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(f.tolerance, d.dtype));
+    tolerances.push_back(t);
+  }
+
+  // The golden, checked before anything runs.
+  GoldenFn golden;
+  std::string golden_name = "reference";
+  TraceSink sink;
+  TraceSink* trace = f.trace ? &sink : nullptr;
+  uint64_t reference_op_id = 0;
+  if (!f.expected.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> files, ReadExpected(f.expected, out_desc, out_names));
+    golden_name = "expected files";
+    // Files hold the golden of the original inputs only: a cropped reproducer cannot be judged.
+    golden = [files, original = tensors](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
+      if (in.size() != original.size() || (!in.empty() && in[0].raw_data() != original[0].raw_data())) {
+        return InvalidArgumentError("--expected files hold the golden of the original inputs only");
+      }
+      return files;
+    };
+  } else if (!f.baseline.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(f.baseline, op, attrs, device, tensors));
+    golden_name = "baseline " + f.baseline;
+    golden = [b](const std::vector<Tensor>& in) { return RunBaseline(b, in); };
+  } else {
+    golden = [&op, attrs, tunables, trace, &reference_op_id](const std::vector<Tensor>& in)
+        -> StatusOr<std::vector<Tensor>> {
+      auto ref = Dispatcher::Global().Run(op, in, attrs, RunOptions{.tunables = tunables, .trace = trace});
+      if (!ref.ok()) return std::move(ref).status().WithContext("reference");
+      if (!reference_op_id) reference_op_id = ref->op_id;
+      return std::move(ref->outputs);
+    };
+  }
 
   CheckedAllocationScope checked_scope(device, f.checked);
   if (f.checked) {
     Status st = device->SetCheckedAllocation(true);
     if (!st.ok()) return std::move(st).WithContext("--checked");
   }
-  const std::string save_dir = f.save_outputs;
-  if (!save_dir.empty()) {
+  for (const auto& [dir, flag] : {std::pair{f.save_outputs, "--save-outputs"}, std::pair{f.repro_dir, "--repro-dir"}}) {
+    if (dir.empty()) continue;
     std::error_code ec;
-    std::filesystem::create_directories(save_dir, ec);
-    if (ec) return InvalidArgumentError("--save-outputs: cannot create folder " + save_dir + ": " + ec.message());
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return InvalidArgumentError(std::string(flag) + ": cannot create folder " + dir + ": " + ec.message());
   }
 
   RunReport report;
   report.op = op.name;
   report.device = device->name();
   report.kernel = op.kernel_names.count(backend) ? op.kernel_names.at(backend) : op.name + "_" + backend;
+  report.golden = golden_name;
+  report.readback = ReadbackName(readback);
   report.inputs = inputs;
-  report.repro = Repro(f, op, attrs, inputs);
+  report.repeats = f.repeat;
+  report.repro = ReproCommand(f, op, attrs, inputs, {});
 
-  auto run = Dispatcher::Global().Run(op, tensors, attrs, RunOptions{.device = device, .tunables = tunables});
+  const RunOptions kernel_opts{.device = device, .tunables = tunables, .trace = trace};
+  auto run = Dispatcher::Global().Run(op, tensors, attrs, kernel_opts);
   if (!run.ok()) {
     report.kernel_error = run.status().ToString();
     return report;
@@ -267,29 +221,57 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
   report.kernel = run->kernel;
   report.launches = run->launches;
   report.device_us = run->device_us;
+  report.repeat_us.push_back(run->device_us);
   report.op_id = run->op_id;
-  auto ref = Dispatcher::Global().Run(op, tensors, attrs, RunOptions{.tunables = tunables});
-  if (!ref.ok()) {
-    report.kernel_error = "reference: " + ref.status().ToString();
-    return report;
+
+  // Determinism first: every repeat against the first run, bit for bit.
+  if (f.repeat > 1) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> first, HostOutputs(run->outputs));
+    DeterminismCheck check(std::move(first), out_names);
+    for (int k = 1; k < f.repeat; ++k) {
+      auto again = Dispatcher::Global().Run(op, tensors, attrs, RunOptions{.device = device, .tunables = tunables});
+      if (!again.ok()) {
+        report.kernel_error = "repeat " + std::to_string(k + 1) + ": " + again.status().ToString();
+        return report;
+      }
+      report.repeat_us.push_back(again->device_us);
+      OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outs, HostOutputs(again->outputs));
+      check.AddRepeat(outs);
+    }
+    report.nondeterminism = check.Differences();
   }
 
-  for (size_t i = 0; i < run->outputs.size() && i < ref->outputs.size(); ++i) {
-    if (!run->outputs[i].defined() || !ref->outputs[i].defined()) continue;
-    RunOutput out;
-    out.name = OutputName(op, i);
-    OPSCOPE_ASSIGN_OR_RETURN(out.actual, ToHost(run->outputs[i]));
-    out.expected = ref->outputs[i];
-    Tolerance tol = DefaultTolerance(out.actual.dtype());
-    if (f.atol) tol.atol = *f.atol;
-    if (f.rtol) tol.rtol = *f.rtol;
-    OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol));
+  auto gold = golden(tensors);
+  if (!gold.ok()) {
+    report.kernel_error = "golden (" + golden_name + "): " + gold.status().ToString();
+    return report;
+  }
+  for (size_t i = 0; i < run->outputs.size() && i < gold->size(); ++i) {
+    if (!run->outputs[i].defined() || !(*gold)[i].defined()) continue;
+    if (run->outputs[i].shape() != (*gold)[i].shape()) {
+      report.kernel_error = "golden (" + golden_name + ") output " + out_names[i] + " is " + (*gold)[i].Describe() +
+                            " but the kernel's is " + run->outputs[i].Describe();
+      return report;
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(RunOutput out, ReadBackAndCompare(readback, out_names[i], run->outputs[i], (*gold)[i],
+                                                               tolerances[i], f.tolerance.worst_k, device));
     report.outputs.push_back(std::move(out));
   }
-  if (!save_dir.empty()) {
+  if (trace) {
+    report.tracepoints = sink.hits();
+    report.trace_comparisons = CompareTracepoints(report.tracepoints, report.op_id, reference_op_id);
+  }
+
+  if (!f.repro_dir.empty() && !report.passed() && report.nondeterminism.empty()) {
+    ReproContext ctx{.flags = f, .op = op, .attrs = validated, .device = device, .tunables = tunables,
+                     .inputs = inputs, .tolerances = tolerances, .golden = golden};
+    report.repro_outcome = BuildReproducer(ctx, report);
+  }
+
+  if (!f.save_outputs.empty()) {
     for (const RunOutput& out : report.outputs) {
-      const std::string actual = (std::filesystem::path(save_dir) / (out.name + ".npy")).string();
-      const std::string expected = (std::filesystem::path(save_dir) / (out.name + ".expected.npy")).string();
+      const std::string actual = (std::filesystem::path(f.save_outputs) / (out.name + ".npy")).string();
+      const std::string expected = (std::filesystem::path(f.save_outputs) / (out.name + ".expected.npy")).string();
       OPSCOPE_RETURN_IF_ERROR(WriteNpy(actual, out.actual).WithContext("--save-outputs"));
       OPSCOPE_RETURN_IF_ERROR(WriteNpy(expected, out.expected).WithContext("--save-outputs"));
       report.saved_files.push_back(actual);
@@ -299,44 +281,8 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
   return report;
 }
 
-void PrintRunReport(const RunReport& r, std::ostream& out) {
-  out << r.op << "  " << r.device << "  kernel " << r.kernel;
-  if (!r.launches.empty()) out << "  " << r.launches[0].config.ToString();
-  out << "  device " << FormatTime(r.device_us) << "  op_id " << ShortHex(r.op_id) << "\n";
-  for (size_t i = 1; i < r.launches.size(); ++i) {
-    out << "  launch " << r.launches[i].name << "  " << r.launches[i].config.ToString() << "\n";
-  }
-  for (const RunInput& in : r.inputs) {
-    out << "  input " << in.name << "  " << in.tensor.Describe() << "  " << in.origin << "  @"
-        << MaskAddress(in.tensor.raw_data()) << "\n";
-  }
-  if (!r.kernel_error.empty()) out << "kernel FAILED  " << OneLine(r.kernel_error) << "\n";
-  for (const RunOutput& o : r.outputs) {
-    const CompareResult& c = o.compare;
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.2f%%", c.total ? 100.0 * c.mismatched / c.total : 0.0);
-    out << "output " << o.name << "  " << o.actual.Describe() << "  " << (c.passed() ? "PASSED" : "FAILED") << "  "
-        << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")"
-        << "  |a-e| <= " << Num(c.tolerance.atol) << " + " << Num(c.tolerance.rtol) << "*|e|\n";
-    if (c.max_abs_index >= 0) {
-      out << "  max abs err " << Num(c.max_abs_err) << " at " << Coords(c.max_abs_coords) << "  expected "
-          << Num(c.expected_at_max_abs) << "  actual " << Num(c.actual_at_max_abs) << "\n";
-    }
-    if (c.max_rel_index >= 0) out << "  max rel err " << Num(c.max_rel_err) << "\n";
-    if (c.nan_actual || c.nan_expected || c.inf_actual || c.inf_expected) {
-      out << "  NaN " << c.nan_actual << "/" << c.nan_expected << "  Inf " << c.inf_actual << "/" << c.inf_expected
-          << "  (actual/expected)\n";
-    }
-    if (!c.passed() && c.first_mismatch_index >= 0 && c.first_mismatch_index != c.max_abs_index) {
-      out << "  first mismatch at " << Coords(UnravelIndex(c.first_mismatch_index, o.actual.shape())) << "\n";
-    }
-  }
-  for (const std::string& file : r.saved_files) out << "saved " << file << "\n";
-  out << "repro: " << r.repro << "\n";
-}
-
 CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
-  CLI::App* run = app.add_subcommand("run", "Run one op on a device and compare every output with its reference");
+  CLI::App* run = app.add_subcommand("run", "Run one op on a device and compare every output with a golden");
   run->add_option("--op", f.op, "the op to run (ops-debug list shows them)")->required();
   run->add_option("--input-shapes", f.input_shapes, "one shape per input: \"[4,256,64];[64]\"");
   run->add_option("--dtype", f.dtypes, "float32, or one per input: float32,float16");
@@ -346,11 +292,21 @@ CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   run->add_option("--fill", f.fill, "normal | uniform | int | constant | sequential");
   run->add_option("--device", f.device, "device to run the kernel on (cpu, cuda)");
   run->add_option("--plugin", f.plugins, "a .so with custom ops (repeatable)")->expected(1);
-  run->add_flag("--checked", f.checked, "guard-page allocation: an out-of-bounds access faults at once");
   run->add_option("--tunables", f.tunables, "tunable values: block=256,vec=4");
+  run->add_flag("--reference", f.reference, "the golden is the op's reference kernel (the default)");
+  run->add_option("--expected", f.expected, "the golden from .npy files, one per output")->delimiter(',');
+  run->add_option("--baseline", f.baseline, "the golden from another op or chain: \"Add>Gelu{approximate=tanh}@cpu\"");
+  AddToleranceFlags(*run, f.tolerance);
+  run->add_option("--repeat", f.repeat, "run the kernel N times on the same inputs; any bit that differs is reported first");
+  run->add_option("--readback", f.readback, "full | stats | sample: what of the outputs comes back from the device");
+  run->add_flag("--trace", f.trace, "record the kernel's and reference's OPSCOPE_TRACE tracepoints");
+  run->add_option("--report", f.report, "write report.json (schema opscope.report/1) here");
+  run->add_option("--repro-dir", f.repro_dir, "on failure, write cropped inputs that still fail here");
+  run->add_flag("--checked", f.checked, "guard-page allocation: an out-of-bounds access faults at once");
   run->add_option("--save-outputs", f.save_outputs, "folder for <output>.npy and <output>.expected.npy");
-  run->add_option_function<double>("--atol", [&f](const double& v) { f.atol = v; }, "absolute tolerance");
-  run->add_option_function<double>("--rtol", [&f](const double& v) { f.rtol = v; }, "relative tolerance");
+  run->footer(std::string(kToleranceHelp) +
+              "\nReadback: full copies every output back; stats has the device summarise each output (count, NaN,"
+              "\nInf, min, max, mean, rms) and copies only that; sample copies 4096 evenly spaced elements.");
   return run;
 }
 

@@ -381,6 +381,22 @@ OpDef& OpDef::SameShape() {
 }
 OpDef& OpDef::Infer(ShapeFn fn) { schema_.infer = std::move(fn); return *this; }
 OpDef& OpDef::Cost(CostFn fn) { schema_.cost = std::move(fn); return *this; }
+OpDef& OpDef::InputRegion(RegionFn fn) { schema_.input_region = std::move(fn); return *this; }
+
+int64_t IndexBox::numel() const {
+  int64_t n = 1;
+  for (size_t d = 0; d < lo.size(); ++d) n *= std::max<int64_t>(0, hi[d] - lo[d]);
+  return n;
+}
+
+std::string IndexBox::ToString() const {
+  std::string s = "[";
+  for (size_t d = 0; d < lo.size(); ++d) {
+    s += d ? "," : "";
+    s += hi[d] - lo[d] == 1 ? std::to_string(lo[d]) : std::to_string(lo[d]) + ":" + std::to_string(hi[d]);
+  }
+  return s + "]";
+}
 OpDef& OpDef::Tunable(std::string n, std::vector<int64_t> v) {
   schema_.tunables.push_back({std::move(n), std::move(v)});
   return *this;

@@ -1,0 +1,134 @@
+#include "cli/run_inputs.h"
+
+#include <algorithm>
+
+#include "cli/flag_parsing.h"
+#include "opscope/npy.h"
+
+namespace opscope::cli {
+
+namespace {
+
+const ArgDef& InputArg(const OpSchema& op, size_t i) { return op.inputs[std::min(i, op.inputs.size() - 1)]; }
+
+const ArgDef& OutputArg(const OpSchema& op, size_t i) { return op.outputs[std::min(i, op.outputs.size() - 1)]; }
+
+std::string ArgName(const ArgDef& arg, size_t i, size_t first_index) {
+  return arg.kind == ArgDef::Kind::kVariadic ? arg.name + std::to_string(i - first_index) : arg.name;
+}
+
+std::vector<DType> AllowedDTypes(const OpSchema& op, const ArgDef& arg) {
+  if (arg.type_var.empty()) return AllDTypes();
+  auto it = op.type_constraints.find(arg.type_var);
+  return it != op.type_constraints.end() ? it->second : FloatDTypes();
+}
+
+// float32 where the input allows it, else the first type it allows.
+
+DType DefaultDType(const OpSchema& op, size_t i) {
+  std::vector<DType> allowed = AllowedDTypes(op, InputArg(op, i));
+  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), DType::kF32) != allowed.end()) return DType::kF32;
+  return allowed.front();
+}
+
+std::string InputList(const OpSchema& op) {
+  std::string s;
+  for (const ArgDef& a : op.inputs) {
+    s += (s.empty() ? "" : ", ") + a.name;
+    if (a.kind == ArgDef::Kind::kOptional) s += " (optional)";
+    if (a.kind == ArgDef::Kind::kVariadic) s += "...";
+  }
+  return s;
+}
+
+std::string CountText(const OpSchema& op) {
+  int lo = op.MinInputs(), hi = op.MaxInputs();
+  if (lo == hi) return std::to_string(lo);
+  if (hi == INT32_MAX) return "at least " + std::to_string(lo);
+  return std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+Status CheckInputCount(const OpSchema& op, const std::string& flag, size_t n, const char* what) {
+  if (static_cast<int>(n) >= op.MinInputs() && static_cast<int>(n) <= op.MaxInputs()) return Status::Ok();
+  return InvalidArgumentError(flag + ": op " + op.name + " takes " + CountText(op) + " input(s) (" + InputList(op) +
+                              "), got " + std::to_string(n) + " " + what + (n == 1 ? "" : "s"));
+}
+
+// One dtype applies to every input sharing input 0's type variable (the
+// others keep their default); a list gives one per input.
+
+StatusOr<std::vector<DType>> ResolveDTypes(const OpSchema& op, const std::string& text, size_t n) {
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> given, ParseDTypeList("--dtype", text));
+  std::vector<DType> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = DefaultDType(op, i);
+  if (given.empty() || n == 0) return out;
+  if (given.size() == 1) {
+    for (size_t i = 0; i < n; ++i) {
+      if (InputArg(op, i).type_var == InputArg(op, 0).type_var) out[i] = given[0];
+    }
+    return out;
+  }
+  if (given.size() != n) {
+    return InvalidArgumentError("--dtype: " + std::to_string(given.size()) + " dtypes for " + std::to_string(n) +
+                                " inputs (give one for all, or one per input)");
+  }
+  return given;
+}
+
+}  // namespace
+
+const char* FillKindName(FillKind k) {
+  switch (k) {
+    case FillKind::kUniform: return "uniform";
+    case FillKind::kNormal: return "normal";
+    case FillKind::kInt: return "int";
+    case FillKind::kConstant: return "constant";
+    case FillKind::kSequential: return "sequential";
+  }
+  return "?";
+}
+
+std::string InputName(const OpSchema& op, size_t i) {
+  return ArgName(InputArg(op, i), i, std::min(i, op.inputs.size() - 1));
+}
+
+std::string OutputName(const OpSchema& op, size_t i) {
+  return ArgName(OutputArg(op, i), i, std::min(i, op.outputs.size() - 1));
+}
+
+StatusOr<std::vector<RunInput>> BuildInputs(const OpSchema& op, const RunFlags& f) {
+  std::vector<RunInput> inputs;
+  if (!f.inputs.empty()) {
+    if (!f.input_shapes.empty()) return InvalidArgumentError("--input-shapes: not used with --inputs (the .npy files carry their shapes)");
+    if (!f.dtypes.empty()) return InvalidArgumentError("--dtype: not used with --inputs (the .npy files carry their dtypes)");
+    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--inputs", f.inputs.size(), "file"));
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
+      auto t = ReadNpy(f.inputs[i]);
+      if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+      inputs.push_back({InputName(op, i), *t, f.inputs[i]});
+    }
+    return inputs;
+  }
+  if (f.input_shapes.empty() && op.MinInputs() > 0) {
+    return InvalidArgumentError("--input-shapes: required unless --inputs is given (op " + op.name + " takes " +
+                                InputList(op) + ")");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Shape> shapes, ParseShapeList("--input-shapes", f.input_shapes));
+  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--input-shapes", shapes.size(), "shape"));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, shapes.size()));
+  auto kind = ParseFillKind(f.fill);
+  if (!kind.ok()) return std::move(kind).status().WithContext("--fill");
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (InputArg(op, i).value_input) {
+      return InvalidArgumentError("--input-shapes: op " + op.name + " reads the values of input '" +
+                                  InputArg(op, i).name + "': give the inputs as .npy files with --inputs");
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtypes[i], shapes[i]));
+    FillSpec spec{.kind = *kind, .seed = f.seed + i};
+    OPSCOPE_RETURN_IF_ERROR(Fill(t, spec).WithContext("input " + InputName(op, i)));
+    inputs.push_back({InputName(op, i), t, std::string(FillKindName(*kind)) + " seed " + std::to_string(f.seed + i)});
+  }
+  return inputs;
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,123 @@
+#include "cli/run_readback.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "capture/dispatcher.h"
+
+namespace opscope::cli {
+
+namespace {
+
+constexpr char kStatsOp[] = "opscope_tensor_stats";
+constexpr char kSampleOp[] = "opscope_tensor_sample";
+
+TensorStats StatsFrom(const Tensor& t) {
+  const double* s = t.data<double>();
+  return {static_cast<int64_t>(s[0]), static_cast<int64_t>(s[1]), static_cast<int64_t>(s[2]), s[3], s[4], s[5], s[6]};
+}
+
+// Runs a readback op on `device` (nullptr: its reference on the host) and
+// brings its small output home.
+StatusOr<Tensor> Summarize(const char* op, const Tensor& t, Device* device) {
+  Attrs attrs;
+  if (std::string(op) == kSampleOp) attrs.Set("count", kSampleCount);
+  auto run = Dispatcher::Global().Run(op, {t}, attrs, RunOptions{.device = device, .fingerprint = false});
+  if (!run.ok()) return std::move(run).status().WithContext("--readback");
+  return ToHost(run->outputs[0]);
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+std::vector<std::string> StatsFindings(const TensorStats& a, const TensorStats& e, const Tolerance& tol) {
+  std::vector<std::string> out;
+  if (a.nan != e.nan) out.push_back("NaN count " + std::to_string(a.nan) + " vs " + std::to_string(e.nan));
+  if (a.inf != e.inf) out.push_back("Inf count " + std::to_string(a.inf) + " vs " + std::to_string(e.inf));
+  const double atol = tol.rule == CompareRule::kBitExact ? 0 : tol.atol;
+  const double rtol = tol.rule == CompareRule::kBitExact ? 0 : tol.rtol;
+  auto check = [&](const char* what, double av, double ev) {
+    if (std::fabs(av - ev) <= atol + rtol * std::fabs(ev)) return;
+    out.push_back(std::string(what) + " " + Num(av) + " vs " + Num(ev));
+  };
+  check("min", a.min, e.min);
+  check("max", a.max, e.max);
+  check("mean", a.mean, e.mean);
+  check("rms", a.rms, e.rms);
+  return out;
+}
+
+// Sample position k is element k*stride of the original: put the original's
+// coordinates back on every element the result names.
+void MapSampleIndices(CompareResult& c, const Shape& shape, int64_t stride) {
+  auto map = [&](int64_t& index, std::vector<int64_t>& coords) {
+    if (index < 0) return;
+    index *= stride;
+    coords = UnravelIndex(index, shape);
+  };
+  map(c.max_abs_index, c.max_abs_coords);
+  map(c.max_rel_index, c.max_rel_coords);
+  if (c.first_mismatch_index >= 0) c.first_mismatch_index *= stride;
+  for (CompareElement& w : c.worst) map(w.index, w.coords);
+  c.mismatches_by_dim.clear();
+  c.abs_err_by_dim.clear();
+  if (!c.passed()) c.pattern = "sampled readback: " + std::to_string(c.total) + " evenly spaced elements, no pattern";
+}
+
+}  // namespace
+
+StatusOr<Readback> ParseReadback(const std::string& text, const std::string& backend) {
+  Readback r;
+  if (text == "full") return Readback::kFull;
+  if (text == "stats") r = Readback::kStats;
+  else if (text == "sample") r = Readback::kSample;
+  else return InvalidArgumentError("--readback '" + text + "': expected full, stats or sample");
+  const OpSchema* op = OpRegistry::Global().Find(r == Readback::kStats ? kStatsOp : kSampleOp);
+  if (op == nullptr || !op->kernels.count(backend)) {
+    return InvalidArgumentError("--readback " + text + ": the " + backend +
+                                " backend has no kernel to summarise outputs on the device; use --readback full");
+  }
+  return r;
+}
+
+const char* ReadbackName(Readback r) {
+  switch (r) {
+    case Readback::kFull: return "full";
+    case Readback::kStats: return "stats";
+    case Readback::kSample: return "sample";
+  }
+  return "?";
+}
+
+StatusOr<RunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual, const Tensor& golden,
+                                       const Tolerance& tol, int worst_k, Device* device) {
+  RunOutput out;
+  out.name = name;
+  if (r == Readback::kFull) {
+    OPSCOPE_ASSIGN_OR_RETURN(out.actual, ToHost(actual));
+    out.expected = golden;
+    OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, CompareOptions{.worst_k = worst_k}));
+    return out;
+  }
+  if (r == Readback::kStats) {
+    OPSCOPE_ASSIGN_OR_RETURN(out.actual, Summarize(kStatsOp, actual, device));
+    OPSCOPE_ASSIGN_OR_RETURN(out.expected, Summarize(kStatsOp, golden, nullptr));
+    out.actual_stats = StatsFrom(out.actual);
+    out.expected_stats = StatsFrom(out.expected);
+    out.stats_findings = StatsFindings(*out.actual_stats, *out.expected_stats, tol);
+    out.compare.tolerance = tol;
+    out.compare.total = actual.numel();
+    return out;
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(out.actual, Summarize(kSampleOp, actual, device));
+  OPSCOPE_ASSIGN_OR_RETURN(out.expected, Summarize(kSampleOp, golden, nullptr));
+  OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, CompareOptions{.worst_k = worst_k}));
+  const int64_t n = actual.numel();
+  MapSampleIndices(out.compare, actual.shape(), std::max<int64_t>(1, (n + kSampleCount - 1) / kSampleCount));
+  return out;
+}
+
+}  // namespace opscope::cli

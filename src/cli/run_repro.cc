@@ -1,0 +1,162 @@
+#include "cli/run_repro.h"
+
+#include <filesystem>
+
+#include "capture/dispatcher.h"
+#include "cli/flag_parsing.h"
+#include "cli/run_inputs.h"
+#include "opscope/npy.h"
+
+namespace opscope::cli {
+
+namespace {
+
+// Perturbation runs the op ~2·log2(n) times per dim and input: past this
+// many input elements, ask for an index map instead.
+constexpr int64_t kMaxPerturbElements = int64_t{1} << 24;
+
+}  // namespace
+
+std::string ReproCommand(const RunFlags& f, const OpSchema& op, const Attrs& attrs,
+                         const std::vector<RunInput>& inputs, const std::vector<std::string>& input_files) {
+  std::string s = "ops-debug run";
+  for (const std::string& p : f.plugins) s += " --plugin " + ShellQuote(p);
+  s += " --op " + ShellQuote(op.name);
+  std::vector<std::string> files = input_files.empty() ? f.inputs : input_files;
+  if (!files.empty()) {
+    std::string list;
+    for (const std::string& p : files) list += (list.empty() ? "" : ",") + p;
+    s += " --inputs " + ShellQuote(list);
+  } else if (!inputs.empty()) {
+    std::string shapes, dtypes;
+    for (const RunInput& in : inputs) {
+      shapes += (shapes.empty() ? "" : ";") + in.tensor.shape().ToString();
+      dtypes += (dtypes.empty() ? "" : ",") + std::string(DTypeName(in.tensor.dtype()));
+    }
+    s += " --input-shapes " + ShellQuote(shapes) + " --dtype " + dtypes;
+    auto kind = ParseFillKind(f.fill);
+    s += std::string(" --fill ") + (kind.ok() ? FillKindName(*kind) : f.fill) + " --seed " + std::to_string(f.seed);
+  }
+  if (!attrs.empty()) s += " --attrs " + ShellQuote(attrs.ToString());
+  s += " --device " + ShellQuote(f.device);
+  if (!f.tunables.empty()) s += " --tunables " + ShellQuote(f.tunables);
+  if (!f.baseline.empty()) s += " --baseline " + ShellQuote(f.baseline);
+  if (!f.expected.empty() && input_files.empty()) {
+    std::string list;
+    for (const std::string& p : f.expected) list += (list.empty() ? "" : ",") + p;
+    s += " --expected " + ShellQuote(list);
+  }
+  s += ToleranceFlagsText(f.tolerance);
+  if (f.repeat > 1) s += " --repeat " + std::to_string(f.repeat);
+  if (f.readback != "full") s += " --readback " + ShellQuote(f.readback);
+  if (f.trace) s += " --trace";
+  if (f.checked) s += " --checked";
+  return s;
+}
+
+ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
+  ReproOutcome out;
+  const RunOutput* bad = nullptr;
+  size_t bad_index = 0;
+  for (size_t i = 0; i < report.outputs.size(); ++i) {
+    if (!report.outputs[i].passed()) { bad = &report.outputs[i]; bad_index = i; break; }
+  }
+  if (bad == nullptr) return out;
+  out.output = bad->name;
+  if (bad->compare.worst.empty() || report.readback != "full") {
+    out.note = "no reproducer: it needs the full readback of the failing output (--readback full)";
+    return out;
+  }
+  if (!ctx.flags.expected.empty()) {
+    out.note = "no reproducer: --expected files hold the golden of the original inputs only; "
+               "use the reference or --baseline to judge cropped inputs";
+    return out;
+  }
+  out.coords = bad->compare.worst[0].coords;
+  std::vector<Tensor> tensors;
+  std::vector<std::string> names;
+  std::vector<bool> skip;
+  int64_t elements = 0;
+  for (const RunInput& in : ctx.inputs) {
+    tensors.push_back(in.tensor);
+    names.push_back(in.name);
+    elements += in.tensor.numel();
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    skip.push_back(i < ctx.op.inputs.size() ? ctx.op.inputs[i].value_input : ctx.op.inputs.back().value_input);
+  }
+
+  // The kernel on some inputs, that output only.
+  auto kernel = [&](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
+    auto run = Dispatcher::Global().Run(ctx.op, in, ctx.attrs,
+                                        RunOptions{.device = ctx.device, .tunables = ctx.tunables, .fingerprint = false});
+    if (!run.ok()) return std::move(run).status();
+    std::vector<Tensor> host;
+    for (const Tensor& t : run->outputs) {
+      if (!t.defined()) { host.push_back(t); continue; }
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor h, ToHost(t));
+      host.push_back(std::move(h));
+    }
+    return host;
+  };
+
+  if (ctx.op.input_region) {
+    std::vector<Tensor> outputs;
+    for (const RunOutput& o : report.outputs) outputs.push_back(o.actual);
+    out.region = RegionFromIndexMap(ctx.op, tensors, outputs, ctx.attrs, static_cast<int>(bad_index), out.coords);
+  } else if (elements > kMaxPerturbElements) {
+    out.note = "no reproducer: inputs of " + std::to_string(elements) +
+               " elements are too large to search by perturbation; declare the op's index map (OpDef::InputRegion)";
+    return out;
+  } else {
+    auto region = FindRegionByPerturbation(tensors, out.coords, [&](const std::vector<Tensor>& in) -> StatusOr<Tensor> {
+      OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outs, kernel(in));
+      return outs.at(bad_index);
+    }, skip);
+    if (!region.ok()) {
+      out.note = "no reproducer: the perturbation search failed: " + region.status().ToString();
+      return out;
+    }
+    out.region = *std::move(region);
+  }
+  out.region_text = DescribeRegion(names, out.region);
+
+  // Still fails: any output out of tolerance (or the kernel erring) on the crop.
+  auto fails = [&](const std::vector<Tensor>& in) -> StatusOr<bool> {
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> actual, kernel(in));
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> gold, ctx.golden(in));
+    for (size_t i = 0; i < actual.size() && i < gold.size() && i < ctx.tolerances.size(); ++i) {
+      if (!actual[i].defined() || !gold[i].defined()) continue;
+      if (actual[i].shape() != gold[i].shape()) return true;
+      OPSCOPE_ASSIGN_OR_RETURN(CompareResult c, CompareTensors(actual[i], gold[i], ctx.tolerances[i],
+                                                               CompareOptions{.worst_k = 1}));
+      if (!c.passed()) return true;
+    }
+    return false;
+  };
+  out.repro = MinimizeInputs(tensors, out.region, fails);
+  if (!out.repro.found) {
+    out.note = out.repro.note;
+    return out;
+  }
+
+  const std::filesystem::path dir(ctx.flags.repro_dir);
+  for (size_t i = 0; i < out.repro.inputs.size(); ++i) {
+    const std::string path = (dir / (names[i] + ".npy")).string();
+    Status st = WriteNpy(path, out.repro.inputs[i]);
+    if (!st.ok()) {
+      out.note = "no reproducer: " + st.ToString();
+      out.files.clear();
+      return out;
+    }
+    out.files.push_back(path);
+  }
+  out.command = ReproCommand(ctx.flags, ctx.op, ctx.attrs, ctx.inputs, out.files);
+  Status st = WriteFileAtomic((dir / "repro.sh").string(), "#!/bin/sh\n# " + report.op + ": cropped around " +
+                                                                out.region_text + "\n" + out.command + "\n");
+  if (st.ok()) std::filesystem::permissions(dir / "repro.sh", std::filesystem::perms::owner_exec,
+                                            std::filesystem::perm_options::add);
+  return out;
+}
+
+}  // namespace opscope::cli

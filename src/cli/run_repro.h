@@ -1,0 +1,35 @@
+// The minimal reproducer of `ops-debug run --repro-dir DIR`: the input region
+// behind the worst element of the first failing output (from the op's index
+// map, else by perturbation), inputs cropped around it that still fail under
+// the same golden and tolerance, written to DIR as .npy with the command that
+// runs them (DIR/repro.sh).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/run_command.h"
+#include "cli/run_golden.h"
+
+namespace opscope::cli {
+
+struct ReproContext {
+  const RunFlags& flags;
+  const OpSchema& op;
+  const Attrs& attrs;
+  Device* device;
+  const std::map<std::string, int64_t>& tunables;
+  const std::vector<RunInput>& inputs;
+  const std::vector<Tolerance>& tolerances;
+  const GoldenFn& golden;
+};
+
+ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report);
+
+// The `ops-debug run` line for these flags; `input_files` (when not empty)
+// replaces the inputs, and the report/repro-dir flags are left out.
+std::string ReproCommand(const RunFlags& flags, const OpSchema& op, const Attrs& attrs,
+                         const std::vector<RunInput>& inputs, const std::vector<std::string>& input_files);
+
+}  // namespace opscope::cli

@@ -1,0 +1,160 @@
+// The five bugs of examples/buggy_ops (and a correct op of examples/my_ops),
+// each found end to end by the real ops-debug, as README.md shows them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "opscope/npy.h"
+#include "opscope/tensor.h"
+#include "tool_test_util.h"
+
+namespace opscope {
+namespace {
+
+using testing::Contains;
+using testing::Slurp;
+using testing::TempDir;
+using testing::ToolResult;
+
+const std::string kOpsDebug = std::string(OPSCOPE_BINARY_DIR) + "/bin/ops-debug";
+const std::string kBuggy = std::string(OPSCOPE_BINARY_DIR) + "/lib/libbuggy_ops.so";
+const std::string kMyOps = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
+
+ToolResult OpsDebug(const std::string& args) { return testing::Shell(kOpsDebug + " " + args); }
+
+nlohmann::json ReadJson(const std::filesystem::path& p) {
+  return nlohmann::json::parse(Slurp(p), nullptr, /*allow_exceptions=*/false);
+}
+
+// 1. Padding that reads the edge value: errors on the border only, and a
+//    reproducer far smaller than the input that still fails.
+TEST(OpsDebugExamples, PoolPaddingBugIsOnTheBorderAndCropsSmall) {
+  TempDir dir;
+  const auto repro = dir.path() / "repro", report = dir.path() / "report.json";
+  ToolResult r = OpsDebug("run --plugin " + kBuggy + " --op bug_avgpool2d --input-shapes '[2,16,80,80]' --seed 3"
+                          " --repro-dir " + repro.string() + " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "errors only in a 1-element border of dims 2 and 3")) << r.out;
+  nlohmann::json j = ReadJson(report);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema"], "opscope.report/1");
+  EXPECT_EQ(j["status"], "failed");
+  // Every mismatch sits in row/column 0 or 79 of the 80x80 output.
+  const int64_t mismatched = j["compare"]["mismatched"];
+  EXPECT_EQ(mismatched, 2 * 16 * (4 * 80 - 4));
+  for (const auto& w : j["compare"]["worst"]) {
+    const int64_t h = w["index"][2], x = w["index"][3];
+    EXPECT_TRUE(h == 0 || h == 79 || x == 0 || x == 79) << w.dump();
+  }
+  EXPECT_EQ(j["repro"]["region_method"], "index map");
+  ASSERT_EQ(j["repro"]["found"], true) << j["repro"].dump();
+  EXPECT_GE(j["repro"]["ratio"].get<double>(), 10.0);
+  auto x = ReadNpy((repro / "x.npy").string());
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  EXPECT_LE(x->dim(2), 64);
+  EXPECT_LE(x->dim(3), 64);
+  // The written command runs the cropped inputs and still fails.
+  ToolResult rerun = testing::Shell(kOpsDebug + std::string(j["repro"]["cropped_command"]).substr(9));
+  EXPECT_EQ(rerun.exit_code, 1) << rerun.out << rerun.err;
+  EXPECT_TRUE(Contains(rerun.out, "FAILED")) << rerun.out;
+}
+
+// 2. Energy summed across channels past the first tile: errors in the high
+//    channels, growing with the channel index; the traced energy differs.
+TEST(OpsDebugExamples, WindowL2BugIsInTheHighChannelsAndGrows) {
+  TempDir dir;
+  const auto report = dir.path() / "report.json";
+  ToolResult r = OpsDebug("run --plugin " + kBuggy + " --op bug_window_l2 --input-shapes '[2,256,24]' --trace"
+                          " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  nlohmann::json j = ReadJson(report);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][0]["name"], "y");
+  const std::string y_pattern = j["outputs"][0]["compare"]["pattern"];
+  EXPECT_TRUE(Contains(y_pattern, "errors only in dim 1 indices 129-255")) << y_pattern;
+  for (const auto& w : j["outputs"][0]["compare"]["worst"]) EXPECT_GE(w["index"][1].get<int64_t>(), 129) << w.dump();
+  // The energy the op hands back: wrong from channel 129 on, more so with every channel.
+  EXPECT_EQ(j["outputs"][1]["name"], "energy");
+  const std::string e_pattern = j["outputs"][1]["compare"]["pattern"];
+  EXPECT_TRUE(Contains(e_pattern, "errors only in dim 1 indices 129-255, growing with the index")) << e_pattern;
+  // Both sides traced "scale"; they part there.
+  bool scale_differs = false;
+  for (const auto& c : j["tracepoint_comparisons"]) scale_differs |= c["name"] == "scale" && c["matches"] == false;
+  EXPECT_TRUE(scale_differs) << j["tracepoint_comparisons"].dump();
+  EXPECT_EQ(j["tracepoints"].size(), 2u);
+  EXPECT_TRUE(Contains(r.out, "tracepoint scale#0  DIFFERS")) << r.out;
+}
+
+// 3. Partial sums added in finishing order: --repeat 20 says nondeterministic, first.
+TEST(OpsDebugExamples, RacySumIsNondeterministic) {
+  TempDir dir;
+  const auto report = dir.path() / "report.json";
+  ToolResult r = OpsDebug("run --plugin " + kBuggy + " --op racy_sum --input-shapes '[128,131072]' --repeat 20"
+                          " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const size_t nondet = r.out.find("NONDETERMINISTIC  output y");
+  ASSERT_NE(nondet, std::string::npos) << r.out;
+  EXPECT_LT(nondet, r.out.find("output y  float32[128]")) << "nondeterminism must be reported first:\n" << r.out;
+  nlohmann::json j = ReadJson(report);
+  EXPECT_EQ(j["status"], "nondeterministic");
+  EXPECT_EQ(j["determinism"]["runs"], 20);
+  ASSERT_EQ(j["determinism"]["differences"].size(), 1u);
+  EXPECT_GE(j["determinism"]["differences"][0]["elements_differing"].get<int64_t>(), 1);
+  // A deterministic op repeated stays "passed".
+  ToolResult ok = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[64,256]' --repeat 5");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "deterministic  5 runs, identical bits")) << ok.out;
+}
+
+// 4. A correct fused op against a chain of built-in ops: passes at the default
+//    tolerance; against the wrong chain (erf GELU) it fails.
+TEST(OpsDebugExamples, CorrectFusedOpMatchesABuiltInChain) {
+  TempDir dir;
+  const auto report = dir.path() / "report.json";
+  ToolResult r = OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,256,64];[64]'"
+                          " --baseline 'Add>Gelu{approximate=tanh}' --report " + report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "golden baseline Add>Gelu{approximate=tanh}")) << r.out;
+  nlohmann::json j = ReadJson(report);
+  EXPECT_EQ(j["status"], "passed");
+  EXPECT_EQ(j["compare"]["abserr"], 1e-5);
+  ToolResult wrong = OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,256,64];[64]'"
+                              " --baseline 'Add>Gelu'");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out << wrong.err;
+  ToolResult bad = OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,256,64];[64]'"
+                            " --baseline 'Add>Gelu{approximate=cubic}'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(Contains(bad.err, "--baseline")) << bad.err;
+}
+
+// 5. float16 squares overflow: Inf on the actual side only, in the rows that hold
+//    a value above 255.9; the float32 kernel on the same values is fine.
+TEST(OpsDebugExamples, HalfOverflowIsInfOnlyOnTheActualSide) {
+  TempDir dir;
+  auto x = Tensor::Empty(DType::kF16, Shape({32, 128}));
+  auto x32 = Tensor::Empty(DType::kF32, Shape({32, 128}));
+  ASSERT_TRUE(x.ok() && x32.ok());
+  for (int64_t i = 0; i < x->numel(); ++i) {
+    double v = std::sin(0.37 * static_cast<double>(i)) * 2.0;
+    if (i == 3 * 128 + 17 || i == 20 * 128 + 90) v = 300.0;
+    x->FlatSetFromDouble(i, v);
+    x32->FlatSetFromDouble(i, v);
+  }
+  const std::string path = (dir.path() / "x16.npy").string(), path32 = (dir.path() / "x32.npy").string();
+  ASSERT_TRUE(WriteNpy(path, *x).ok());
+  ASSERT_TRUE(WriteNpy(path32, *x32).ok());
+  const auto report = dir.path() / "report.json";
+  ToolResult r = OpsDebug("run --plugin " + kBuggy + " --op half_rms --inputs " + path + " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "Inf in actual only: 2 element(s) at [3] [20]")) << r.out;
+  nlohmann::json j = ReadJson(report);
+  EXPECT_EQ(j["compare"]["inf"]["only_actual"], 2);
+  EXPECT_EQ(j["compare"]["inf"]["expected"], 0);
+  EXPECT_EQ(j["compare"]["mismatched"], 2);
+  ToolResult ok = OpsDebug("run --plugin " + kBuggy + " --op half_rms --inputs " + path32);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,66 @@
+// What the end-to-end tests share: spawning a tool with its output captured,
+// a temporary folder, reading a file whole.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace opscope::testing {
+
+namespace fs = std::filesystem;
+
+struct ToolResult {
+  int exit_code = -1;
+  std::string out, err;
+  int err_lines() const { return static_cast<int>(std::count(err.begin(), err.end(), '\n')); }
+};
+
+inline std::string Slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "opscope_test_XXXXXX").string();
+    path_ = mkdtemp(tmpl.data()) ? fs::path(tmpl) : fs::path();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs a shell command line with stdout and stderr captured apart.
+inline ToolResult Shell(const std::string& command) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out", err = dir.path() / "err";
+  // OPSCOPE_PLUGINS would change what the tools load: keep the tests hermetic.
+  const std::string line = "env -u OPSCOPE_PLUGINS " + command + " >" + out.string() + " 2>" + err.string();
+  int status = std::system(line.c_str());
+  ToolResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace opscope::testing
