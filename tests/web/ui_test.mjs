@@ -8,7 +8,7 @@
 // Missing chromium or node_modules is a failure with the fix named, never a skip.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {spawn, spawnSync} from 'node:child_process';
+import {execFile, spawn, spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -44,6 +44,14 @@ function inspector(args, expectCode = 0) {
   return r;
 }
 
+// The same, without blocking: the runs and the browser start side by side.
+function inspectorAsync(args) {
+  return new Promise((resolve, reject) => {
+    execFile(cli, args, {encoding: 'utf8', timeout: 60_000}, (error, stdout, stderr) =>
+      error ? reject(new Error(`inspector-cli ${args.join(' ')} failed: ${stderr || error.message}`)) : resolve({stdout, stderr}));
+  });
+}
+
 function readRun(dir) {
   const json = (f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
   const graph = json('graph.json'), trace = json('trace.json'), summary = json('summary.json');
@@ -53,10 +61,10 @@ function readRun(dir) {
   return {dir, graph, trace, summary, tasks, threads, capture: fs.readFileSync(path.join(dir, 'capture.json'), 'utf8')};
 }
 
-function makeRun(name, model, extra) {
+async function makeRun(name, model, extra) {
   const dir = path.join(work, name);
-  inspector(['run', path.join(sourceDir, 'examples/models', model), '--output-dir', dir, ...extra]);
-  const r = inspector(['export', '--input-dir', dir, '--format', 'html']);
+  await inspectorAsync(['run', path.join(sourceDir, 'examples/models', model), '--output-dir', dir, ...extra]);
+  const r = await inspectorAsync(['export', '--input-dir', dir, '--format', 'html']);
   assert.match(r.stdout, /wrote .*report\.html/);
   return readRun(dir);
 }
@@ -158,9 +166,11 @@ function rawRequest(port, text) {
 }
 
 before(async () => {
-  runs.twoBranch = makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']);
-  runs.resnet = makeRun('resnet_small', 'resnet_small.onnx', []);
-  browser = await chromium.launch({executablePath: chromiumPath, headless: true});
+  [runs.twoBranch, runs.resnet, browser] = await Promise.all([
+    makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
+    makeRun('resnet_small', 'resnet_small.onnx', []),
+    chromium.launch({executablePath: chromiumPath, headless: true}),
+  ]);
 });
 
 after(async () => {
