@@ -2,6 +2,7 @@
 // request router (what may and may not be served) and the server on a real
 // loopback socket. The page's behaviour in a browser is tests/web/ui_test.mjs.
 #include "cli/inspector_web.h"
+#include "cli/apps.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -167,6 +168,38 @@ TEST(InspectorWeb, ListenRejectsABadAddressOrPort) {
   WebServer a, b;
   EXPECT_NE(a.Listen("localhost", 0).ToString().find("--bind 'localhost'"), std::string::npos);
   EXPECT_NE(b.Listen("127.0.0.1", 70000).ToString().find("--port 70000"), std::string::npos);
+}
+
+int Inspector(std::vector<std::string> args, std::string* err = nullptr) {
+  args.insert(args.begin(), "inspector-cli");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, errs;
+  const int code = InspectorMain(static_cast<int>(argv.size()), argv.data(), out, errs);
+  if (err) *err = errs.str();
+  return code;
+}
+
+TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
+  const fs::path dir = fs::temp_directory_path() / ("inspector_web_cli_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ASSERT_EQ(Inspector({"run", std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/two_branch.onnx", "--output-dir",
+                       dir.string(), "--streams", "2"}),
+            0);
+  fs::remove(dir / "graph.json");
+  std::string err;
+  EXPECT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 2);
+  EXPECT_NE(err.find("graph.json: missing"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+  ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "all"}, &err), 0) << err;
+  StatusOr<std::vector<std::string>> files = ReadRunFiles(dir.string());
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  std::ifstream report(dir / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find(EscapeJsonForScript((*files)[0])), std::string::npos);
+  EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);
+  EXPECT_NE(err.find("no such folder"), std::string::npos) << err;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -122,11 +122,12 @@ var opscope = window.opscope || (window.opscope = {});
       return x0 === Infinity ? {x0: 0, y0: 0, x1: 1, y1: 1} : {x0, y0, x1, y1};
     }
 
-    // Whole graph in view when it fits at a readable size; a tall chain starts at its top.
+    // The whole graph when it fits at a readable size; a tall one is shown
+    // across its width from the top, to be panned down.
     fit() {
       const b = this.bounds(), w = this.host.clientWidth || 400, h = this.host.clientHeight || 300, pad = 16;
-      const fitScale = Math.min((w - 2 * pad) / (b.x1 - b.x0), (h - 2 * pad) / (b.y1 - b.y0));
-      const scale = Math.max(0.45, Math.min(1.1, fitScale));
+      const widthFit = (w - 2 * pad) / (b.x1 - b.x0), heightFit = (h - 2 * pad) / (b.y1 - b.y0);
+      const scale = Math.min(1.1, Math.max(Math.min(widthFit, heightFit), Math.min(0.85, widthFit)));
       const tx = w / 2 - scale * (b.x0 + b.x1) / 2;
       const ty = scale * (b.y1 - b.y0) + 2 * pad <= h ? h / 2 - scale * (b.y0 + b.y1) / 2 : pad - scale * b.y0;
       this.setView({scale, tx, ty});

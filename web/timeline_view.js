@@ -4,7 +4,8 @@
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   const SVG = 'http://www.w3.org/2000/svg';
-  const LABEL_W = 110, AXIS_H = 26, LANE_H = 34, BAR_H = 24, RIGHT_PAD = 16;
+  const LABEL_W = 110, AXIS_H = 26, RIGHT_PAD = 16;
+  let LANE_H = 34, BAR_H = 24;
 
   function el(tag, attrs, parent) {
     const e = document.createElementNS(SVG, tag);
@@ -52,6 +53,9 @@ var opscope = window.opscope || (window.opscope = {});
 
     render() {
       const lanes = this.model.lanes, width = LABEL_W + this.plotWidth() + RIGHT_PAD;
+      // Lanes share the pane's height, within readable bounds.
+      LANE_H = Math.round(Math.min(56, Math.max(30, ((this.host.clientHeight || 200) - AXIS_H - 10) / Math.max(1, lanes.length))));
+      BAR_H = LANE_H - 10;
       const height = AXIS_H + lanes.length * LANE_H + 8;
       const svg = el('svg', {class: 'timeline', width, height});
       el('clipPath', {id: 'plot-clip'}, svg).appendChild(el('rect', {x: LABEL_W, y: 0, width: this.plotWidth(), height}));
