@@ -74,7 +74,8 @@ var opscope = window.opscope || (window.opscope = {});
         `${m.tasks.length} tasks · ${m.lanes.length} streams · span ${opscope.formatUs(s.span_us)}`;
       document.getElementById('timeline-facts').textContent =
         `${m.lanes.length} streams, ${m.tasks.length} tasks, ${m.flows.length} event waits`;
-      document.getElementById('optype-total').textContent = s.total_task_us !== undefined ? opscope.formatUs(s.total_task_us) + ' of tasks' : '';
+      document.getElementById('optype-total').textContent =
+        s.total_task_us !== undefined ? opscope.formatUs(s.total_task_us) + ' of tasks' : '';
       document.title = 'opscope inspector · ' + ((g.model && g.model.path) || 'run').split('/').pop();
     }
 

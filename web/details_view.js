@@ -44,7 +44,8 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   function tensors(list) {
-    return (list || []).map((v) => h('div', {class: 'tensor'}, h('span', {}, v.name || '(none)'), ' ', h('span', {class: 'muted'}, shapeText(v))));
+    return (list || []).map((v) =>
+      h('div', {class: 'tensor'}, h('span', {}, v.name || '(none)'), ' ', h('span', {class: 'muted'}, shapeText(v))));
   }
 
   function attrs(n) {
@@ -83,7 +84,8 @@ var opscope = window.opscope || (window.opscope = {});
     const rows = [['op type', t.op_type], ['kernel', t.kernel || '–'], ['stream', t.lane.name], ['start', opscope.formatUs(t.ts)],
       ['duration', opscope.formatUs(t.dur)], ['category', t.cat], ['op_id', t.op_id || '–'],
       t.grid && ['launch', `grid [${t.grid}] block [${t.block}]`],
-      ['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`) : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]];
+      ['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
+        : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]];
     if (node) {
       const from = opscope.frameworkOf(model, node);
       rows.push(['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none']);

@@ -129,7 +129,8 @@ StatusOr<std::string> BuildReportHtml(const std::vector<std::string>& files) {
   if (!index) return InternalError("web/index.html is not compiled in");
   const std::string page(index->data);
   // The links as index.html writes them; anything else is left as it is.
-  static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">|<script src="([A-Za-z0-9_.-]+)"></script>)re");
+  static const std::regex link(
+      R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">|<script src="([A-Za-z0-9_.-]+)"></script>)re");
   std::string out;
   out.reserve(page.size() + 64 * 1024 + files[0].size() + files[1].size() + files[2].size());
   size_t last = 0;
@@ -204,7 +205,8 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir) {
     return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};
   }
   if (const WebAsset* asset = FindWebAsset(name)) {
-    return HttpResponse{.status = 200, .content_type = std::string(asset->content_type), .body = std::string(asset->data)};
+    return HttpResponse{
+        .status = 200, .content_type = std::string(asset->content_type), .body = std::string(asset->data)};
   }
   return Plain(404, "not found");
 }

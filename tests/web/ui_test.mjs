@@ -69,12 +69,12 @@ async function makeRun(name, model, extra) {
   return readRun(dir);
 }
 
-// A page whose console errors and page errors are collected for the end.
+// One page for every check (a new renderer per page costs seconds on a busy
+// machine); each open starts a fresh list of console and page errors.
+let page;
+let problems = [];
 async function openPage(url) {
-  const page = await browser.newPage({viewport: {width: 1600, height: 950}});
-  const problems = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  problems = [];
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
   return {page, problems};
@@ -166,10 +166,16 @@ function rawRequest(port, text) {
 }
 
 before(async () => {
-  [runs.twoBranch, runs.resnet, browser] = await Promise.all([
+  const launched = chromium.launch({executablePath: chromiumPath, headless: true}).then(async (b) => {
+    browser = b;
+    page = await b.newPage({viewport: {width: 1600, height: 950}});
+    page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
+    page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  });
+  [runs.twoBranch, runs.resnet] = await Promise.all([
     makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
     makeRun('resnet_small', 'resnet_small.onnx', []),
-    chromium.launch({executablePath: chromiumPath, headless: true}),
+    launched,
   ]);
 });
 
@@ -181,7 +187,7 @@ after(async () => {
 test('report.html of two_branch (2 streams), opened as a file', async () => {
   const run = runs.twoBranch;
   assert.equal(run.threads.length, 3, 'two compute streams and the copy stream');
-  const {page, problems} = await openPage(pathToFileURL(path.join(run.dir, 'report.html')).href);
+  await openPage(pathToFileURL(path.join(run.dir, 'report.html')).href);
   await checkPage(page, run);
   if (process.env.OPSCOPE_WEB_SCREENSHOT) {
     await page.dblclick('#framework-graph svg', {position: {x: 4, y: 4}});  // fit the graph again
@@ -189,14 +195,12 @@ test('report.html of two_branch (2 streams), opened as a file', async () => {
     await page.screenshot({path: process.env.OPSCOPE_WEB_SCREENSHOT});
   }
   assert.deepEqual(problems, []);
-  await page.close();
 });
 
 test('report.html of resnet_small, opened as a file', async () => {
-  const {page, problems} = await openPage(pathToFileURL(path.join(runs.resnet.dir, 'report.html')).href);
+  await openPage(pathToFileURL(path.join(runs.resnet.dir, 'report.html')).href);
   await checkPage(page, runs.resnet);
   assert.deepEqual(problems, []);
-  await page.close();
 });
 
 test('inspector-cli serve: the same page over HTTP, and nothing but its files', async () => {
@@ -219,11 +223,10 @@ test('inspector-cli serve: the same page over HTTP, and nothing but its files', 
     });
     const port = Number(new URL(url).port);
     assert.ok(port > 0);
-    const {page, problems} = await openPage(url);
+    await openPage(url);
     await checkPage(page, run);
     assert.deepEqual(problems, []);
-    await page.close();
-
+  
     const graph = await fetch(url + 'graph.json');
     assert.equal(graph.status, 200);
     assert.deepEqual(await graph.json(), run.graph);
