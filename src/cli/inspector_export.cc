@@ -21,7 +21,8 @@ StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run) {
 }
 
 CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
-  CLI::App* cmd = app.add_subcommand("export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json");
+  CLI::App* cmd = app.add_subcommand(
+      "export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json, or write DIR/report.html");
   cmd->add_option("--input-dir", flags.input_dir, "a folder written by `inspector-cli run`")->required();
   cmd->add_option("--format", flags.format,
                   "json: graph/trace/summary.json from capture.json; html: DIR/report.html, the web UI as one "
