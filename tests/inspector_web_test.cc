@@ -84,7 +84,7 @@ class InspectorWebDir : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   HttpResponse Get(const std::string& target) {
-    return AnswerHttpRequest("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n", dir_.string());
+    return AnswerHttpRequest("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:8765\r\n\r\n", dir_.string());
   }
   fs::path dir_;
 };
@@ -111,6 +111,21 @@ TEST_F(InspectorWebDir, ServesTheUiAndTheRunFilesOnly) {
   EXPECT_EQ(AnswerHttpRequest("garbage\r\n\r\n", dir_.string()).status, 400);
   fs::remove(dir_ / "trace.json");
   EXPECT_EQ(Get("/trace.json").status, 404);
+}
+
+TEST_F(InspectorWebDir, OnLoopbackOnlyLoopbackHostNamesAreAnswered) {
+  const auto with_host = [&](const std::string& host, const char* bind = "127.0.0.1") {
+    return AnswerHttpRequest("GET /graph.json HTTP/1.1\r\nAccept: */*\r\nHOST:  " + host + "\r\n\r\n",
+                             dir_.string(), bind).status;
+  };
+  for (const char* ok : {"127.0.0.1:8765", "localhost:8765", "LocalHost", "[::1]:8765", "127.0.0.2"}) {
+    EXPECT_EQ(with_host(ok), 200) << ok;
+  }
+  for (const char* refused : {"evil.example:8765", "evil.example", "127.0.0.1.evil.example", "[::2]:80"}) {
+    EXPECT_EQ(with_host(refused), 403) << refused;
+  }
+  // Bound elsewhere on purpose, the user reaches it by whatever name.
+  EXPECT_EQ(with_host("workstation.lan:8765", "0.0.0.0"), 200);
 }
 
 TEST_F(InspectorWebDir, WriteReportNamesTheMissingFileAndWritesNothing) {
@@ -152,7 +167,7 @@ TEST_F(InspectorWebDir, ServerAnswersOnLoopbackUntilStopped) {
   ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
   ASSERT_EQ(::connect(idle, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
 
-  const std::string ok = Fetch(server.port(), "GET /summary.json HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string ok = Fetch(server.port(), "GET /summary.json HTTP/1.1\r\nHost: localhost\r\n\r\n");
   EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
   EXPECT_NE(ok.find("Content-Length: " + std::to_string(HostileRunFiles()[2].size()) + "\r\n"), std::string::npos);
   EXPECT_EQ(ok.substr(ok.find("\r\n\r\n") + 4), HostileRunFiles()[2]);

@@ -46,6 +46,7 @@ const char* ReasonPhrase(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 500: return "Internal Server Error";
@@ -78,7 +79,7 @@ bool SendAll(int fd, std::string_view bytes) {
 
 // Reads up to the end of the request head; a client that sends nothing for a
 // few seconds (a browser's speculative connection) is dropped.
-void HandleConnection(int fd, std::string dir) {
+void HandleConnection(int fd, const std::string& dir, const std::string& bind_address) {
   timeval timeout{.tv_sec = 5, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
@@ -94,10 +95,33 @@ void HandleConnection(int fd, std::string dir) {
   if (!head.empty()) {
     const HttpResponse r = head.find("\r\n\r\n") == std::string::npos && head.size() >= kMaxHead
                                ? Plain(400, "request head too large")
-                               : AnswerHttpRequest(head, dir);
+                               : AnswerHttpRequest(head, dir, bind_address);
     SendAll(fd, SerializeResponse(r));
   }
   ::close(fd);
+}
+
+// The Host header's name, without the port ("" when there is none).
+std::string HostName(std::string_view head) {
+  size_t at = 0;
+  while ((at = head.find("\r\n", at)) != std::string_view::npos) {
+    at += 2;
+    const size_t eol = head.find("\r\n", at);
+    const std::string line = Lower(head.substr(at, eol == std::string_view::npos ? eol : eol - at));
+    if (line.rfind("host:", 0) != 0) continue;
+    std::string host = line.substr(5);
+    host.erase(0, host.find_first_not_of(" \t"));
+    host.erase(host.find_last_not_of(" \t") + 1);
+    if (host.rfind('[', 0) == 0) return host.substr(0, host.find(']') + 1);  // [::1]:8765
+    return host.substr(0, host.find(':'));
+  }
+  return "";
+}
+
+// An IPv4 literal in 127.0.0.0/8 (a name that merely starts with "127." is not).
+bool IsLoopback(std::string_view address) {
+  in_addr a{};
+  return ::inet_pton(AF_INET, std::string(address).c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -182,7 +206,7 @@ StatusOr<std::string> WriteReportHtml(const std::string& dir) {
   return path;
 }
 
-HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir) {
+HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, std::string_view bind_address) {
   const size_t eol = head.find("\r\n");
   const std::string_view line = head.substr(0, eol);
   const size_t sp1 = line.find(' ');
@@ -193,6 +217,12 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir) {
   const std::string_view method = line.substr(0, sp1);
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   if (method != "GET") return Plain(405, "only GET is served");
+  if (IsLoopback(bind_address)) {
+    const std::string host = HostName(head);
+    if (!host.empty() && host != "localhost" && host != "[::1]" && !IsLoopback(host)) {
+      return Plain(403, "Host '" + host + "' refused: this server answers to loopback names only");
+    }
+  }
   target = target.substr(0, target.find_first_of("?#"));
   if (target == "/") target = "/index.html";
   if (target.size() < 2 || target[0] != '/') return Plain(404, "not found");
@@ -225,6 +255,7 @@ Status WebServer::Listen(const std::string& bind_address, int port) {
   if (::inet_pton(AF_INET, bind_address.c_str(), &addr.sin_addr) != 1) {
     return InvalidArgumentError("--bind '" + bind_address + "': expected an IPv4 address such as 127.0.0.1");
   }
+  bind_address_ = bind_address;
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return InternalError(std::string("socket: ") + std::strerror(errno));
   const int one = 1;
@@ -258,8 +289,8 @@ Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t
       continue;
     }
     ++*active;
-    std::thread([client, dir, active] {
-      HandleConnection(client, dir);
+    std::thread([client, dir, bind = bind_address_, active] {
+      HandleConnection(client, dir, bind);
       --*active;
     }).detach();
   }

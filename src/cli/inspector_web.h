@@ -59,7 +59,11 @@ struct HttpResponse {
 // Answers one request from its head (request line and headers). Only GET of
 // the UI's own files and of DIR's run files; anything else is 404 (or 405 for
 // other methods): the path is matched against the list, never joined to DIR.
-HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir);
+// A server bound to loopback also refuses (403) a Host header that names
+// anything but loopback, so a web page whose name was re-pointed at 127.0.0.1
+// (DNS rebinding) cannot read the run.
+HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir,
+                               std::string_view bind_address = "127.0.0.1");
 
 // A small HTTP/1.1 server (one connection per request, Connection: close).
 class WebServer {
@@ -76,6 +80,7 @@ class WebServer {
   Status Serve(const std::string& dir, const volatile std::sig_atomic_t* stop);
 
  private:
+  std::string bind_address_;
   int fd_ = -1;
   int port_ = 0;
 };

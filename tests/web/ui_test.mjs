@@ -239,6 +239,9 @@ test('inspector-cli serve: the same page over HTTP, and nothing but its files', 
       assert.match(answer, /^HTTP\/1\.1 404 /, target);
       assert.ok(!answer.includes(run.capture.slice(0, 40)), target);
     }
+    // A page from elsewhere whose name resolves to loopback (DNS rebinding) is refused.
+    assert.match(await rawRequest(port, `GET /graph.json HTTP/1.1\r\nHost: rebound.example:${port}\r\n\r\n`),
+      /^HTTP\/1\.1 403 /);
   } finally {
     server.kill('SIGINT');
   }
