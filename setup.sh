@@ -12,7 +12,10 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libopenblas-dev zlib1g-dev
   python3-numpy python3-onnx
+  chromium
 )
+# The web UI's browser test runs on node (tests/web); Debian's node if there is none.
+command -v npm >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,6 +25,14 @@ if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# playwright-core for the web UI test, at the locked version; again only when the lock file changed.
+lock_sum=$(sha256sum tests/web/package-lock.json | cut -d' ' -f1)
+if [ "$(cat tests/web/node_modules/.opscope-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
+  echo "setup: npm ci in tests/web"
+  npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
+  echo "$lock_sum" >tests/web/node_modules/.opscope-lock-sha256
 fi
 
 jobs=$(nproc)

@@ -10,12 +10,13 @@
 #include "cli/inspector_path.h"
 #include "cli/inspector_run.h"
 #include "cli/inspector_summary.h"
+#include "cli/inspector_web.h"
 
 namespace opscope::cli {
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "export", "summary", "path", "diff"};
+constexpr const char* kCommands[] = {"run", "export", "summary", "path", "diff", "serve"};
 
 int UsageError(std::ostream& err, const std::string& what) {
   err << "inspector-cli: error: " << OneLine(what) << "\n";
@@ -36,11 +37,13 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   InspectorSummaryFlags summary_flags;
   InspectorPathFlags path_flags;
   InspectorDiffFlags diff_flags;
+  InspectorServeFlags serve_flags;
   CLI::App* run = AddInspectorRun(app, run_flags);
   CLI::App* exp = AddInspectorExport(app, export_flags);
   CLI::App* summary = AddInspectorSummary(app, summary_flags);
   CLI::App* path = AddInspectorPath(app, path_flags);
   CLI::App* diff = AddInspectorDiff(app, diff_flags);
+  CLI::App* serve = AddInspectorServe(app, serve_flags);
 
   if (argc <= 1) return UsageError(err, "no command given (see inspector-cli --help)");
   // CLI11 would call an unknown command an "unexpected argument": say what it is.
@@ -48,7 +51,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
     bool known = false;
     for (const char* c : kCommands) known = known || std::strcmp(argv[1], c) == 0;
     if (!known) {
-      return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, export, summary, path, diff)");
+      return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, export, summary, path, diff, serve)");
     }
   }
   try {
@@ -64,6 +67,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   if (exp->parsed()) return Finish(RunInspectorExport(export_flags, out), err);
   if (summary->parsed()) return Finish(RunInspectorSummary(summary_flags, out), err);
   if (path->parsed()) return Finish(RunInspectorPath(path_flags, out), err);
+  if (serve->parsed()) return Finish(RunInspectorServe(serve_flags, out), err);
   if (diff->parsed()) {
     StatusOr<int> code = RunInspectorDiff(diff_flags, out);
     return code.ok() ? *code : UsageError(err, code.status().ToString());

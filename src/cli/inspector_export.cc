@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "cli/inspector_web.h"
+
 #include "graph/graph_json.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/trace_json.h"
@@ -19,16 +21,30 @@ StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run) {
 }
 
 CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
-  CLI::App* cmd = app.add_subcommand("export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json");
+  CLI::App* cmd = app.add_subcommand(
+      "export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json, or write DIR/report.html");
   cmd->add_option("--input-dir", flags.input_dir, "a folder written by `inspector-cli run`")->required();
-  cmd->add_option("--format", flags.format, "output format (json)");
+  cmd->add_option("--format", flags.format,
+                  "json: graph/trace/summary.json from capture.json; html: DIR/report.html, the web UI as one "
+                  "self-contained file, from DIR's JSON files; all: both");
   return cmd;
 }
 
 Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) {
-  if (flags.format != "json") return InvalidArgumentError("--format '" + flags.format + "': expected json");
-  OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.input_dir));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, WriteExports(run));
+  const bool json = flags.format == "json" || flags.format == "all";
+  const bool html = flags.format == "html" || flags.format == "all";
+  if (!json && !html) {
+    return InvalidArgumentError("--format '" + flags.format + "': expected json, html or all");
+  }
+  std::vector<std::string> files;
+  if (json) {
+    OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.input_dir));
+    OPSCOPE_ASSIGN_OR_RETURN(files, WriteExports(run));
+  }
+  if (html) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string report, WriteReportHtml(flags.input_dir));
+    files.push_back(std::move(report));
+  }
   for (const std::string& f : files) out << "wrote " << f << "\n";
   return Status::Ok();
 }

@@ -1,7 +1,9 @@
 // File: cli/inspector_export.h
-// `inspector-cli export --input-dir DIR --format json`: (re)writes
-// DIR/graph.json, DIR/trace.json and DIR/summary.json from DIR/capture.json
-// (inspector_capture.h), which `run` wrote; `run` calls WriteExports too.
+// `inspector-cli export --input-dir DIR --format json|html|all`: json
+// (re)writes DIR/graph.json, DIR/trace.json and DIR/summary.json from
+// DIR/capture.json (inspector_capture.h), which `run` wrote; `run` calls
+// WriteExports too. html writes DIR/report.html from those three files
+// (inspector_web.h); all does both.
 #pragma once
 
 #include <string>

@@ -1,0 +1,325 @@
+#include "cli/inspector_web.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <regex>
+#include <thread>
+
+#include "opscope/npy.h"
+
+namespace opscope::cli {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Inlines one linked asset. The asset must not be able to end the element it
+// is put in (a literal "</script" in app code would cut the page short).
+StatusOr<std::string> InlineAsset(std::string_view name, std::string_view element) {
+  const WebAsset* asset = FindWebAsset(name);
+  if (!asset) return InternalError("web/index.html links '" + std::string(name) + "', which is not compiled in");
+  if (Lower(asset->data).find("</" + std::string(element)) != std::string::npos) {
+    return InternalError("web/" + std::string(name) + " contains '</" + std::string(element) +
+                         "', which would end the inlined element");
+  }
+  return "<" + std::string(element) + ">\n" + std::string(asset->data) + "</" + std::string(element) + ">";
+}
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 500: return "Internal Server Error";
+    default: return "Error";
+  }
+}
+
+HttpResponse Plain(int status, std::string body) {
+  return HttpResponse{.status = status, .content_type = "text/plain; charset=utf-8", .body = std::move(body) + "\n"};
+}
+
+std::string SerializeResponse(const HttpResponse& r) {
+  std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + ReasonPhrase(r.status) + "\r\n";
+  head += "Content-Type: " + r.content_type + "\r\n";
+  head += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  // The run files change when `run` writes DIR again: always ask anew.
+  head += "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n";
+  return head + r.body;
+}
+
+bool SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Reads up to the end of the request head; a client that sends nothing for a
+// few seconds (a browser's speculative connection) is dropped.
+void HandleConnection(int fd, const std::string& dir, const std::string& bind_address) {
+  timeval timeout{.tv_sec = 5, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  constexpr size_t kMaxHead = 16 * 1024;
+  std::string head;
+  char buf[4096];
+  while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxHead) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    head.append(buf, static_cast<size_t>(n));
+  }
+  if (!head.empty()) {
+    const HttpResponse r = head.find("\r\n\r\n") == std::string::npos && head.size() >= kMaxHead
+                               ? Plain(400, "request head too large")
+                               : AnswerHttpRequest(head, dir, bind_address);
+    SendAll(fd, SerializeResponse(r));
+  }
+  ::close(fd);
+}
+
+// The Host header's name, without the port ("" when there is none).
+std::string HostName(std::string_view head) {
+  size_t at = 0;
+  while ((at = head.find("\r\n", at)) != std::string_view::npos) {
+    at += 2;
+    const size_t eol = head.find("\r\n", at);
+    const std::string line = Lower(head.substr(at, eol == std::string_view::npos ? eol : eol - at));
+    if (line.rfind("host:", 0) != 0) continue;
+    std::string host = line.substr(5);
+    host.erase(0, host.find_first_not_of(" \t"));
+    host.erase(host.find_last_not_of(" \t") + 1);
+    if (host.rfind('[', 0) == 0) return host.substr(0, host.find(']') + 1);  // [::1]:8765
+    return host.substr(0, host.find(':'));
+  }
+  return "";
+}
+
+// An IPv4 literal in 127.0.0.0/8 (a name that merely starts with "127." is not).
+bool IsLoopback(std::string_view address) {
+  in_addr a{};
+  return ::inet_pton(AF_INET, std::string(address).c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void OnStopSignal(int) { g_stop_signal = 1; }
+
+}  // namespace
+
+const WebAsset* FindWebAsset(std::string_view name) {
+  for (const WebAsset& a : EmbeddedWebAssets()) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string EscapeJsonForScript(std::string_view json) {
+  std::string out;
+  out.reserve(json.size() + json.size() / 64);
+  for (char c : json) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  return out;
+}
+
+StatusOr<std::string> BuildReportHtml(const std::vector<std::string>& files) {
+  constexpr size_t kCount = std::size(kRunFiles);
+  if (files.size() != kCount) return InternalError("BuildReportHtml: expected the 3 run files");
+  const WebAsset* index = FindWebAsset("index.html");
+  if (!index) return InternalError("web/index.html is not compiled in");
+  const std::string page(index->data);
+  // The links as index.html writes them; anything else is left as it is.
+  static const std::regex link(
+      R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">|<script src="([A-Za-z0-9_.-]+)"></script>)re");
+  std::string out;
+  out.reserve(page.size() + 64 * 1024 + files[0].size() + files[1].size() + files[2].size());
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), link); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    out.append(page, last, static_cast<size_t>(m.position(0)) - last);
+    const bool css = m[1].matched;
+    OPSCOPE_ASSIGN_OR_RETURN(std::string inlined, InlineAsset(css ? m.str(1) : m.str(2), css ? "style" : "script"));
+    out += inlined;
+    last = static_cast<size_t>(m.position(0) + m.length(0));
+  }
+  out.append(page, last);
+  // The data goes where index.html marks it, before the scripts that read it.
+  const std::string marker = "<!-- opscope:data -->";
+  const size_t at = out.find(marker);
+  if (at == std::string::npos) return InternalError("web/index.html lacks the " + marker + " marker");
+  std::string data;
+  for (size_t i = 0; i < kCount; ++i) {
+    data += "<script type=\"application/json\" id=\"opscope-data-" + std::string(kRunFiles[i]) + "\">";
+    data += EscapeJsonForScript(files[i]);
+    data += "</script>\n";
+  }
+  out.replace(at, marker.size(), data);
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ReadRunFiles(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
+  }
+  std::vector<std::string> files;
+  for (const char* name : kRunFiles) {
+    const std::string path = dir + "/" + name;
+    if (!std::filesystem::is_regular_file(path)) {
+      return NotFoundError(path + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir +
+                           "` or `inspector-cli export --input-dir " + dir + " --format json`)");
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    files.push_back(std::move(text));
+  }
+  return files;
+}
+
+StatusOr<std::string> WriteReportHtml(const std::string& dir) {
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, ReadRunFiles(dir));
+  OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildReportHtml(files));
+  const std::string path = dir + "/report.html";
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(path, html));
+  return path;
+}
+
+HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, std::string_view bind_address) {
+  const size_t eol = head.find("\r\n");
+  const std::string_view line = head.substr(0, eol);
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
+    return Plain(400, "malformed request line");
+  }
+  const std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if (method != "GET") return Plain(405, "only GET is served");
+  if (IsLoopback(bind_address)) {
+    const std::string host = HostName(head);
+    if (!host.empty() && host != "localhost" && host != "[::1]" && !IsLoopback(host)) {
+      return Plain(403, "Host '" + host + "' refused: this server answers to loopback names only");
+    }
+  }
+  target = target.substr(0, target.find_first_of("?#"));
+  if (target == "/") target = "/index.html";
+  if (target.size() < 2 || target[0] != '/') return Plain(404, "not found");
+  const std::string_view name = target.substr(1);
+  // Exact names only: nothing from the request is ever joined to a path.
+  for (const char* run_file : kRunFiles) {
+    if (name != run_file) continue;
+    StatusOr<std::string> text = ReadFile(dir + "/" + run_file);
+    if (!text.ok()) return Plain(404, std::string(run_file) + " is missing in the served folder");
+    return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};
+  }
+  if (const WebAsset* asset = FindWebAsset(name)) {
+    return HttpResponse{
+        .status = 200, .content_type = std::string(asset->content_type), .body = std::string(asset->data)};
+  }
+  return Plain(404, "not found");
+}
+
+WebServer::~WebServer() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status WebServer::Listen(const std::string& bind_address, int port) {
+  if (port < 0 || port > 65535) {
+    return InvalidArgumentError("--port " + std::to_string(port) + ": expected 0..65535 (0 picks a free port)");
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, bind_address.c_str(), &addr.sin_addr) != 1) {
+    return InvalidArgumentError("--bind '" + bind_address + "': expected an IPv4 address such as 127.0.0.1");
+  }
+  bind_address_ = bind_address;
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return InternalError(std::string("socket: ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return InvalidArgumentError("--bind " + bind_address + " --port " + std::to_string(port) +
+                                ": cannot listen there (" + std::strerror(errno) + ")");
+  }
+  if (::listen(fd_, 64) != 0) return InternalError(std::string("listen: ") + std::strerror(errno));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  return Status::Ok();
+}
+
+Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t* stop) {
+  if (fd_ < 0) return FailedPreconditionError("WebServer::Serve before Listen");
+  // Each connection on its own short-lived thread, so a browser's idle
+  // speculative connection never holds up the page's other requests.
+  auto active = std::make_shared<std::atomic<int>>(0);
+  constexpr int kMaxConnections = 32;
+  while (!*stop) {
+    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+    const int ready = ::poll(&p, 1, 200);
+    if (ready < 0 && errno != EINTR) return InternalError(std::string("poll: ") + std::strerror(errno));
+    if (ready <= 0) continue;
+    const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    if (active->load() >= kMaxConnections) {
+      ::close(client);
+      continue;
+    }
+    ++*active;
+    std::thread([client, dir, bind = bind_address_, active] {
+      HandleConnection(client, dir, bind);
+      --*active;
+    }).detach();
+  }
+  // Let connections in flight finish before the process exits.
+  for (int i = 0; i < 50 && active->load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return Status::Ok();
+}
+
+CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
+  CLI::App* cmd = app.add_subcommand("serve", "serve the web UI for a run folder on loopback (until Ctrl-C)");
+  cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`")->required();
+  cmd->add_option("--port", flags.port, "TCP port (default 8765; 0 picks a free one)");
+  cmd->add_option("--bind", flags.bind, "IPv4 address to listen on (default 127.0.0.1)");
+  return cmd;
+}
+
+Status RunInspectorServe(const InspectorServeFlags& flags, std::ostream& out) {
+  // Checked up front, so a wrong folder is one line now, not a 404 later.
+  OPSCOPE_RETURN_IF_ERROR(ReadRunFiles(flags.dir).status());
+  WebServer server;
+  OPSCOPE_RETURN_IF_ERROR(server.Listen(flags.bind, flags.port));
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  g_stop_signal = 0;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  out << "serving " << flags.dir << " at http://" << flags.bind << ":" << server.port() << "/" << std::endl;
+  return server.Serve(flags.dir, &g_stop_signal);
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,264 @@
+// The inspector web UI in a real browser (Debian's chromium, headless, driven
+// by playwright-core): report.html from `export --format html` opened as a
+// file, then the same page from `inspector-cli serve`. Every expected number
+// is read from the run's own graph.json / trace.json / summary.json.
+//
+//   node tests/web/ui_test.mjs BINARY_DIR SOURCE_DIR
+//
+// Missing chromium or node_modules is a failure with the fix named, never a skip.
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {execFile, spawn, spawnSync} from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath, pathToFileURL} from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const binaryDir = process.argv[2] || process.env.OPSCOPE_BINARY_DIR;
+const sourceDir = process.argv[3] || process.env.OPSCOPE_SOURCE_DIR || path.resolve(here, '../..');
+const chromiumPath = process.env.OPSCOPE_CHROMIUM || '/usr/bin/chromium';
+const cli = binaryDir && path.join(binaryDir, 'bin', 'inspector-cli');
+
+function die(message) {
+  console.error('web_ui_test: ' + message);
+  process.exit(1);
+}
+if (!binaryDir || !fs.existsSync(cli)) die(`inspector-cli not found (usage: node ui_test.mjs BINARY_DIR SOURCE_DIR); looked for ${cli}`);
+if (!fs.existsSync(chromiumPath)) die(`${chromiumPath} is missing: install Debian's chromium (setup.sh does: apt-get install chromium)`);
+let chromium;
+try {
+  ({chromium} = await import('playwright-core'));
+} catch (e) {
+  die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'web_ui_test_'));
+const runs = {};
+let browser;
+
+function inspector(args, expectCode = 0) {
+  const r = spawnSync(cli, args, {encoding: 'utf8', timeout: 60_000});
+  assert.equal(r.status, expectCode, `inspector-cli ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r;
+}
+
+// The same, without blocking: the runs and the browser start side by side.
+function inspectorAsync(args) {
+  return new Promise((resolve, reject) => {
+    execFile(cli, args, {encoding: 'utf8', timeout: 60_000}, (error, stdout, stderr) =>
+      error ? reject(new Error(`inspector-cli ${args.join(' ')} failed: ${stderr || error.message}`)) : resolve({stdout, stderr}));
+  });
+}
+
+function readRun(dir) {
+  const json = (f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+  const graph = json('graph.json'), trace = json('trace.json'), summary = json('summary.json');
+  const events = trace.traceEvents;
+  const tasks = events.filter((e) => e.ph === 'X');
+  const threads = events.filter((e) => e.ph === 'M' && e.name === 'thread_name');
+  return {dir, graph, trace, summary, tasks, threads, capture: fs.readFileSync(path.join(dir, 'capture.json'), 'utf8')};
+}
+
+async function makeRun(name, model, extra) {
+  const dir = path.join(work, name);
+  await inspectorAsync(['run', path.join(sourceDir, 'examples/models', model), '--output-dir', dir, ...extra]);
+  const r = await inspectorAsync(['export', '--input-dir', dir, '--format', 'html']);
+  assert.match(r.stdout, /wrote .*report\.html/);
+  return readRun(dir);
+}
+
+// One page for every check (a new renderer per page costs seconds on a busy
+// machine); each open starts a fresh list of console and page errors.
+let page;
+let problems = [];
+async function openPage(url) {
+  problems = [];
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+  return {page, problems};
+}
+
+const ids = (page, selector, attr) =>
+  page.$$eval(selector, (els, a) => els.map((e) => Number(e.getAttribute(a))), attr);
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+
+// Everything the page must show and do, against one run's files; `full:
+// false` stops after the drawing and the linking (the served page is the same
+// page, already checked in full as a file).
+async function checkPage(page, run, {full = true} = {}) {
+  const {graph, summary, tasks, threads} = run;
+  // What is drawn is what the files hold.
+  assert.equal(await page.locator('#framework-graph g.node').count(), graph.framework.nodes.length);
+  assert.equal(await page.locator('#compiled-graph g.node').count(), graph.compiled.nodes.length);
+  assert.equal(await page.locator('#timeline g.lane').count(), threads.length);
+  assert.equal(threads.length, summary.streams.length, 'one lane per stream of summary.json');
+  assert.equal(await page.locator('#timeline g.task').count(), tasks.length);
+  assert.equal(await page.locator('#optype-table tr.optype').count(), summary.op_types.length);
+  const notExecuted = graph.framework.nodes.filter((n) => n.executed === false).length;
+  assert.equal(await page.locator('#framework-graph g.node.not-executed').count(), notExecuted);
+
+  // A framework node that was fused: its compiled node is selected, exactly its tasks light up.
+  const compiledById = new Map(graph.compiled.nodes.map((n) => [n.node_id, n]));
+  const fused = graph.framework.nodes.find((n) => n.executed === false && n.compiled_node_id !== undefined &&
+    compiledById.get(n.compiled_node_id).fused_from.length > 1);
+  assert.ok(fused, 'the model has a fused framework node');
+  const target = compiledById.get(fused.compiled_node_id);
+  await page.click(`#framework-graph g.node[data-node-id="${fused.node_id}"]`);
+  assert.deepEqual(await ids(page, '#framework-graph g.node.selected', 'data-node-id'), [fused.node_id]);
+  assert.deepEqual(await ids(page, '#compiled-graph g.node.selected', 'data-node-id'), [target.node_id]);
+  const expectedTasks = tasks.filter((t) => target.mapped_task_ids.includes(t.args.task_id)).map((t) => t.args.task_id);
+  assert.ok(expectedTasks.length > 0);
+  assert.deepEqual(sorted(await ids(page, '#timeline g.task.highlighted', 'data-task-id')), sorted(expectedTasks));
+  assert.equal(await page.locator('#timeline g.task.selected').count(), 0);
+  assert.match(await page.textContent('#details'), /not executed: fused into/);
+
+  // A task: its compiled node and that node's framework nodes are selected.
+  const kernelTask = tasks.filter((t) => t.args.node_id >= 0).sort((a, b) => b.dur - a.dur)[0];
+  const taskNode = compiledById.get(kernelTask.args.node_id);
+  await page.click(`#timeline g.task[data-task-id="${kernelTask.args.task_id}"]`);
+  assert.deepEqual(await ids(page, '#timeline g.task.selected', 'data-task-id'), [kernelTask.args.task_id]);
+  assert.deepEqual(await ids(page, '#compiled-graph g.node.selected', 'data-node-id'), [taskNode.node_id]);
+  assert.deepEqual(sorted(await ids(page, '#framework-graph g.node.selected', 'data-node-id')), sorted(taskNode.fused_from));
+  assert.ok((await page.textContent('#details')).includes(kernelTask.args.kernel));
+  if (!full) return;
+
+  // A task no node explains (the inserted input copy) says so.
+  const copy = tasks.find((t) => t.args.node_id < 0);
+  assert.ok(copy, 'the run has an inserted copy task');
+  await page.click(`#timeline g.task[data-task-id="${copy.args.task_id}"]`);
+  assert.equal(await page.locator('#compiled-graph g.node.selected').count(), 0);
+  assert.match(await page.textContent('#details'), /none: inserted by the compiler \(memcpy_h2d\)/);
+
+  // Hovering a task shows its kernel, op type and duration.
+  await page.hover(`#timeline g.task[data-task-id="${kernelTask.args.task_id}"]`);
+  const tip = await page.textContent('#tooltip');
+  assert.ok(await page.isVisible('#tooltip'));
+  assert.ok(tip.includes(kernelTask.args.kernel) && tip.includes(kernelTask.args.op_type), tip);
+
+  // An op type row lights up exactly the tasks summary.json counts in it.
+  const row = summary.op_types.find((r) => !r.data_movement);
+  await page.click(`#optype-table tr.optype[data-op-type="${row.op_type}"]`);
+  assert.equal(await page.locator('#timeline g.task.highlighted').count(), row.count);
+  const ofType = graph.compiled.nodes.filter((n) => n.op_type === row.op_type).map((n) => n.node_id);
+  assert.deepEqual(sorted(await ids(page, '#compiled-graph g.node.highlighted', 'data-node-id')), sorted(ofType));
+
+  // Search by name selects the node and brings it into view.
+  const wanted = graph.framework.nodes[graph.framework.nodes.length - 1];
+  await page.fill('#search', wanted.name);
+  await page.press('#search', 'Enter');
+  assert.deepEqual(await ids(page, '#framework-graph g.node.selected', 'data-node-id'), [wanted.node_id]);
+  const box = await page.locator(`#framework-graph g.node[data-node-id="${wanted.node_id}"]`).boundingBox();
+  const host = await page.locator('#framework-graph').boundingBox();
+  assert.ok(box.x >= host.x && box.y >= host.y && box.x + box.width <= host.x + host.width &&
+    box.y + box.height <= host.y + host.height, 'the found node is in view');
+  await page.fill('#search', 'no such node name');
+  await page.press('#search', 'Enter');
+  assert.match(await page.textContent('#search-status'), /no node/);
+}
+
+function rawRequest(port, text) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    let data = '';
+    socket.on('data', (d) => (data += d));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
+before(async () => {
+  const launched = chromium.launch({executablePath: chromiumPath, headless: true}).then(async (b) => {
+    browser = b;
+    page = await b.newPage({viewport: {width: 1600, height: 950}});
+    page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
+    page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  });
+  [runs.twoBranch, runs.resnet] = await Promise.all([
+    makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
+    makeRun('resnet_small', 'resnet_small.onnx', []),
+    launched,
+  ]);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  fs.rmSync(work, {recursive: true, force: true});
+});
+
+test('report.html of two_branch (2 streams), opened as a file', async () => {
+  const run = runs.twoBranch;
+  assert.equal(run.threads.length, 3, 'two compute streams and the copy stream');
+  await openPage(pathToFileURL(path.join(run.dir, 'report.html')).href);
+  await checkPage(page, run);
+  if (process.env.OPSCOPE_WEB_SCREENSHOT) {
+    await page.dblclick('#framework-graph svg', {position: {x: 4, y: 4}});  // fit the graph again
+    await page.click('#framework-graph g.node.not-executed');
+    await page.screenshot({path: process.env.OPSCOPE_WEB_SCREENSHOT});
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('report.html of resnet_small, opened as a file', async () => {
+  await openPage(pathToFileURL(path.join(runs.resnet.dir, 'report.html')).href);
+  await checkPage(page, runs.resnet);
+  assert.deepEqual(problems, []);
+});
+
+test('inspector-cli serve: the same page over HTTP, and nothing but its files', async () => {
+  const run = runs.twoBranch;
+  const server = spawn(cli, ['serve', run.dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
+      server.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:(\d+)\/)\n/m);
+        if (m) {
+          clearTimeout(timer);
+          assert.equal(m[1], run.dir);
+          resolve(m[2]);
+        }
+      });
+    });
+    const port = Number(new URL(url).port);
+    assert.ok(port > 0);
+    await openPage(url);
+    await checkPage(page, run, {full: false});
+    assert.deepEqual(problems, []);
+  
+    const graph = await fetch(url + 'graph.json');
+    assert.equal(graph.status, 200);
+    assert.deepEqual(await graph.json(), run.graph);
+    assert.equal((await fetch(url + 'no-such-file.json')).status, 404);
+    assert.equal((await fetch(url + 'capture.json')).status, 404, 'only the listed files are served');
+    assert.equal((await fetch(url, {method: 'POST', body: 'x'})).status, 405);
+    // Sent raw: fetch would normalise the dots away before they reach the server.
+    for (const target of ['/../capture.json', '/..%2fcapture.json', '//etc/passwd', '/../' + path.basename(run.dir) + '/capture.json']) {
+      const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      assert.match(answer, /^HTTP\/1\.1 404 /, target);
+      assert.ok(!answer.includes(run.capture.slice(0, 40)), target);
+    }
+    // A page from elsewhere whose name resolves to loopback (DNS rebinding) is refused.
+    assert.match(await rawRequest(port, `GET /graph.json HTTP/1.1\r\nHost: rebound.example:${port}\r\n\r\n`),
+      /^HTTP\/1\.1 403 /);
+  } finally {
+    server.kill('SIGINT');
+  }
+  assert.deepEqual(await exited, {code: 0, signal: null}, 'serve stops cleanly on SIGINT');
+});
+
+test('bad input: one line, exit 2, no half-written report', () => {
+  const empty = path.join(work, 'empty');
+  fs.mkdirSync(empty);
+  for (const args of [['serve', empty, '--port', '0'], ['export', '--input-dir', empty, '--format', 'html']]) {
+    const r = inspector(args, 2);
+    assert.match(r.stderr, /^inspector-cli: error: .*graph\.json: missing.*\n$/);
+  }
+  assert.deepEqual(fs.readdirSync(empty), []);
+  const r = inspector(['export', '--input-dir', runs.twoBranch.dir, '--format', 'pdf'], 2);
+  assert.match(r.stderr, /--format 'pdf': expected json, html or all/);
+});

@@ -1,0 +1,133 @@
+'use strict';
+// details_view.js: the mapping of whatever is selected (framework node ->
+// compiled node -> tasks, and back), and summary.json's tables.
+var opscope = window.opscope || (window.opscope = {});
+(function () {
+  function h(tag, props, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (k === 'class') e.className = v;
+      else if (k.startsWith('data-')) e.setAttribute(k, v);
+      else e[k] = v;
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+
+  const nodeLink = (n) => h('a', {class: 'link', href: '#', 'data-link': 'node', 'data-layer': n.layer,
+    'data-node-id': n.node_id}, n.name || `${n.op_type} #${n.node_id}`);
+  const taskLink = (t) => h('a', {class: 'link', href: '#', 'data-link': 'task', 'data-task-index': t.index},
+    `#${t.task_id}`);
+
+  function shapeText(v) {
+    if (!v || !v.shape) return v && v.dtype ? v.dtype : '?';
+    return `${v.dtype || '?'}[${v.shape.map((d) => (d === null ? '?' : d)).join(',')}]`;
+  }
+
+  function facts(rows) {
+    return h('dl', {class: 'facts'}, rows.filter(Boolean).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  }
+
+  function statusLine(n) {
+    if (n.executable === false) return h('p', {class: 'status bad'}, 'not executable: ' + (n.not_executable_reason || 'no kernel'));
+    if (n.executed === false) return h('p', {class: 'status off'}, 'not executed: ' + (n.reason || 'no task ran'));
+    return h('p', {class: 'status ok'}, 'executed');
+  }
+
+  function taskTable(model, tasks) {
+    if (!tasks.length) return h('p', {class: 'muted'}, 'no task ran for it');
+    return h('table', {class: 'mini tasks'},
+      h('tr', {}, h('th', {}, 'task'), h('th', {}, 'stream'), h('th', {}, 'start'), h('th', {}, 'duration'), h('th', {}, 'kernel')),
+      tasks.map((t) => h('tr', {'data-task-index': t.index}, h('td', {}, taskLink(t)), h('td', {}, t.lane.name),
+        h('td', {class: 'num'}, opscope.formatUs(t.ts)), h('td', {class: 'num'}, opscope.formatUs(t.dur)),
+        h('td', {class: 'kernel'}, t.kernel || '–'))));
+  }
+
+  function tensors(list) {
+    return (list || []).map((v) =>
+      h('div', {class: 'tensor'}, h('span', {}, v.name || '(none)'), ' ', h('span', {class: 'muted'}, shapeText(v))));
+  }
+
+  function attrs(n) {
+    const entries = Object.entries(n.attrs || {});
+    if (!entries.length) return null;
+    return ['attrs', h('div', {}, entries.map(([k, v]) => h('div', {class: 'attr'}, k + ' = ' + JSON.stringify(v).slice(0, 80))))];
+  }
+
+  function nodeDetails(model, n) {
+    const parts = [h('h3', {}, n.name || '(unnamed)'),
+      h('p', {class: 'muted'}, `${n.layer} node #${n.node_id} · ${n.op_type}${n.domain ? ' (' + n.domain + ')' : ''} · ${n.kind}`),
+      statusLine(n)];
+    let tasks;
+    if (n.layer === 'framework') {
+      const c = opscope.compiledOf(model, n);
+      tasks = c ? opscope.tasksOf(model, c) : [];
+      parts.push(facts([['namespace', n.namespace || '–'], ['inputs', tensors(n.inputs)], ['outputs', tensors(n.outputs)], attrs(n),
+        ['compiled into', c ? h('span', {}, nodeLink(c), ` (${c.op_type})`) : 'no compiled node']]));
+      if (c && (c.fused_from || []).length > 1) {
+        parts.push(h('p', {class: 'muted'}, 'fused with: '), h('div', {class: 'links'},
+          opscope.frameworkOf(model, c).filter((f) => f.node_id !== n.node_id).map(nodeLink)));
+      }
+    } else {
+      tasks = opscope.tasksOf(model, n);
+      const from = opscope.frameworkOf(model, n);
+      parts.push(facts([['namespace', n.namespace || '–'], ['inputs', tensors(n.inputs)], ['outputs', tensors(n.outputs)], attrs(n),
+        n.layout && ['layout', `${n.layout.from} → ${n.layout.to}`],
+        ['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none: inserted by the compiler (' + n.kind + ')']]));
+    }
+    parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));
+    return parts;
+  }
+
+  function taskDetails(model, t) {
+    const node = opscope.nodeOfTask(model, t);
+    const rows = [['op type', t.op_type], ['kernel', t.kernel || '–'], ['stream', t.lane.name], ['start', opscope.formatUs(t.ts)],
+      ['duration', opscope.formatUs(t.dur)], ['category', t.cat], ['op_id', t.op_id || '–'],
+      t.grid && ['launch', `grid [${t.grid}] block [${t.block}]`],
+      ['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
+        : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]];
+    if (node) {
+      const from = opscope.frameworkOf(model, node);
+      rows.push(['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none']);
+    }
+    return [h('h3', {}, t.name), h('p', {class: 'muted'}, `task #${t.task_id}`), facts(rows)];
+  }
+
+  function opTypeDetails(model, opType, tasks) {
+    const row = (model.summary.op_types || []).find((r) => r.op_type === opType);
+    const parts = [h('h3', {}, opType), h('p', {class: 'muted'}, 'op type')];
+    if (row) {
+      parts.push(facts([['count', String(row.count)], ['total', opscope.formatUs(row.total_us)], ['mean', opscope.formatUs(row.mean_us)],
+        ['share', row.share_pct.toFixed(1) + ' %']]));
+    }
+    parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));
+    return parts;
+  }
+
+  opscope.renderDetails = function (host, model, selection, context) {
+    let parts;
+    if (!selection) parts = [h('p', {class: 'muted'}, 'Click a node, a task or an op type. Everything it maps to lights up.')];
+    else if (selection.kind === 'node') parts = nodeDetails(model, selection.node);
+    else if (selection.kind === 'task') parts = taskDetails(model, selection.task);
+    else parts = opTypeDetails(model, selection.opType, context.tasks);
+    host.replaceChildren(...parts);
+  };
+
+  opscope.renderOpTypes = function (host, model) {
+    const rows = model.summary.op_types || [];
+    const table = h('table', {class: 'optypes', id: 'optype-table'},
+      h('tr', {}, h('th', {}, 'op type'), h('th', {class: 'num'}, 'count'), h('th', {class: 'num'}, 'total'),
+        h('th', {class: 'num'}, 'mean'), h('th', {class: 'share'}, 'share')),
+      rows.map((r) => h('tr', {class: 'optype' + (r.data_movement ? ' data-movement' : ''), 'data-op-type': r.op_type},
+        h('td', {}, r.op_type), h('td', {class: 'num'}, String(r.count)), h('td', {class: 'num'}, opscope.formatUs(r.total_us)),
+        h('td', {class: 'num'}, opscope.formatUs(r.mean_us)),
+        h('td', {class: 'share'}, h('span', {class: 'bar', style: `width:${Math.max(1, r.share_pct).toFixed(1)}%`}),
+          h('span', {class: 'pct'}, r.share_pct.toFixed(1) + '%')))));
+    const streams = model.summary.streams || [];
+    const streamTable = streams.length ? h('table', {class: 'mini streams', id: 'stream-table'},
+      h('tr', {}, h('th', {}, 'stream'), h('th', {class: 'num'}, 'tasks'), h('th', {class: 'num'}, 'busy'), h('th', {class: 'num'}, 'idle')),
+      streams.map((s) => h('tr', {'data-stream-id': s.stream_id}, h('td', {}, s.name), h('td', {class: 'num'}, String(s.tasks)),
+        h('td', {class: 'num'}, opscope.formatUs(s.busy_us)), h('td', {class: 'num'}, opscope.formatUs(s.idle_us))))) : null;
+    host.replaceChildren(table, ...(streamTable ? [h('h4', {}, 'streams'), streamTable] : []));
+  };
+})();

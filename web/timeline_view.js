@@ -1,0 +1,212 @@
+'use strict';
+// timeline_view.js: the tasks of trace.json, one lane per stream (the copy
+// stream included), on a time axis in µs; event waits drawn as arrows.
+var opscope = window.opscope || (window.opscope = {});
+(function () {
+  const SVG = 'http://www.w3.org/2000/svg';
+  const LABEL_W = 110, AXIS_H = 26, RIGHT_PAD = 16;
+  let LANE_H = 34, BAR_H = 24;
+
+  function el(tag, attrs, parent) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  // A round step for about `target` ticks over `span` µs.
+  function tickStep(span, target) {
+    const raw = span / target, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * mag >= raw) return m * mag;
+    return 10 * mag;
+  }
+
+  class TimelineView {
+    constructor(host, model, tooltip, onSelect) {
+      this.host = host;
+      this.model = model;
+      this.tooltip = tooltip;
+      this.onSelect = onSelect;
+      this.selected = new Set();
+      this.highlighted = new Set();
+      this.fit();
+      this.attachEvents();
+    }
+
+    fit() {
+      const [t0, t1] = this.model.timeRange, pad = Math.max((t1 - t0) * 0.01, 0.001);
+      this.range = [t0 - pad, t1 + pad];
+      this.render();
+    }
+
+    plotWidth() {
+      return Math.max(100, (this.host.clientWidth || 800) - LABEL_W - RIGHT_PAD);
+    }
+    x(t) {
+      const [a, b] = this.range;
+      return LABEL_W + ((t - a) / (b - a)) * this.plotWidth();
+    }
+    timeAt(px) {
+      const [a, b] = this.range;
+      return a + ((px - LABEL_W) / this.plotWidth()) * (b - a);
+    }
+
+    render() {
+      const lanes = this.model.lanes, width = LABEL_W + this.plotWidth() + RIGHT_PAD;
+      // Lanes share the pane's height, within readable bounds.
+      LANE_H = Math.round(Math.min(56, Math.max(30, ((this.host.clientHeight || 200) - AXIS_H - 10) / Math.max(1, lanes.length))));
+      BAR_H = LANE_H - 10;
+      const height = AXIS_H + lanes.length * LANE_H + 8;
+      const svg = el('svg', {class: 'timeline', width, height});
+      el('clipPath', {id: 'plot-clip'}, svg).appendChild(el('rect', {x: LABEL_W, y: 0, width: this.plotWidth(), height}));
+      this.drawAxis(svg, height);
+      const plot = el('g', {'clip-path': 'url(#plot-clip)'});
+      for (const lane of lanes) {
+        const y = AXIS_H + lane.row * LANE_H;
+        const g = el('g', {class: 'lane', 'data-stream-id': lane.tid, 'data-lane': lane.key}, svg);
+        el('rect', {class: 'lane-bg', x: 0, y, width, height: LANE_H}, g);
+        el('text', {class: 'lane-label', x: 10, y: y + LANE_H / 2 + 4}, g).textContent = lane.name;
+      }
+      svg.appendChild(plot);
+      for (const t of this.model.tasks) this.drawTask(plot, t);
+      this.drawFlows(plot);
+      this.svg = svg;
+      this.host.replaceChildren(svg);
+      this.applyMarks();
+    }
+
+    drawAxis(svg, height) {
+      const [a, b] = this.range, step = tickStep(b - a, Math.max(2, this.plotWidth() / 110));
+      const g = el('g', {class: 'axis'}, svg);
+      for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
+        const x = this.x(t);
+        el('line', {x1: x, x2: x, y1: AXIS_H - 6, y2: height, class: 'tick'}, g);
+        const digits = step >= 1 ? 0 : Math.min(3, Math.ceil(-Math.log10(step)));
+        el('text', {x: x + 3, y: AXIS_H - 10}, g).textContent = t.toFixed(digits) + ' µs';
+      }
+    }
+
+    // Every task gets its bar whatever the zoom; the clip hides those out of range.
+    drawTask(parent, t) {
+      const x0 = this.x(t.ts), x1 = this.x(t.ts + t.dur);
+      const y = AXIS_H + t.lane.row * LANE_H + (LANE_H - BAR_H) / 2, w = Math.max(1.5, x1 - x0);
+      const g = el('g', {class: 'task cat-' + t.cat + (t.node_id < 0 ? ' no-node' : ''), 'data-task-id': t.task_id,
+        'data-task-index': t.index, 'data-node-id': t.node_id, 'data-stream-id': t.lane.tid,
+        'data-op-type': opscope.opTypeRowOf(t)}, parent);
+      el('rect', {x: x0, y, width: w, height: BAR_H, rx: 3, fill: t.node_id >= 0 ? opscope.scopeColour(this.namespaceOf(t)) : null}, g);
+      if (w > 36) {
+        const chars = Math.floor((w - 8) / 6.5);
+        const label = t.op_type.length <= chars ? t.op_type : t.op_type.slice(0, Math.max(1, chars - 1)) + '…';
+        el('text', {x: x0 + 4, y: y + BAR_H / 2 + 4}, g).textContent = label;
+      }
+    }
+
+    namespaceOf(t) {
+      const n = opscope.nodeOfTask(this.model, t);
+      return n ? n.namespace : '';
+    }
+
+    drawFlows(parent) {
+      const g = el('g', {class: 'flows'}, parent);
+      for (const f of this.model.flows) {
+        const x1 = this.x(f.fromTs), x2 = this.x(f.toTs);
+        const y1 = AXIS_H + f.from.row * LANE_H + LANE_H / 2, y2 = AXIS_H + f.to.row * LANE_H + LANE_H / 2;
+        const path = el('path', {class: 'flow', d: `M${x1},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2},${y2}`}, g);
+        el('title', {}, path).textContent = f.name;
+      }
+    }
+
+    // selected / highlighted: Sets of task indexes.
+    setMarks(selected, highlighted) {
+      this.selected = selected;
+      this.highlighted = highlighted;
+      this.applyMarks();
+    }
+    applyMarks() {
+      for (const g of this.svg.querySelectorAll('g.task')) {
+        const i = +g.dataset.taskIndex;
+        g.classList.toggle('selected', this.selected.has(i));
+        g.classList.toggle('highlighted', !this.selected.has(i) && this.highlighted.has(i));
+      }
+      this.svg.classList.toggle('has-marks', this.selected.size + this.highlighted.size > 0);
+    }
+
+    // Pans so the task is in view, keeping the zoom.
+    reveal(task) {
+      const [a, b] = this.range;
+      if (task.ts >= a && task.ts + task.dur <= b) return;
+      const span = b - a, mid = task.ts + task.dur / 2;
+      this.range = [mid - span / 2, mid + span / 2];
+      this.render();
+    }
+
+    showTooltip(ev, t) {
+      const node = opscope.nodeOfTask(this.model, t);
+      this.tooltip.replaceChildren();
+      const rows = [['task', `#${t.task_id}  ${t.name}`], ['op type', t.op_type], ['kernel', t.kernel || '–'],
+        ['duration', opscope.formatUs(t.dur)], ['start', opscope.formatUs(t.ts)], ['stream', t.lane.name],
+        ['node', node ? `${node.name} (node ${node.node_id})` : 'none: inserted by the compiler (' + t.cat + ')']];
+      for (const [k, v] of rows) {
+        const row = document.createElement('div');
+        const key = document.createElement('span');
+        key.className = 'key';
+        key.textContent = k;
+        row.append(key, document.createTextNode(v));
+        this.tooltip.appendChild(row);
+      }
+      this.tooltip.hidden = false;
+      const pad = 14, w = this.tooltip.offsetWidth, h = this.tooltip.offsetHeight;
+      const left = Math.min(ev.clientX + pad, window.innerWidth - w - 4);
+      const top = ev.clientY + pad + h > window.innerHeight ? ev.clientY - h - pad : ev.clientY + pad;
+      this.tooltip.style.left = left + 'px';
+      this.tooltip.style.top = top + 'px';
+    }
+
+    attachEvents() {
+      let drag = null, lastPanEnd = -1e9;
+      const taskOf = (target) => {
+        const g = target.closest && target.closest('g.task');
+        return g ? this.model.tasks[+g.dataset.taskIndex] : null;
+      };
+      this.host.addEventListener('mousemove', (ev) => {
+        const t = drag && drag.moved ? null : taskOf(ev.target);
+        if (t) this.showTooltip(ev, t);
+        else this.tooltip.hidden = true;
+      });
+      this.host.addEventListener('mouseleave', () => (this.tooltip.hidden = true));
+      this.host.addEventListener('wheel', (ev) => {
+        ev.preventDefault();
+        const r = this.host.getBoundingClientRect(), px = ev.clientX - r.left;
+        const at = this.timeAt(Math.max(LABEL_W, px)), k = Math.exp(ev.deltaY * 0.0015);
+        const [a, b] = this.range, span = Math.max(1e-3, (b - a) * k);
+        const f = (at - a) / (b - a);
+        this.range = [at - f * span, at + (1 - f) * span];
+        this.render();
+      }, {passive: false});
+      this.host.addEventListener('pointerdown', (ev) => {
+        if (ev.button === 0) drag = {x: ev.clientX, range: this.range.slice(), moved: false};
+      });
+      window.addEventListener('pointermove', (ev) => {
+        if (!drag) return;
+        const dx = ev.clientX - drag.x;
+        if (!drag.moved && Math.abs(dx) < 4) return;
+        drag.moved = true;
+        const dt = (dx / this.plotWidth()) * (drag.range[1] - drag.range[0]);
+        this.range = [drag.range[0] - dt, drag.range[1] - dt];
+        this.render();
+      });
+      window.addEventListener('pointerup', () => {
+        if (drag && drag.moved) lastPanEnd = performance.now();
+        drag = null;
+      });
+      this.host.addEventListener('click', (ev) => {
+        if (performance.now() - lastPanEnd < 250) return;  // the end of a pan, not a click
+        this.onSelect(taskOf(ev.target));
+      });
+      this.host.addEventListener('dblclick', () => this.fit());
+      window.addEventListener('resize', () => this.render());
+    }
+  }
+
+  opscope.TimelineView = TimelineView;
+})();
