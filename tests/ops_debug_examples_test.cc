@@ -126,6 +126,11 @@ TEST(OpsDebugExamples, CorrectFusedOpMatchesABuiltInChain) {
                             " --baseline 'Add>Gelu{approximate=cubic}'");
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_TRUE(Contains(bad.err, "--baseline")) << bad.err;
+  // A chain whose output disagrees with the op's: both shapes said, before anything runs.
+  ToolResult shapes = OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,8];[8]' --baseline MatMul");
+  EXPECT_EQ(shapes.exit_code, 2) << shapes.out << shapes.err;
+  EXPECT_TRUE(Contains(shapes.err, "float32[4] but my_bias_gelu's output y is float32[4,8]")) << shapes.err;
+  EXPECT_EQ(shapes.out, "");
 }
 
 // 5. float16 squares overflow: Inf on the actual side only, in the rows that hold

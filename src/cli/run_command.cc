@@ -178,6 +178,13 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
     };
   } else if (!f.baseline.empty()) {
     OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(f.baseline, op, attrs, device, tensors));
+    for (size_t i = 0; i < out_desc.size() && i < b.outputs.size(); ++i) {
+      if (b.outputs[i].shape == out_desc[i].shape) continue;
+      return InvalidArgumentError("--baseline '" + f.baseline + "': its output " + std::to_string(i) + " is " +
+                                  DTypeName(b.outputs[i].dtype) + b.outputs[i].shape.ToString() + " but " + op.name +
+                                  "'s output " + out_names[i] + " is " + DTypeName(out_desc[i].dtype) +
+                                  out_desc[i].shape.ToString());
+    }
     golden_name = "baseline " + f.baseline;
     golden = [b](const std::vector<Tensor>& in) { return RunBaseline(b, in); };
   } else {
@@ -194,6 +201,12 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
   if (f.checked) {
     Status st = device->SetCheckedAllocation(true);
     if (!st.ok()) return std::move(st).WithContext("--checked");
+  }
+  if (!f.report.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(f.report).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+      return InvalidArgumentError("--report " + f.report + ": no folder " + parent.string());
+    }
   }
   for (const auto& [dir, flag] : {std::pair{f.save_outputs, "--save-outputs"}, std::pair{f.repro_dir, "--repro-dir"}}) {
     if (dir.empty()) continue;

@@ -77,6 +77,7 @@ StatusOr<Baseline> ParseBaseline(const std::string& text, const OpSchema& op, co
     auto outs = Dispatcher::Global().InferOutputs(*s.op, current, a, -1);
     if (!outs.ok()) return std::move(outs).status().WithContext("--baseline stage " + s.op->name);
     current.clear();
+    b.outputs = *outs;
     for (const TensorDesc& d : *outs) {
       OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(d.dtype, d.shape));
       current.push_back(std::move(t));

@@ -30,6 +30,7 @@ struct Baseline {
   std::string text;
   std::vector<BaselineStage> stages;
   Device* device = nullptr;
+  std::vector<TensorDesc> outputs;  // what the last stage gives, by shape inference
 };
 
 // Parses and checks the chain against the inputs (types, shapes) without
