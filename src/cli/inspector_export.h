@@ -2,6 +2,8 @@
 // `inspector-cli export --input-dir DIR --format json`: (re)writes
 // DIR/graph.json, DIR/trace.json and DIR/summary.json from DIR/capture.json
 // (inspector_capture.h), which `run` wrote; `run` calls WriteExports too.
+// A folder with session.json instead is a capture session (`inspector-cli
+// start`): its records are merged by graph/runtime/session_export.h.
 #pragma once
 
 #include <string>

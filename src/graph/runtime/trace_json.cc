@@ -111,11 +111,16 @@ void Metadata(Writer& w, const char* what, int pid, int tid, const std::string& 
 }  // namespace
 
 std::string StreamName(const Schedule& s, int stream_id) {
+  if (stream_id >= 0 && static_cast<size_t>(stream_id) < s.stream_names.size()) return s.stream_names[stream_id];
   if (stream_id == s.copy_stream) return "copy";
   return "compute " + std::to_string(stream_id);
 }
 
 TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name) {
+  return BuildTraceData(schedule, device_name);
+}
+
+TraceData BuildTraceData(const Schedule& schedule, const std::string& device_name) {
   TraceData d;
   d.process_name = device_name;
   for (int s = 0; s < schedule.num_streams(); ++s) d.threads.emplace_back(s, StreamName(schedule, s));
@@ -134,8 +139,7 @@ TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const 
     x.tid = t.desc.stream_id;
     x.ts_ns = t.cal_start_ns - origin;
     x.dur_ns = t.cal_end_ns - t.cal_start_ns;
-    const Node* n = t.desc.op_node_id >= 0 ? compiled.FindNode(t.desc.op_node_id) : nullptr;
-    x.name = n && !n->name.empty() ? n->name : (t.desc.label.empty() ? t.op_type : t.desc.label);
+    x.name = !t.node_name.empty() ? t.node_name : (t.desc.label.empty() ? t.op_type : t.desc.label);
     x.category = TaskKindName(t.desc.kind);
     x.op_type = t.op_type;
     x.kernel = t.desc.kernel_name;

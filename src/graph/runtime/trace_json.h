@@ -56,7 +56,10 @@ struct TraceData {
 // "compute 0", "compute 1", ..., "copy".
 std::string StreamName(const Schedule& s, int stream_id);
 
-// From an executed, calibrated schedule (calibrated times).
+// From an executed, calibrated schedule (calibrated times). A task is named
+// by its node (ScheduledTask::node_name), else its label, else its op type.
+TraceData BuildTraceData(const Schedule& schedule, const std::string& device_name);
+// The same; kept for callers that hold the compiled graph.
 TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name);
 
 std::string TraceJson(const TraceData& data);
