@@ -7,8 +7,9 @@
 // ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
 // wait. The top-level object carries "schema": "opscope.trace/1".
 //
-// The writer formats by hand into one preallocated string (std::to_chars):
-// a million tasks take well under a second (bench/runtime_benchmark.cc).
+// The writer formats by hand into one growing string, with fast paths for
+// small integers, hex ids and strings that need no escaping: a million
+// tasks take well under a second (bench/runtime_benchmark.cc).
 //
 //   graph::TraceData data = graph::BuildTraceData(schedule, model.compiled, "cpu");
 //   OPSCOPE_RETURN_IF_ERROR(graph::WriteTraceJson("trace.json", data));
