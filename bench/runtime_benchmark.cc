@@ -1,6 +1,7 @@
 // The runtime's speed targets: trace.json export of 1,000,000 tasks (< 1 s),
 // capture overhead on a whole model run (capture on within 5% of off), and
-// the recorder's cost per launch event (< 300 ns).
+// the recorder's cost per launch event (< 300 ns), and the capture session's
+// runtime collector per launch.
 //
 //   build/bin/runtime_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -10,6 +11,7 @@
 
 #include "capture/dispatcher.h"
 #include "capture/recorder.h"
+#include "capture/session.h"
 #include "graph/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/executor.h"
@@ -126,6 +128,35 @@ void BM_Recorder_PerEvent(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Recorder_PerEvent);
+
+// The session's runtime collector per launch (AfterLaunch with events and an
+// async launch list, as the executor's launches bring them).
+void BM_SessionCollector_PerLaunch(benchmark::State& state) {
+  constexpr int64_t kClearEvery = 1 << 14;
+  SessionRuntimeCollector collector("/nonexistent");  // never flushed
+  Device* cpu = GetDevice("cpu").value();
+  LaunchRecord rec;
+  rec.op = OpRegistry::Global().Lookup("Relu").value();
+  rec.kernel = "relu_cpu";
+  rec.device = cpu;
+  rec.stream_id = 0;
+  rec.start = std::shared_ptr<Event>(cpu->CreateEvent().value());
+  rec.end = std::shared_ptr<Event>(cpu->CreateEvent().value());
+  rec.async_launches = std::make_shared<std::vector<KernelLaunchInfo>>();
+  int64_t n = 0;
+  for (auto _ : state) {
+    rec.seq = n;
+    rec.op_id = n;
+    collector.AfterLaunch(rec);
+    if (++n == kClearEvery) {
+      state.PauseTiming();
+      collector.Clear();
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+}
+BENCHMARK(BM_SessionCollector_PerLaunch);
 
 }  // namespace
 }  // namespace opscope::graph

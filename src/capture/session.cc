@@ -12,7 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capture/dispatcher.h"
 #include "capture/recorder.h"
 #include "opscope/npy.h"
 
@@ -34,121 +33,15 @@ std::string ProgramName() {
   return argv0;
 }
 
-// Keeps every completed launch. A mutex is enough here: it is uncontended
-// unless several host threads dispatch at once, and the per-launch work is a
-// few stores and two shared_ptr copies (no formatting until exit).
-class RuntimeCollector : public DispatchHook {
- public:
-  explicit RuntimeCollector(std::string dir) : dir_(std::move(dir)) { entries_.reserve(4096); }
-
-  void AfterLaunch(const LaunchRecord& rec) override {
-    Entry e;
-    e.seq = rec.seq;
-    e.op_id = rec.op_id;
-    e.op = rec.op ? InternName(rec.op->name) : "";
-    e.kernel = InternName(rec.kernel);
-    e.device = rec.device ? InternName(rec.device->name()) : "host";
-    e.stream_id = rec.stream_id;
-    e.host_enqueue_ns = rec.host_enqueue_ns;
-    e.host_done_ns = NowNs();
-    if (!rec.launches.empty()) {
-      e.launch = rec.launches.front().config;
-      e.num_launches = static_cast<int>(rec.launches.size());
-    }
-    e.async_launches = rec.async_launches;
-    e.start = rec.start;
-    e.end = rec.end;
-    // Registered after the first launch, so after the device it ran on was
-    // created: exit runs this before that device is torn down.
-    std::call_once(at_exit_once_, [] { std::atexit(FlushAtExit); });
-    std::lock_guard<std::mutex> lock(mu_);
-    if (entries_.size() >= kSessionMaxLaunches) {
-      ++dropped_;
-      return;
-    }
-    entries_.push_back(std::move(e));
-  }
-
-  Status Flush() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (entries_.empty() && dropped_ == 0) return Status::Ok();
-    json launches = json::array();
-    for (const Entry& e : entries_) {
-      int64_t start = -1, end = -1;
-      // A launch whose events were not reached (the program exited without
-      // waiting for it) keeps unknown device times rather than blocking exit.
-      if (e.start && e.end && e.end->Query()) {
-        auto s = e.start->TimestampNs();
-        auto t = e.end->TimestampNs();
-        if (s.ok() && t.ok()) start = *s, end = *t;
-      }
-      bool launch_known = e.num_launches > 0;
-      LaunchConfig launch = e.launch;
-      int num_launches = e.num_launches;
-      if (!launch_known && e.async_launches && end >= 0 && !e.async_launches->empty()) {
-        launch = e.async_launches->front().config;
-        num_launches = static_cast<int>(e.async_launches->size());
-        launch_known = true;
-      }
-      json l = {{"seq", e.seq},
-                {"op_id", e.op_id},
-                {"op", e.op},
-                {"kernel", e.kernel},
-                {"device", e.device},
-                {"stream_id", e.stream_id},
-                {"host_enqueue_ns", e.host_enqueue_ns},
-                {"host_done_ns", e.host_done_ns},
-                {"device_ns", {start, end}},
-                {"launches", num_launches}};
-      if (launch_known) {
-        l["grid"] = {launch.grid.x, launch.grid.y, launch.grid.z};
-        l["block"] = {launch.block.x, launch.block.y, launch.block.z};
-        l["vector_width"] = launch.vector_width;
-      } else {
-        l["grid"] = nullptr;
-        l["block"] = nullptr;
-      }
-      launches.push_back(std::move(l));
-    }
-    const int64_t pid = ::getpid();
-    json j = {{"schema", kSessionRuntimeSchema},
-              {"pid", pid},
-              {"program", ProgramName()},
-              {"dropped", dropped_},
-              {"launches", std::move(launches)}};
-    return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), j.dump() + "\n");
-  }
-
- private:
-  struct Entry {
-    uint64_t seq = 0, op_id = 0;
-    const char* op = "";
-    const char* kernel = "";
-    const char* device = "";
-    int stream_id = -1;
-    int64_t host_enqueue_ns = 0, host_done_ns = 0;
-    LaunchConfig launch;
-    int num_launches = 0;
-    std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
-    std::shared_ptr<Event> start, end;
-  };
-
-  static void FlushAtExit() {
-    Status st = FlushSessionRuntime();
-    if (!st.ok()) std::fprintf(stderr, "opscope: session: %s\n", st.ToString().c_str());
-  }
-
-  const std::string dir_;
-  std::once_flag at_exit_once_;
-  std::mutex mu_;
-  std::vector<Entry> entries_;
-  uint64_t dropped_ = 0;
-};
+void FlushAtExit() {
+  Status st = FlushSessionRuntime();
+  if (!st.ok()) std::fprintf(stderr, "opscope: session: %s\n", st.ToString().c_str());
+}
 
 struct SessionState {
   bool active = false;
   SessionConfig config;
-  std::shared_ptr<RuntimeCollector> runtime;
+  std::shared_ptr<SessionRuntimeCollector> runtime;
 };
 
 // Never destroyed: exit handlers read it.
@@ -170,7 +63,7 @@ void StartFromEnvironment() {
   s.config = std::move(config).value();
   s.active = true;
   if (s.config.runtime) {
-    s.runtime = std::make_shared<RuntimeCollector>(s.config.dir);
+    s.runtime = std::make_shared<SessionRuntimeCollector>(s.config.dir);
     Dispatcher::Global().AddHook(s.runtime);
   }
 }
@@ -181,6 +74,101 @@ void StartFromEnvironment() {
 }();
 
 }  // namespace
+
+SessionRuntimeCollector::SessionRuntimeCollector(std::string dir) : dir_(std::move(dir)) { entries_.reserve(4096); }
+
+// A mutex is enough here: it is uncontended unless several host threads
+// dispatch at once, and the per-launch work is a few stores and two
+// shared_ptr copies (no formatting until exit).
+void SessionRuntimeCollector::AfterLaunch(const LaunchRecord& rec) {
+  Entry e;
+  e.seq = rec.seq;
+  e.op_id = rec.op_id;
+  e.op = rec.op ? InternName(rec.op->name) : "";
+  e.kernel = InternName(rec.kernel);
+  e.device = rec.device ? InternName(rec.device->name()) : "host";
+  e.stream_id = rec.stream_id;
+  e.host_enqueue_ns = rec.host_enqueue_ns;
+  e.host_done_ns = NowNs();
+  if (!rec.launches.empty()) {
+    e.launch = rec.launches.front().config;
+    e.num_launches = static_cast<int>(rec.launches.size());
+  }
+  e.async_launches = rec.async_launches;
+  e.start = rec.start;
+  e.end = rec.end;
+  // Registered after the first launch, so after the device it ran on was
+  // created: exit runs this before that device is torn down.
+  static std::once_flag at_exit_once;
+  std::call_once(at_exit_once, [] { std::atexit(FlushAtExit); });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.size() >= kSessionMaxLaunches) {
+    ++dropped_;
+    return;
+  }
+  entries_.push_back(std::move(e));
+}
+
+void SessionRuntimeCollector::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.clear();
+  dropped_ = 0;
+}
+
+size_t SessionRuntimeCollector::size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+Status SessionRuntimeCollector::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.empty() && dropped_ == 0) return Status::Ok();
+  json launches = json::array();
+  for (const Entry& e : entries_) {
+    int64_t start = -1, end = -1;
+    // A launch whose events were not reached (the program exited without
+    // waiting for it) keeps unknown device times rather than blocking exit.
+    if (e.start && e.end && e.end->Query()) {
+      auto s = e.start->TimestampNs();
+      auto t = e.end->TimestampNs();
+      if (s.ok() && t.ok()) start = *s, end = *t;
+    }
+    bool launch_known = e.num_launches > 0;
+    LaunchConfig launch = e.launch;
+    int num_launches = e.num_launches;
+    if (!launch_known && e.async_launches && end >= 0 && !e.async_launches->empty()) {
+      launch = e.async_launches->front().config;
+      num_launches = static_cast<int>(e.async_launches->size());
+      launch_known = true;
+    }
+    json l = {{"seq", e.seq},
+              {"op_id", e.op_id},
+              {"op", e.op},
+              {"kernel", e.kernel},
+              {"device", e.device},
+              {"stream_id", e.stream_id},
+              {"host_enqueue_ns", e.host_enqueue_ns},
+              {"host_done_ns", e.host_done_ns},
+              {"device_ns", {start, end}},
+              {"launches", num_launches}};
+    if (launch_known) {
+      l["grid"] = {launch.grid.x, launch.grid.y, launch.grid.z};
+      l["block"] = {launch.block.x, launch.block.y, launch.block.z};
+      l["vector_width"] = launch.vector_width;
+    } else {
+      l["grid"] = nullptr;
+      l["block"] = nullptr;
+    }
+    launches.push_back(std::move(l));
+  }
+  const int64_t pid = ::getpid();
+  json j = {{"schema", kSessionRuntimeSchema},
+            {"pid", pid},
+            {"program", ProgramName()},
+            {"dropped", dropped_},
+            {"launches", std::move(launches)}};
+  return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), j.dump() + "\n");
+}
 
 Status WriteSessionConfig(const SessionConfig& config) {
   json j = {{"schema", kSessionSchema}, {"collectors", {{"graph", config.graph}, {"runtime", config.runtime}}}};

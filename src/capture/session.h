@@ -18,8 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "capture/dispatcher.h"
 #include "opscope/status.h"
 
 namespace opscope {
@@ -47,6 +51,39 @@ const SessionConfig* ActiveSession();
 // How many launches the runtime collector holds; past it they are counted as
 // dropped in runtime-<pid>.json, never silently lost.
 inline constexpr size_t kSessionMaxLaunches = size_t{1} << 20;
+
+// The runtime collector: keeps every completed launch (at AfterLaunch: a
+// failed kernel's launch is not kept). A session registers one; tests and
+// benchmarks may make their own.
+class SessionRuntimeCollector : public DispatchHook {
+ public:
+  explicit SessionRuntimeCollector(std::string dir);
+  void AfterLaunch(const LaunchRecord& rec) override;
+  // Writes DIR/runtime-<pid>.json (nothing when no launch was seen). Device
+  // times of launches whose events were not reached stay unknown (-1).
+  Status Flush();
+  void Clear();
+  size_t size();
+
+ private:
+  struct Entry {
+    uint64_t seq = 0, op_id = 0;
+    const char* op = "";
+    const char* kernel = "";
+    const char* device = "";
+    int stream_id = -1;
+    int64_t host_enqueue_ns = 0, host_done_ns = 0;
+    LaunchConfig launch;
+    int num_launches = 0;
+    std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
+    std::shared_ptr<Event> start, end;
+  };
+
+  const std::string dir_;
+  std::mutex mu_;
+  std::vector<Entry> entries_;
+  uint64_t dropped_ = 0;
+};
 
 // Writes DIR/runtime-<pid>.json now (normally done at exit); a no-op outside
 // a session, with the runtime collector off, or before any launch.
