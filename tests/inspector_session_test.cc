@@ -213,6 +213,40 @@ TEST_F(InspectorSession, RuntimeOnlyGivesTraceAndSummaryFromLaunches) {
   EXPECT_EQ(count, static_cast<int64_t>(x.size()));
 }
 
+TEST_F(InspectorSession, TwoProgramsInOneSessionAreMergedApart) {
+  const Expected want = ExpectedFromModel();
+  const fs::path session = Record("--enable-graph --enable-runtime");
+  // The same shell session, a second program.
+  Result second = Shell("OPSCOPE_SESSION=" + session.string() + " " + Bin("session_demo") + " " + Model());
+  ASSERT_EQ(second.code, 0) << second.err;
+  const std::set<std::string> recorded = Files(session);
+  EXPECT_EQ(CountPrefix(recorded, "graph-"), 2);
+  EXPECT_EQ(CountPrefix(recorded, "runtime-"), 2);
+  Result exp = Inspector("export --input-dir " + session.string() + " --format json");
+  ASSERT_EQ(exp.code, 0) << exp.err;
+  const json trace = json::parse(Slurp(session / "trace.json"));
+  const std::vector<json> x = XEvents(trace);
+  EXPECT_EQ(static_cast<int64_t>(x.size()), 2 * (want.tasks + kDemoDispatches));
+  // Each process's streams are its own tids, named with its pid.
+  std::set<int> tids;
+  for (const json& e : x) tids.insert(e.at("tid").get<int>());
+  int named = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "M" || e.at("name") != "thread_name") continue;
+    ++named;
+    EXPECT_EQ(e.at("args").at("name").get<std::string>().rfind("pid ", 0), 0u) << e.dump();
+  }
+  EXPECT_EQ(static_cast<int>(tids.size()), named);
+  EXPECT_EQ(named, 2 * 4);  // per process: 2 compute streams, the copy stream, the default stream
+  // Flow events pair up: every wait of both runs found its recorder.
+  int starts = 0, finishes = 0;
+  for (const json& e : trace.at("traceEvents")) starts += e.at("ph") == "s", finishes += e.at("ph") == "f";
+  EXPECT_EQ(starts, finishes);
+  EXPECT_GT(starts, 0);
+  const json graph = json::parse(Slurp(session / "graph.json"));
+  EXPECT_EQ(graph.at("session").at("graphs_collected"), 2);
+}
+
 TEST_F(InspectorSession, CollectorsOffRecordNothingAndExportSaysSo) {
   const fs::path session = Record("");
   EXPECT_EQ(Files(session), std::set<std::string>{"session.json"});
