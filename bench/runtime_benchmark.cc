@@ -6,6 +6,8 @@
 //   build/bin/runtime_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -62,14 +64,28 @@ void BM_TraceExport_1M(benchmark::State& state) {
 }
 BENCHMARK(BM_TraceExport_1M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The build passes no source dir to benchmarks, and __FILE__ may be relative
+// to the build folder: look beside bench/, then above build/bin/.
+std::string FindExampleModel(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& root : {fs::path(__FILE__).parent_path().parent_path(),
+                               exe.parent_path().parent_path().parent_path()}) {
+    const fs::path model = root / "examples/models" / name;
+    if (fs::exists(model, ec)) return model.string();
+  }
+  std::fprintf(stderr, "runtime_benchmark: examples/models/%s not found (run it from the build folder)\n",
+               name.c_str());
+  std::exit(2);
+}
+
 struct ResnetRun {
   Model model;
   Schedule schedule;
   Device* cpu = nullptr;
   ResnetRun() {
-    // The bench folder sits beside examples/ (the build passes no source dir to benchmarks).
-    const auto root = std::filesystem::path(__FILE__).parent_path().parent_path();
-    model = ImportOnnx((root / "examples/models/resnet_small.onnx").string()).value();
+    model = ImportOnnx(FindExampleModel("resnet_small.onnx")).value();
     if (!Compile(model).ok()) std::abort();
     schedule = ScheduleGraph(model.compiled, {.compute_streams = 2}).value();
     cpu = GetDevice("cpu").value();
