@@ -167,4 +167,12 @@ TEST_F(InspectorCli, BadInputIsOneLineAndWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+TEST_F(InspectorCli, UnsupportedOpIsRefusedNamingTheNode) {
+  const fs::path out = dir_ / "unsupported";
+  Result r = Run("run " + Model("unsupported_op.onnx") + " --output-dir " + out.string());
+  ExpectOneErrorLine(r, "node '/det/Det' (Det) is not executable");
+  EXPECT_NE(r.err.find("unsupported_op.onnx"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 }  // namespace

@@ -7,6 +7,8 @@ resnet_small.onnx      conv-bn-relu blocks with residual Adds, global average po
 transformer_block.onnx self-attention (MatMul/Softmax/Transpose/Reshape), LayerNorm and
                        GELU written out as primitive ops, residuals
 two_branch.onnx        two independent branches (conv and matmul) joined at the end
+unsupported_op.onnx    Relu -> Det -> Neg: Det is no built-in op, so the model imports
+                       with that node marked not executable and `run` refuses it
 
 Weights are random with a fixed seed, so the files are reproducible.
 Opset 17, IR version 8.
@@ -162,12 +164,23 @@ def two_branch(path):
            [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 3])])
 
 
+def unsupported_op(path):
+    b = Builder("unsupported_op")
+    y = b.node("Relu", ["x"], "/pre/relu")
+    y = b.node("Det", [y], "/det")
+    b.node("Neg", [y], "/post/neg")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
     resnet_small(os.path.join(out, "resnet_small.onnx"))
     transformer_block(os.path.join(out, "transformer_block.onnx"))
     two_branch(os.path.join(out, "two_branch.onnx"))
+    unsupported_op(os.path.join(out, "unsupported_op.onnx"))
 
 
 if __name__ == "__main__":

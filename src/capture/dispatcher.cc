@@ -225,20 +225,29 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
 
   auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
   ctx->SetTrace(rec.op_id, options.trace);
+  // An asynchronous run learns its launch configs only when the kernel ran:
+  // the kernel's own thread copies them here, before `end` is recorded.
+  std::shared_ptr<std::vector<KernelLaunchInfo>> async_launches;
+  if (!options.synchronize) async_launches = std::make_shared<std::vector<KernelLaunchInfo>>();
   OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
   if (device->host_accessible()) {
     // The whole kernel function runs in stream order on the stream's thread,
     // so a host thread can keep several streams busy at once.
     std::string name = op.name;
-    OPSCOPE_RETURN_IF_ERROR(stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name]() -> Status {
-      Status st = kernel(*ctx);
-      if (!st.ok()) return std::move(st).WithContext("op " + name + " kernel");
-      return Status::Ok();
-    }));
+    OPSCOPE_RETURN_IF_ERROR(
+        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches]() -> Status {
+          Status st = kernel(*ctx);
+          if (async_launches) *async_launches = ctx->launches();
+          if (!st.ok()) return std::move(st).WithContext("op " + name + " kernel");
+          return Status::Ok();
+        }));
   } else {
     Status st = kernel(*ctx);
+    if (async_launches) *async_launches = ctx->launches();
     if (!st.ok()) return std::move(st).WithContext("op " + op.name + " kernel");
   }
+  rec.async_launches = async_launches;
+  run.async_launches = async_launches;
   OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
   run.outputs = ctx->outputs();
   run.start = rec.start;

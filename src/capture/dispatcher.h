@@ -61,6 +61,9 @@ struct LaunchRecord {
   int stream_id = -1;
   std::string kernel;        // the kernel's registered name
   std::vector<KernelLaunchInfo> launches;  // filled once the kernel ran (synchronous runs)
+  // Asynchronous runs (synchronize = false): the kernel's launches, filled in
+  // stream order when it ran; read them only once `end` is reached.
+  std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
   std::vector<MemoryRange> reads, writes;
   std::vector<Fingerprint> fingerprints;  // per input
   int64_t host_enqueue_ns = 0;  // steady_clock when the dispatcher enqueued
@@ -83,6 +86,8 @@ struct OpRun {
   std::vector<KernelLaunchInfo> launches;  // synchronous runs only
   double device_us = -1;                   // synchronous runs with events only
   std::shared_ptr<Event> start, end;
+  // Asynchronous runs: as LaunchRecord::async_launches (valid once `end` is reached).
+  std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
 };
 
 // Outputs of a reference run are float64 where the op's output is floating point.

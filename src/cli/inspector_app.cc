@@ -9,6 +9,7 @@
 #include "cli/inspector_export.h"
 #include "cli/inspector_path.h"
 #include "cli/inspector_run.h"
+#include "cli/inspector_start.h"
 #include "cli/inspector_summary.h"
 #include "cli/inspector_web.h"
 
@@ -16,7 +17,7 @@ namespace opscope::cli {
 
 namespace {
 
-constexpr const char* kCommands[] = {"run", "export", "summary", "path", "diff", "serve"};
+constexpr const char* kCommands[] = {"run", "start", "export", "summary", "path", "diff", "serve"};
 
 int UsageError(std::ostream& err, const std::string& what) {
   err << "inspector-cli: error: " << OneLine(what) << "\n";
@@ -33,12 +34,14 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   app.require_subcommand(1);
   app.footer("Exit codes: 0 passed, 1 check failed (diff over a threshold), 2 bad usage or input.");
   InspectorRunFlags run_flags;
+  InspectorStartFlags start_flags;
   InspectorExportFlags export_flags;
   InspectorSummaryFlags summary_flags;
   InspectorPathFlags path_flags;
   InspectorDiffFlags diff_flags;
   InspectorServeFlags serve_flags;
   CLI::App* run = AddInspectorRun(app, run_flags);
+  CLI::App* start = AddInspectorStart(app, start_flags);
   CLI::App* exp = AddInspectorExport(app, export_flags);
   CLI::App* summary = AddInspectorSummary(app, summary_flags);
   CLI::App* path = AddInspectorPath(app, path_flags);
@@ -51,7 +54,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
     bool known = false;
     for (const char* c : kCommands) known = known || std::strcmp(argv[1], c) == 0;
     if (!known) {
-      return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, export, summary, path, diff, serve)");
+      return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, start, export, summary, path, diff, serve)");
     }
   }
   try {
@@ -64,6 +67,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
     return UsageError(err, e.what());
   }
   if (run->parsed()) return Finish(RunInspectorRun(run_flags, out), err);
+  if (start->parsed()) return Finish(RunInspectorStart(start_flags, out), err);
   if (exp->parsed()) return Finish(RunInspectorExport(export_flags, out), err);
   if (summary->parsed()) return Finish(RunInspectorSummary(summary_flags, out), err);
   if (path->parsed()) return Finish(RunInspectorPath(path_flags, out), err);

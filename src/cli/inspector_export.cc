@@ -5,6 +5,7 @@
 #include "cli/inspector_web.h"
 
 #include "graph/graph_json.h"
+#include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/trace_json.h"
 
@@ -20,13 +21,32 @@ StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run) {
   return std::vector<std::string>{graph, trace, summary};
 }
 
+namespace {
+
+// A session folder (session.json, from `inspector-cli start`) holds records,
+// not a run: the library merges them into the same three files.
+Status ExportSessionDir(const InspectorExportFlags& flags, std::ostream& out) {
+  OPSCOPE_ASSIGN_OR_RETURN(graph::SessionExport e, graph::ExportSession(flags.input_dir, kSummaryTopTasks));
+  out << "session  " << e.processes << " process(es): " << e.graphs << " graph(s) with " << e.graph_tasks
+      << " tasks, " << e.launches << " launches (" << e.launches_merged << " of them graph tasks)";
+  if (e.dropped > 0) out << ", " << e.dropped << " launches dropped (collector full)";
+  out << "\n";
+  if (e.graphs == 0) out << "no graph collected: graph.json not written\n";
+  for (const std::string& f : e.files) out << "wrote " << f << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
 CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
   CLI::App* cmd = app.add_subcommand(
-      "export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json, or write DIR/report.html");
-  cmd->add_option("--input-dir", flags.input_dir, "a folder written by `inspector-cli run`")->required();
+      "export", "rewrite graph.json, trace.json and summary.json from DIR/capture.json or a session's records, "
+      "or write DIR/report.html");
+  cmd->add_option("--input-dir", flags.input_dir,
+                  "a folder written by `inspector-cli run`, or a session folder of `inspector-cli start`")->required();
   cmd->add_option("--format", flags.format,
-                  "json: graph/trace/summary.json from capture.json; html: DIR/report.html, the web UI as one "
-                  "self-contained file, from DIR's JSON files; all: both");
+                  "json: graph/trace/summary.json from capture.json or the session's records; html: DIR/report.html, "
+                  "the web UI as one self-contained file, from DIR's JSON files; all: both");
   return cmd;
 }
 
@@ -37,7 +57,9 @@ Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) 
     return InvalidArgumentError("--format '" + flags.format + "': expected json, html or all");
   }
   std::vector<std::string> files;
-  if (json) {
+  if (json && graph::IsSessionDir(flags.input_dir)) {
+    OPSCOPE_RETURN_IF_ERROR(ExportSessionDir(flags, out));
+  } else if (json) {
     OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.input_dir));
     OPSCOPE_ASSIGN_OR_RETURN(files, WriteExports(run));
   }

@@ -2,8 +2,10 @@
 // `inspector-cli export --input-dir DIR --format json|html|all`: json
 // (re)writes DIR/graph.json, DIR/trace.json and DIR/summary.json from
 // DIR/capture.json (inspector_capture.h), which `run` wrote; `run` calls
-// WriteExports too. html writes DIR/report.html from those three files
-// (inspector_web.h); all does both.
+// WriteExports too. A folder with session.json instead is a capture session
+// (`inspector-cli start`): its records are merged by
+// graph/runtime/session_export.h. html writes DIR/report.html from the three
+// JSON files (inspector_web.h); all does both.
 #pragma once
 
 #include <string>

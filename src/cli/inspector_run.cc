@@ -134,7 +134,7 @@ Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = flags.streams}));
   OPSCOPE_ASSIGN_OR_RETURN(Device * device, GetDevice(run.device));
   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult result,
-                           graph::Execute(run.model.compiled, run.schedule,
+                           graph::Execute(run.model, run.schedule,
                                           {.device = device,
                                            .iterations = flags.iterations,
                                            .inputs = std::move(inputs),

@@ -42,10 +42,19 @@ json AttrJson(const AttrValue& v) {
       v);
 }
 
+// A node that cannot run never ran, whatever stage the graph is at (an
+// import that was never executed still says so, and why).
+bool Executed(const Node& n) { return n.executed && n.executable; }
+
+std::string NotExecutedReason(const Node& n) {
+  if (!n.executable) return "not executable: " + n.not_executable_reason;
+  return n.not_executed_reason;
+}
+
 json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
   json j = {{"node_id", n.id},          {"layer", LayerName(n.layer)}, {"kind", NodeKindName(n.kind)},
             {"op_type", n.op_type},     {"domain", n.domain},          {"name", n.name},
-            {"namespace", n.name_space}, {"executed", n.executed},     {"executable", n.executable}};
+            {"namespace", n.name_space}, {"executed", Executed(n)},    {"executable", n.executable}};
   json ins = json::array(), outs = json::array(), attrs = json::object();
   for (const std::string& in : n.inputs) ins.push_back(TensorRef(g, in));
   for (const std::string& out : n.outputs) outs.push_back(TensorRef(g, out));
@@ -55,7 +64,7 @@ json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
   j["attrs"] = std::move(attrs);
   j["fused_from"] = n.fused_from;
   j["mapped_task_ids"] = n.mapped_task_ids;
-  if (!n.executed) j["reason"] = n.not_executed_reason;
+  if (!Executed(n)) j["reason"] = NotExecutedReason(n);
   if (!n.executable) j["not_executable_reason"] = n.not_executable_reason;
   if (!n.subgraphs.empty()) j["subgraphs"] = n.subgraphs;
   if (n.absorbed_into >= 0) j["compiled_node_id"] = n.absorbed_into;
@@ -121,8 +130,8 @@ json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
   json mapping = json::array();
   for (const Node& f : m.framework.nodes()) {
     json e = {{"framework", f.id}, {"compiled", f.absorbed_into >= 0 ? json(f.absorbed_into) : json(nullptr)},
-              {"executed", f.executed}};
-    if (!f.executed) e["reason"] = f.not_executed_reason;
+              {"executed", Executed(f)}};
+    if (!Executed(f)) e["reason"] = NotExecutedReason(f);
     mapping.push_back(std::move(e));
   }
   for (const Node& c : m.compiled.nodes()) {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "capture/dispatcher.h"
+#include "graph/runtime/session_graph.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
 
@@ -101,6 +102,7 @@ class Run {
     }
     start_.resize(s_.tasks.size());
     end_.resize(s_.tasks.size());
+    async_launches_.resize(s_.tasks.size());
     for (ScheduledTask& t : s_.tasks) {
       Stream& stream = *streams_[t.desc.stream_id];
       for (int64_t e : t.wait_events) OPSCOPE_RETURN_IF_ERROR(stream.Wait(*events_[e]));
@@ -118,6 +120,13 @@ class Run {
     for (ScheduledTask& t : s_.tasks) {
       OPSCOPE_ASSIGN_OR_RETURN(t.raw_start_ns, start_[t.desc.task_id]->TimestampNs());
       OPSCOPE_ASSIGN_OR_RETURN(t.raw_end_ns, end_[t.desc.task_id]->TimestampNs());
+      // Kernels run asynchronously: their launch config is known only now.
+      const auto& launches = async_launches_[t.desc.task_id];
+      if (!t.launch_known && launches && !launches->empty()) {
+        t.launch = launches->front().config;
+        t.launch_known = true;
+      }
+      if (t.launch_known) t.desc.launch = t.launch;
     }
     return Status::Ok();
   }
@@ -183,6 +192,7 @@ class Run {
     }
     start_[t.desc.task_id] = run->start;
     end_[t.desc.task_id] = run->end;
+    async_launches_[t.desc.task_id] = run->async_launches;
     for (size_t i = 0; i < n->outputs.size() && i < run->outputs.size(); ++i) {
       if (n->outputs[i].empty()) continue;
       env_[n->outputs[i]] = run->outputs[i];
@@ -211,6 +221,7 @@ class Run {
   std::unordered_map<std::string, Tensor> env_;
   std::unordered_map<std::string, int64_t> producer_;  // value -> the task that writes it
   std::vector<std::shared_ptr<Event>> start_, end_;
+  std::vector<std::shared_ptr<const std::vector<KernelLaunchInfo>>> async_launches_;
   std::vector<Tensor> keep_alive_;  // copy sources must outlive the queued copies
   std::map<std::string, Tensor> outputs_;
 };
@@ -237,7 +248,9 @@ std::string OutputFileName(const std::string& value_name) {
   return out + ".npy";
 }
 
-StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
+namespace {
+
+StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
   if (!options.device) return InvalidArgumentError("Execute: no device given");
   if (options.iterations < 1) {
     return InvalidArgumentError("--iterations: expected at least 1, got " + std::to_string(options.iterations));
@@ -280,6 +293,20 @@ StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, con
       result.saved_files.push_back(path);
     }
   }
+  return result;
+}
+
+}  // namespace
+
+StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
+  OPSCOPE_ASSIGN_OR_RETURN(ExecutionResult result, ExecuteImpl(compiled, schedule, options));
+  RecordSessionExecution(nullptr, compiled, schedule, result, *options.device);
+  return result;
+}
+
+StatusOr<ExecutionResult> Execute(const Model& model, Schedule& schedule, const ExecuteOptions& options) {
+  OPSCOPE_ASSIGN_OR_RETURN(ExecutionResult result, ExecuteImpl(model.compiled, schedule, options));
+  RecordSessionExecution(&model, model.compiled, schedule, result, *options.device);
   return result;
 }
 

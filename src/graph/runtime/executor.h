@@ -7,7 +7,7 @@
 // on one clock (calibrate.h).
 //
 //   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
-//   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model.compiled, schedule, opts));
+//   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model, schedule, opts));
 //   // schedule.tasks[i] now has op_id, raw and calibrated times of the LAST iteration.
 #pragma once
 
@@ -39,6 +39,11 @@ struct ExecutionResult {
   std::vector<std::string> saved_files;
 };
 
+// Under a capture session with the graph collector on (capture/session.h),
+// each call also records the graph and its tasks into the session folder:
+// both layers from the Model overload, the compiled layer alone from the
+// Graph one (it cannot see the framework graph).
+StatusOr<ExecutionResult> Execute(const Model& model, Schedule& schedule, const ExecuteOptions& options);
 StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options);
 
 // "x.npy" for a value name; characters unsafe in a file name become '_'.

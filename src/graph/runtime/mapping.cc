@@ -41,7 +41,10 @@ Status MapTasks(Model& model, Schedule& schedule) {
     for (int64_t f : c.fused_from) taken_by[f] = &c;
   }
   for (Node& c : model.compiled.mutable_nodes()) {
-    if (!c.mapped_task_ids.empty()) {
+    if (!c.executable) {
+      c.executed = false;
+      c.not_executed_reason = "not executable: " + c.not_executable_reason;
+    } else if (!c.mapped_task_ids.empty()) {
       c.executed = true;
       c.not_executed_reason.clear();
     } else {
@@ -58,6 +61,10 @@ Status MapTasks(Model& model, Schedule& schedule) {
       continue;  // ran, alone or inside a fused node: the pass manager's flags stand
     }
     f.executed = false;
+    if (!f.executable) {
+      f.not_executed_reason = "not executable: " + f.not_executable_reason;
+      continue;
+    }
     if (!f.not_executed_reason.empty()) continue;  // the compiler already said why (fused, folded)
     auto it = taken_by.find(f.id);
     f.not_executed_reason = it != taken_by.end() ? "stands in " + Describe(*it->second) + ", which ran no task: " +

@@ -48,6 +48,9 @@ struct Schedule {
   int compute_streams = 1;
   int copy_stream = 1;               // stream id of the copy stream (== compute_streams)
   int64_t num_events = 0;            // event ids are 0..num_events-1
+  // Set only on a schedule put together from records (a capture session):
+  // one name per stream, used instead of "compute N"/"copy" (StreamName).
+  std::vector<std::string> stream_names;
   int num_streams() const { return compute_streams + 1; }
 };
 

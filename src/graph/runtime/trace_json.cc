@@ -1,10 +1,14 @@
 #include "graph/runtime/trace_json.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <bit>
 #include <charconv>
-#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include "opscope/npy.h"
 
@@ -12,110 +16,249 @@ namespace opscope::graph {
 
 namespace {
 
-// Formats into a string through a raw cursor: the caller makes room once per
-// event (Ensure), so each append is a plain copy with no capacity check.
-class Writer {
- public:
-  explicit Writer(std::string& out) : out_(out) {}
-  ~Writer() { out_.resize(pos_); }
-  // Room for `bytes` more characters. The string grows in small steps inside
-  // its reserved capacity: resize zero-fills what it adds, and a small step
-  // keeps that fill and our writes in cache (a 300 MB fill up front doubled
-  // the memory traffic).
-  void Ensure(size_t bytes) {
-    if (pos_ + bytes > out_.size()) out_.resize(pos_ + bytes + kStep);
-  }
-  static constexpr size_t kStep = 64 * 1024;
-  void Raw(std::string_view s) {
-    std::memcpy(out_.data() + pos_, s.data(), s.size());
-    pos_ += s.size();
-  }
-  void Char(char c) { out_[pos_++] = c; }
-  void Int(int64_t v) {
-    auto r = std::to_chars(out_.data() + pos_, out_.data() + pos_ + 24, v);
-    pos_ = static_cast<size_t>(r.ptr - out_.data());
-  }
-  // Nanoseconds as microseconds with three decimals: exact, so slices that
-  // touch in ns never overlap after formatting.
-  void Micros(int64_t ns) {
-    if (ns < 0) {
-      Char('-');
-      ns = -ns;
-    }
-    Int(ns / 1000);
-    const int frac = static_cast<int>(ns % 1000);
-    Char('.');
-    Char(static_cast<char>('0' + frac / 100));
-    Char(static_cast<char>('0' + frac / 10 % 10));
-    Char(static_cast<char>('0' + frac % 10));
-  }
-  void Hex(uint64_t v) {
-    Raw("\"0x");
-    auto r = std::to_chars(out_.data() + pos_, out_.data() + pos_ + 20, v, 16);
-    pos_ = static_cast<size_t>(r.ptr - out_.data());
-    Char('"');
-  }
-  // Worst case: every character escaped as \u00XX.
-  static size_t StrBound(std::string_view s) { return 2 + 6 * s.size(); }
-  void Str(std::string_view s) {
-    Char('"');
-    for (char c : s) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        Char('\\');
-        Char(c);
-      } else if (u < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", u);
-        Raw(buf);
-      } else {
-        Char(c);
-      }
-    }
-    Char('"');
-  }
-  void Dim(const Dim3& d) {
-    Char('[');
-    Int(d.x);
-    Char(',');
-    Int(d.y);
-    Char(',');
-    Int(d.z);
-    Char(']');
-  }
-  size_t size() const { return pos_; }
-  char& back(size_t from_end) { return out_[pos_ - from_end]; }
-  void Drop(size_t n) { pos_ -= n; }
+// The writer formats with a raw cursor held in a local variable: every helper
+// takes the cursor and returns the advanced one. Through a member or a
+// reference, each char store could alias the cursor itself, and the compiler
+// would reload it after every byte.
 
- private:
-  std::string& out_;
-  size_t pos_ = 0;
-};
+template <size_t N>
+inline char* Lit(char* p, const char (&s)[N]) {
+  std::memcpy(p, s, N - 1);
+  return p + N - 1;
+}
+
+inline char* Bytes(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Most numbers in a trace are small (ids, dims, stream ids): one or two digits
+// without a call.
+inline char* U64(char* p, uint64_t v) {
+  if (v < 10) {
+    *p = static_cast<char>('0' + v);
+    return p + 1;
+  }
+  if (v < 100) {
+    std::memcpy(p, kDigitPairs + 2 * v, 2);
+    return p + 2;
+  }
+  return std::to_chars(p, p + 20, v).ptr;
+}
+
+inline char* I64(char* p, int64_t v) {
+  if (v < 0) {
+    *p++ = '-';
+    return U64(p, ~static_cast<uint64_t>(v) + 1);
+  }
+  return U64(p, static_cast<uint64_t>(v));
+}
+
+// Nanoseconds as microseconds with three decimals: exact, so slices that
+// touch in ns never overlap after formatting.
+inline char* Micros(char* p, int64_t ns) {
+  uint64_t u = static_cast<uint64_t>(ns);
+  if (ns < 0) {
+    *p++ = '-';
+    u = ~u + 1;
+  }
+  p = U64(p, u / 1000);
+  const unsigned frac = static_cast<unsigned>(u % 1000);
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + frac / 100);
+  std::memcpy(p + 2, kDigitPairs + 2 * (frac % 100), 2);
+  return p + 4;
+}
+
+// "0x..." in lower-case hex, no leading zeros.
+inline char* Hex(char* p, uint64_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  p = Lit(p, "\"0x");
+  const int digits = v == 0 ? 1 : (64 - std::countl_zero(v) + 3) / 4;
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) p[i] = kHex[v & 15];
+  p[digits] = '"';
+  return p + digits + 1;
+}
+
+// True when some byte is a control character, '"' or '\\'. Eight bytes at a
+// time: each test sets a byte's high bit exactly when some byte matches (the
+// borrow trick can only misfire above a byte that really matches).
+inline bool NeedsEscape(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const uint64_t quote = w ^ (kOnes * '"'), slash = w ^ (kOnes * '\\');
+    const uint64_t hit = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash);
+    if (hit & kHigh) return true;
+  }
+  for (; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u < 0x20 || u == '"' || u == '\\') return true;
+  }
+  return false;
+}
+
+char* EscapedBody(char* p, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      *p++ = '\\';
+      *p++ = c;
+    } else if (u < 0x20) {
+      p = Lit(p, "\\u00");
+      *p++ = kHex[u >> 4];
+      *p++ = kHex[u & 15];
+    } else {
+      *p++ = c;
+    }
+  }
+  return p;
+}
+
+inline char* Str(char* p, std::string_view s) {
+  *p++ = '"';
+  p = NeedsEscape(s) ? EscapedBody(p, s) : Bytes(p, s);
+  *p++ = '"';
+  return p;
+}
+
+// Worst case: every character escaped as \u00XX.
+inline size_t StrBound(std::string_view s) { return 2 + 6 * s.size(); }
+
+inline char* Dim(char* p, const Dim3& d) {
+  *p++ = '[';
+  p = I64(p, d.x);
+  *p++ = ',';
+  p = I64(p, d.y);
+  *p++ = ',';
+  p = I64(p, d.z);
+  *p++ = ']';
+  return p;
+}
 
 // Room for an event's fixed text and numbers, beside its strings.
 constexpr size_t kEventFixedBytes = 512;
 
-void Metadata(Writer& w, const char* what, int pid, int tid, const std::string& name) {
-  w.Ensure(kEventFixedBytes + Writer::StrBound(name));
-  w.Raw("{\"ph\":\"M\",\"name\":\"");
-  w.Raw(what);
-  w.Raw("\",\"pid\":");
-  w.Int(pid);
-  w.Raw(",\"tid\":");
-  w.Int(tid);
-  w.Raw(",\"args\":{\"name\":");
-  w.Str(name);
-  w.Raw("}},\n");
+// The output string, grown in small steps inside its reserved capacity:
+// resize zero-fills what it adds, and a small step keeps that fill and our
+// writes in cache (a 300 MB fill up front doubled the memory traffic).
+class Buffer {
+ public:
+  // Reserves `capacity` bytes. A big buffer asks for transparent huge pages:
+  // first-touch page faults of fresh 4 KiB pages, one per 15 events, took
+  // about as long as formatting them.
+  Buffer(std::string& out, size_t capacity) : out_(out) {
+    out_.reserve(capacity);
+#ifdef MADV_HUGEPAGE
+    constexpr uintptr_t kPage = 4096;
+    if (capacity >= (size_t{8} << 20)) {
+      const auto begin = (reinterpret_cast<uintptr_t>(out_.data()) + kPage - 1) & ~(kPage - 1);
+      const auto end = (reinterpret_cast<uintptr_t>(out_.data()) + out_.capacity()) & ~(kPage - 1);
+      if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint only
+    }
+#endif
+  }
+  // A cursor with room for `bytes` more characters at `p`.
+  char* Ensure(char* p, size_t bytes) {
+    const size_t used = p ? static_cast<size_t>(p - out_.data()) : 0;
+    if (used + bytes > out_.size()) out_.resize(used + bytes + kStep);
+    return out_.data() + used;
+  }
+  void Finish(char* p) { out_.resize(static_cast<size_t>(p - out_.data())); }
+
+ private:
+  static constexpr size_t kStep = 64 * 1024;
+  std::string& out_;
+};
+
+char* Metadata(char* p, const char* what, int pid, int tid, const std::string& name) {
+  p = Lit(p, "{\"ph\":\"M\",\"name\":\"");
+  p = Bytes(p, what);
+  p = Lit(p, "\",\"pid\":");
+  p = I64(p, pid);
+  p = Lit(p, ",\"tid\":");
+  p = I64(p, tid);
+  p = Lit(p, ",\"args\":{\"name\":");
+  p = Str(p, name);
+  return Lit(p, "}},\n");
+}
+
+char* Task(char* p, std::string_view prefix, const TraceTask& t) {
+  p = Bytes(p, prefix);  // {"ph":"X","pid":P,"tid":T,"ts":
+  p = Micros(p, t.ts_ns);
+  p = Lit(p, ",\"dur\":");
+  p = Micros(p, t.dur_ns);
+  p = Lit(p, ",\"name\":");
+  p = Str(p, t.name);
+  p = Lit(p, ",\"cat\":");
+  p = Str(p, t.category);
+  p = Lit(p, ",\"args\":{\"task_id\":");
+  p = I64(p, t.task_id);
+  p = Lit(p, ",\"node_id\":");
+  p = I64(p, t.node_id);
+  p = Lit(p, ",\"op_id\":");
+  p = Hex(p, t.op_id);
+  p = Lit(p, ",\"op_type\":");
+  p = Str(p, t.op_type);
+  p = Lit(p, ",\"kernel\":");
+  p = Str(p, t.kernel);
+  if (t.launch_known) {
+    p = Lit(p, ",\"grid\":");
+    p = Dim(p, t.grid);
+    p = Lit(p, ",\"block\":");
+    p = Dim(p, t.block);
+  } else {
+    p = Lit(p, ",\"grid\":null,\"block\":null");
+  }
+  return Lit(p, "}},\n");
+}
+
+char* FlowEnd(char* p, const TraceFlow& f, int pid, bool finish) {
+  p = finish ? Lit(p, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":") : Lit(p, "{\"ph\":\"s\",\"id\":");
+  p = I64(p, f.id);
+  p = Lit(p, ",\"pid\":");
+  p = I64(p, pid);
+  p = Lit(p, ",\"tid\":");
+  p = I64(p, finish ? f.to_tid : f.from_tid);
+  p = Lit(p, ",\"ts\":");
+  p = Micros(p, finish ? f.to_ts_ns : f.from_ts_ns);
+  p = Lit(p, ",\"cat\":\"dependency\",\"name\":");
+  p = Str(p, f.name);
+  return Lit(p, "},\n");
+}
+
+// The constant head of a task event on one tid.
+std::string TaskPrefix(int pid, int tid) {
+  char buf[96];
+  char* p = Lit(buf, "{\"ph\":\"X\",\"pid\":");
+  p = I64(p, pid);
+  p = Lit(p, ",\"tid\":");
+  p = I64(p, tid);
+  p = Lit(p, ",\"ts\":");
+  return std::string(buf, p);
 }
 
 }  // namespace
 
 std::string StreamName(const Schedule& s, int stream_id) {
+  if (stream_id >= 0 && static_cast<size_t>(stream_id) < s.stream_names.size()) return s.stream_names[stream_id];
   if (stream_id == s.copy_stream) return "copy";
   return "compute " + std::to_string(stream_id);
 }
 
 TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name) {
+  return BuildTraceData(schedule, device_name);
+}
+
+TraceData BuildTraceData(const Schedule& schedule, const std::string& device_name) {
   TraceData d;
   d.process_name = device_name;
   for (int s = 0; s < schedule.num_streams(); ++s) d.threads.emplace_back(s, StreamName(schedule, s));
@@ -134,8 +277,7 @@ TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const 
     x.tid = t.desc.stream_id;
     x.ts_ns = t.cal_start_ns - origin;
     x.dur_ns = t.cal_end_ns - t.cal_start_ns;
-    const Node* n = t.desc.op_node_id >= 0 ? compiled.FindNode(t.desc.op_node_id) : nullptr;
-    x.name = n && !n->name.empty() ? n->name : (t.desc.label.empty() ? t.op_type : t.desc.label);
+    x.name = !t.node_name.empty() ? t.node_name : (t.desc.label.empty() ? t.op_type : t.desc.label);
     x.category = TaskKindName(t.desc.kind);
     x.op_type = t.op_type;
     x.kernel = t.desc.kernel_name;
@@ -161,72 +303,41 @@ TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const 
 
 std::string TraceJson(const TraceData& data) {
   std::string out;
-  out.reserve(4096 + data.threads.size() * 96 + data.tasks.size() * 300 + data.flows.size() * 220);
-  {
-  Writer w(out);
-  w.Ensure(kEventFixedBytes);
-  w.Raw("{\"schema\":\"opscope.trace/1\",\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  Metadata(w, "process_name", data.pid, 0, data.process_name);
-  for (const auto& [tid, name] : data.threads) Metadata(w, "thread_name", data.pid, tid, name);
+  Buffer buf(out, 4096 + data.threads.size() * 96 + data.tasks.size() * 300 + data.flows.size() * 220);
+  char* p = buf.Ensure(nullptr, kEventFixedBytes);
+  p = Lit(p, "{\"schema\":\"opscope.trace/1\",\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  p = buf.Ensure(p, kEventFixedBytes + StrBound(data.process_name));
+  p = Metadata(p, "process_name", data.pid, 0, data.process_name);
+  for (const auto& [tid, name] : data.threads) {
+    p = buf.Ensure(p, kEventFixedBytes + StrBound(name));
+    p = Metadata(p, "thread_name", data.pid, tid, name);
+  }
+  // Streams are few: their event heads are formatted once.
+  std::vector<std::string> prefixes;
   for (const TraceTask& t : data.tasks) {
-    w.Ensure(kEventFixedBytes + Writer::StrBound(t.name) + Writer::StrBound(t.category) +
-             Writer::StrBound(t.op_type) + Writer::StrBound(t.kernel));
-    w.Raw("{\"ph\":\"X\",\"pid\":");
-    w.Int(data.pid);
-    w.Raw(",\"tid\":");
-    w.Int(t.tid);
-    w.Raw(",\"ts\":");
-    w.Micros(t.ts_ns);
-    w.Raw(",\"dur\":");
-    w.Micros(t.dur_ns);
-    w.Raw(",\"name\":");
-    w.Str(t.name);
-    w.Raw(",\"cat\":");
-    w.Str(t.category);
-    w.Raw(",\"args\":{\"task_id\":");
-    w.Int(t.task_id);
-    w.Raw(",\"node_id\":");
-    w.Int(t.node_id);
-    w.Raw(",\"op_id\":");
-    w.Hex(t.op_id);
-    w.Raw(",\"op_type\":");
-    w.Str(t.op_type);
-    w.Raw(",\"kernel\":");
-    w.Str(t.kernel);
-    if (t.launch_known) {
-      w.Raw(",\"grid\":");
-      w.Dim(t.grid);
-      w.Raw(",\"block\":");
-      w.Dim(t.block);
+    p = buf.Ensure(p, kEventFixedBytes + StrBound(t.name) + StrBound(t.category) + StrBound(t.op_type) +
+                          StrBound(t.kernel));
+    if (t.tid >= 0 && t.tid < 4096) {
+      if (static_cast<size_t>(t.tid) >= prefixes.size()) prefixes.resize(t.tid + 1);
+      std::string& prefix = prefixes[t.tid];
+      if (prefix.empty()) prefix = TaskPrefix(data.pid, t.tid);
+      p = Task(p, prefix, t);
     } else {
-      w.Raw(",\"grid\":null,\"block\":null");
+      p = Task(p, TaskPrefix(data.pid, t.tid), t);
     }
-    w.Raw("}},\n");
   }
   for (const TraceFlow& f : data.flows) {
-    for (int end = 0; end < 2; ++end) {
-      w.Ensure(kEventFixedBytes + Writer::StrBound(f.name));
-      w.Raw(end ? "{\"ph\":\"f\",\"bp\":\"e\",\"id\":" : "{\"ph\":\"s\",\"id\":");
-      w.Int(f.id);
-      w.Raw(",\"pid\":");
-      w.Int(data.pid);
-      w.Raw(",\"tid\":");
-      w.Int(end ? f.to_tid : f.from_tid);
-      w.Raw(",\"ts\":");
-      w.Micros(end ? f.to_ts_ns : f.from_ts_ns);
-      w.Raw(",\"cat\":\"dependency\",\"name\":");
-      w.Str(f.name);
-      w.Raw("},\n");
-    }
+    p = buf.Ensure(p, 2 * (kEventFixedBytes + StrBound(f.name)));
+    p = FlowEnd(p, f, data.pid, false);
+    p = FlowEnd(p, f, data.pid, true);
   }
-  // A trailing comma is not JSON: end on the last event.
-  if (w.size() >= 2 && w.back(2) == ',') {
-    w.Drop(2);
-    w.Char('\n');
-  }
-  w.Ensure(8);
-  w.Raw("]}\n");
-  }  // the writer trims `out` to what was written
+  // A trailing comma is not JSON: end on the last event (the process_name
+  // event is always there, so the last two characters are ",\n").
+  p -= 2;
+  *p++ = '\n';
+  p = buf.Ensure(p, 8);
+  p = Lit(p, "]}\n");
+  buf.Finish(p);
   return out;
 }
 

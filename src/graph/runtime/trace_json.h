@@ -7,8 +7,9 @@
 // ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
 // wait. The top-level object carries "schema": "opscope.trace/1".
 //
-// The writer formats by hand into one preallocated string (std::to_chars):
-// a million tasks take well under a second (bench/runtime_benchmark.cc).
+// The writer formats by hand into one growing string, with fast paths for
+// small integers, hex ids and strings that need no escaping: a million
+// tasks take well under a second (bench/runtime_benchmark.cc).
 //
 //   graph::TraceData data = graph::BuildTraceData(schedule, model.compiled, "cpu");
 //   OPSCOPE_RETURN_IF_ERROR(graph::WriteTraceJson("trace.json", data));
@@ -56,7 +57,10 @@ struct TraceData {
 // "compute 0", "compute 1", ..., "copy".
 std::string StreamName(const Schedule& s, int stream_id);
 
-// From an executed, calibrated schedule (calibrated times).
+// From an executed, calibrated schedule (calibrated times). A task is named
+// by its node (ScheduledTask::node_name), else its label, else its op type.
+TraceData BuildTraceData(const Schedule& schedule, const std::string& device_name);
+// The same; kept for callers that hold the compiled graph.
 TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name);
 
 std::string TraceJson(const TraceData& data);
