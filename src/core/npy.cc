@@ -488,6 +488,37 @@ Tensor TryMapNpy(const std::string& path, int64_t min_bytes) {
   return Tensor(std::move(buffer), h->descr.dtype, h->shape, h->shape.ContiguousStrides());
 }
 
+// A regular file's bytes, mapped read-only; empty when it cannot be mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = p;
+        size_ = static_cast<size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  std::string_view bytes() const { return std::string_view(static_cast<const char*>(data_), size_); }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // ---------------------------------------------------------------- zip (.npz)
 
 constexpr uint32_t kLocalSig = 0x04034b50;
@@ -898,7 +929,14 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
 }
 
 StatusOr<NamedTensors> ReadNpz(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string zip, ReadFile(path));
+  // Members are copied out of the mapped archive once, instead of the whole
+  // archive being read into memory first; pipes and empty files are read.
+  MappedFile mapped(path);
+  std::string read;
+  if (!mapped.ok()) {
+    OPSCOPE_ASSIGN_OR_RETURN(read, ReadFile(path));
+  }
+  const std::string_view zip = mapped.ok() ? mapped.bytes() : std::string_view(read);
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadCentralDirectory(zip, path));
   NamedTensors out;
   for (const ZipEntry& e : entries) {
