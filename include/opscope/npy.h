@@ -20,6 +20,23 @@ namespace opscope {
 // Errors name the file and what was wrong ("x.npy: truncated: header says
 // float32[4,4] (64 bytes of data), file has 12").
 StatusOr<Tensor> ReadNpy(const std::string& path);
+
+// How ReadNpy gets the data into memory; the tensor (values, errors) is the
+// same either way.
+enum class NpyReadMode {
+  kAuto,  // map files of 1 MiB and more that can be used in place, read the rest
+  kRead,  // always read into new memory
+  kMap,   // map whenever the data can be used in place, read otherwise
+};
+struct NpyReadOptions {
+  NpyReadMode mode = NpyReadMode::kAuto;
+};
+// A mapped tensor views the file's pages copy-on-write (MAP_PRIVATE): writes
+// to it never reach the file, and nothing is copied until then. It is used for
+// little-endian, C-order, non-bool data whose offset in the file is 64-byte
+// aligned (what numpy writes). As with any mapping, truncating the file while
+// the tensor lives makes reading the lost pages fault (SIGBUS).
+StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options);
 StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& name_for_errors);
 Status WriteNpy(const std::string& path, const Tensor& t);
 std::string SerializeNpy(const Tensor& t);

@@ -69,8 +69,11 @@ class Buffer {
   size_t bytes() const { return bytes_; }
   Device* device() const { return device_; }
 
-  // 64-byte aligned host memory.
+  // 64-byte aligned host memory, zeroed.
   static StatusOr<std::shared_ptr<Buffer>> AllocateHost(size_t bytes);
+  // Like AllocateHost, left as the allocator gave it: for memory that is about
+  // to be overwritten whole (a file read), so no page is touched twice.
+  static StatusOr<std::shared_ptr<Buffer>> AllocateHostUninitialized(size_t bytes);
   // Memory from a device's allocator; freed back to it.
   static StatusOr<std::shared_ptr<Buffer>> AllocateOn(Device* device, size_t bytes);
   // Wraps memory owned elsewhere; nothing is freed.

@@ -45,6 +45,41 @@ inline int Decade(double x, const double* pow10) {
   return d;
 }
 
+// Decade() for every normal double in two lookups: within one binary exponent
+// floor(log10(x)) takes at most two values, split at a power of ten. Exact,
+// as it is built from Decade itself, which is monotonic in x.
+class DecadeTable {
+ public:
+  DecadeTable() {
+    const double* pow10 = Pow10Table();
+    for (int biased = 1; biased < 2047; ++biased) {
+      const double low = std::ldexp(1.0, biased - 1023);
+      const double high = std::nextafter(2 * low, 0.0);
+      const int d_low = Decade(low, pow10), d_high = Decade(high, pow10);
+      low_[biased] = d_low;
+      // Decade is monotonic and |d_high - d_low| <= 1, so one threshold splits the binade.
+      split_[biased] = d_high == d_low ? INFINITY : pow10[d_high - kMinDecade];
+    }
+  }
+  // floor(log10(x)) for finite x > 0, as Decade gives it.
+  int Of(double x) const {
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    const int biased = static_cast<int>(bits >> 52);
+    if (biased == 0) [[unlikely]] return Decade(x, Pow10Table());  // subnormal
+    return low_[biased] + (x >= split_[biased]);
+  }
+
+ private:
+  int low_[2048] = {};
+  double split_[2048] = {};
+};
+
+const DecadeTable& Decades() {
+  static const DecadeTable table;
+  return table;
+}
+
 void LoadDoubles(DType dtype, const void* base, int64_t start, int n, double* out) {
   OPSCOPE_SWITCH_ALL(dtype, {
     const scalar_t* p = static_cast<const scalar_t*>(base) + start;
@@ -127,8 +162,31 @@ class Engine {
       p.by_dim[d].assign(AggregateSize(dims_[d]), 0);
       p.err_by_dim[d].assign(AggregateSize(dims_[d]), 0.0);
     }
-    const double* pow10 = Pow10Table();
-    double av[kBlock], ev[kBlock];
+    switch (tol_.rule) {
+      case CompareRule::kMixed: return RunRule<CompareRule::kMixed>(begin, end, keep_cap, p);
+      case CompareRule::kAbsolute: return RunRule<CompareRule::kAbsolute>(begin, end, keep_cap, p);
+      case CompareRule::kRelative: return RunRule<CompareRule::kRelative>(begin, end, keep_cap, p);
+      case CompareRule::kBitExact: return RunRule<CompareRule::kBitExact>(begin, end, keep_cap, p);
+      case CompareRule::kUlp: return RunRule<CompareRule::kUlp>(begin, end, keep_cap, p);
+    }
+  }
+
+ private:
+  // The rule is a template argument and the running sums and maxima live in
+  // locals (stores into the histogram could alias Partial's fields), so the
+  // common finite pair costs a few instructions. The per-element arithmetic
+  // and its order are the same for every dtype pair: an element's doubles
+  // decide its result, whatever their dtypes were.
+  template <CompareRule kRule>
+  void RunRule(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
+    const DecadeTable& decades = Decades();
+    HistAccum* const by_decade = p.decades.data() - kMinDecade;
+    int64_t finite = 0;
+    double sum_abs = 0, sum_sq = 0, dot = 0, sum_aa = 0, sum_ee = 0;
+    double max_abs = p.max_abs, max_rel = p.max_rel;
+    int64_t max_abs_index = p.max_abs_index, max_rel_index = p.max_rel_index;
+    double max_abs_e = p.max_abs_e, max_abs_a = p.max_abs_a, max_rel_e = p.max_rel_e, max_rel_a = p.max_rel_a;
+    alignas(64) double av[kBlock], ev[kBlock];
     for (int64_t start = begin; start < end; start += kBlock) {
       const int n = static_cast<int>(std::min<int64_t>(kBlock, end - start));
       LoadDoubles(a_.dtype(), a_.raw_data(), start, n, av);
@@ -137,50 +195,58 @@ class Engine {
         const double a = av[i], e = ev[i];
         if (std::isfinite(a) && std::isfinite(e)) [[likely]] {
           const double diff = a - e, err = std::fabs(diff), abs_e = std::fabs(e);
-          ++p.finite;
-          p.sum_abs += err;
-          p.sum_sq += diff * diff;
-          p.dot += a * e;
-          p.sum_aa += a * a;
-          p.sum_ee += e * e;
-          const bool ok = Judge(a, e, err, abs_e, p);
-          if (err > p.max_abs) {
-            p.max_abs = err, p.max_abs_index = start + i, p.max_abs_e = e, p.max_abs_a = a;
+          ++finite;
+          sum_abs += err;
+          sum_sq += diff * diff;
+          dot += a * e;
+          sum_aa += a * a;
+          sum_ee += e * e;
+          const bool ok = Judge<kRule>(a, e, err, abs_e, p);
+          if (err > max_abs) [[unlikely]] {
+            max_abs = err, max_abs_index = start + i, max_abs_e = e, max_abs_a = a;
           }
-          if (e != 0) {
+          HistAccum* h = &p.zero;
+          if (e != 0) [[likely]] {
             const double rel = err / abs_e;
-            if (rel > p.max_rel) p.max_rel = rel, p.max_rel_index = start + i, p.max_rel_e = e, p.max_rel_a = a;
+            if (rel > max_rel) [[unlikely]] {
+              max_rel = rel, max_rel_index = start + i, max_rel_e = e, max_rel_a = a;
+            }
+            h = &by_decade[decades.Of(abs_e)];
           }
-          HistAccum& h = e == 0 ? p.zero : p.decades[Decade(abs_e, pow10) - kMinDecade];
-          ++h.count;
-          h.sum_abs_err += err;
-          h.max_abs_err = std::max(h.max_abs_err, err);
+          ++h->count;
+          h->sum_abs_err += err;
+          h->max_abs_err = std::max(h->max_abs_err, err);
           if (!ok) [[unlikely]] {
-            ++h.mismatched;
+            ++h->mismatched;
             Mismatch(start + i, err, e, a, keep_cap, p);
           } else if (k_ > 0 && (p.heap.size() < static_cast<size_t>(k_) ||
-                                (!p.heap.front().mismatch && err > p.heap.front().err))) {
+                                (!p.heap.front().mismatch && err > p.heap.front().err))) [[unlikely]] {
             Offer({false, err, start + i, e, a}, p);
           }
         } else {
+          // NonFinite keeps the maxima in `p`.
+          p.max_abs = max_abs, p.max_abs_index = max_abs_index, p.max_abs_e = max_abs_e, p.max_abs_a = max_abs_a;
           NonFinite(start + i, a, e, keep_cap, p);
+          max_abs = p.max_abs, max_abs_index = p.max_abs_index, max_abs_e = p.max_abs_e, max_abs_a = p.max_abs_a;
         }
       }
     }
+    p.finite += finite;
+    p.sum_abs += sum_abs, p.sum_sq += sum_sq, p.dot += dot, p.sum_aa += sum_aa, p.sum_ee += sum_ee;
+    p.max_abs = max_abs, p.max_abs_index = max_abs_index, p.max_abs_e = max_abs_e, p.max_abs_a = max_abs_a;
+    p.max_rel = max_rel, p.max_rel_index = max_rel_index, p.max_rel_e = max_rel_e, p.max_rel_a = max_rel_a;
   }
 
- private:
+  template <CompareRule kRule>
   bool Judge(double a, double e, double err, double abs_e, Partial& p) const {
-    switch (tol_.rule) {
-      case CompareRule::kMixed: return err <= tol_.atol + tol_.rtol * abs_e;
-      case CompareRule::kAbsolute: return err <= tol_.atol;
-      case CompareRule::kRelative: return err <= std::max(tol_.atol, tol_.rtol * abs_e);
-      case CompareRule::kBitExact: return a == e && std::signbit(a) == std::signbit(e);
-      case CompareRule::kUlp: {
-        const int64_t ulp = std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
-        p.max_ulp = std::max(p.max_ulp, ulp);
-        return ulp <= tol_.max_ulp;
-      }
+    if constexpr (kRule == CompareRule::kMixed) return err <= tol_.atol + tol_.rtol * abs_e;
+    if constexpr (kRule == CompareRule::kAbsolute) return err <= tol_.atol;
+    if constexpr (kRule == CompareRule::kRelative) return err <= std::max(tol_.atol, tol_.rtol * abs_e);
+    if constexpr (kRule == CompareRule::kBitExact) return a == e && std::signbit(a) == std::signbit(e);
+    if constexpr (kRule == CompareRule::kUlp) {
+      const int64_t ulp = std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
+      p.max_ulp = std::max(p.max_ulp, ulp);
+      return ulp <= tol_.max_ulp;
     }
     return false;
   }
@@ -193,7 +259,7 @@ class Engine {
     p.inf_e += std::isinf(e);
     p.nan_only_a += a_nan && !e_nan;
     p.inf_only_a += std::isinf(a) && std::isfinite(e);
-    HistAccum& h = std::isfinite(e) ? (e == 0 ? p.zero : p.decades[Decade(std::fabs(e), Pow10Table()) - kMinDecade])
+    HistAccum& h = std::isfinite(e) ? (e == 0 ? p.zero : p.decades[Decades().Of(std::fabs(e)) - kMinDecade])
                                     : p.non_finite;
     ++h.count;
     const bool ok = (a_nan && e_nan) || a == e;  // equal infinities

@@ -160,6 +160,139 @@ TEST(Compare, WorstKIsOrderedAndTheSameForAnyThreadCount) {
   }
 }
 
+// float32 pairs with planted NaN, infinities, zeros, subnormals and mismatches.
+void PlantedPair(const Shape& shape, Tensor& actual, Tensor& expected) {
+  actual = *Tensor::Empty(DType::kF32, shape);
+  expected = *Tensor::Empty(DType::kF32, shape);
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  };
+  float* a = actual.data<float>();
+  float* e = expected.data<float>();
+  for (int64_t i = 0; i < shape.numel(); ++i) {
+    const double unit = static_cast<double>(next()) / 9007199254740992.0 - 0.5;  // [-0.5, 0.5)
+    float ev = static_cast<float>(unit * std::pow(10.0, static_cast<int>(next() % 14) - 7));
+    float av = ev * (1.0f + 1e-7f * static_cast<float>(next() % 8));
+    switch (next() % 400) {
+      case 0: av = NAN; break;
+      case 1: ev = NAN; break;
+      case 2: av = ev = NAN; break;
+      case 3: av = INFINITY; break;
+      case 4: ev = -INFINITY; break;
+      case 5: av = ev = INFINITY; break;
+      case 6: ev = 0; break;
+      case 7: av = -0.0f, ev = 0; break;
+      case 8: ev = 1e-40f, av = 3e-40f; break;  // float32 subnormals
+      case 9: case 10: case 11: av += 0.01f; break;
+      case 12: av = ev + static_cast<float>(next() % 1000); break;
+      default: break;
+    }
+    a[i] = av;
+    e[i] = ev;
+  }
+}
+
+void ExpectSame(const CompareResult& x, const CompareResult& y, bool same_sums) {
+  EXPECT_EQ(x.total, y.total);
+  EXPECT_EQ(x.mismatched, y.mismatched);
+  EXPECT_EQ(x.first_mismatch_index, y.first_mismatch_index);
+  EXPECT_EQ(x.max_abs_err, y.max_abs_err);
+  EXPECT_EQ(x.max_abs_index, y.max_abs_index);
+  EXPECT_EQ(x.expected_at_max_abs, y.expected_at_max_abs);
+  EXPECT_EQ(x.actual_at_max_abs, y.actual_at_max_abs);
+  EXPECT_EQ(x.max_rel_err, y.max_rel_err);
+  EXPECT_EQ(x.max_rel_index, y.max_rel_index);
+  EXPECT_EQ(x.max_ulp, y.max_ulp);
+  EXPECT_EQ(x.finite_pairs, y.finite_pairs);
+  EXPECT_EQ(x.nan_actual, y.nan_actual);
+  EXPECT_EQ(x.nan_expected, y.nan_expected);
+  EXPECT_EQ(x.inf_actual, y.inf_actual);
+  EXPECT_EQ(x.inf_expected, y.inf_expected);
+  EXPECT_EQ(x.nan_only_actual, y.nan_only_actual);
+  EXPECT_EQ(x.inf_only_actual, y.inf_only_actual);
+  ASSERT_EQ(x.histogram.size(), y.histogram.size());
+  for (size_t i = 0; i < x.histogram.size(); ++i) {
+    EXPECT_EQ(x.histogram[i].Label(), y.histogram[i].Label());
+    EXPECT_EQ(x.histogram[i].count, y.histogram[i].count) << x.histogram[i].Label();
+    EXPECT_EQ(x.histogram[i].mismatched, y.histogram[i].mismatched) << x.histogram[i].Label();
+    EXPECT_EQ(x.histogram[i].max_abs_err, y.histogram[i].max_abs_err) << x.histogram[i].Label();
+    if (same_sums) {
+      EXPECT_EQ(x.histogram[i].sum_abs_err, y.histogram[i].sum_abs_err) << x.histogram[i].Label();
+    }
+  }
+  ASSERT_EQ(x.worst.size(), y.worst.size());
+  for (size_t i = 0; i < x.worst.size(); ++i) {
+    EXPECT_EQ(x.worst[i].index, y.worst[i].index);
+    EXPECT_EQ(x.worst[i].abs_err, y.worst[i].abs_err);
+  }
+  EXPECT_EQ(x.mismatches_by_dim, y.mismatches_by_dim);
+  EXPECT_EQ(x.pattern, y.pattern);
+  if (same_sums) {
+    EXPECT_EQ(x.mean_abs_err, y.mean_abs_err);
+    EXPECT_EQ(x.rmse, y.rmse);
+    EXPECT_EQ(x.cosine, y.cosine);
+    EXPECT_EQ(x.abs_err_by_dim, y.abs_err_by_dim);
+  } else {
+    // Partial sums are added in another order.
+    EXPECT_NEAR(x.mean_abs_err, y.mean_abs_err, 1e-12 * std::fabs(x.mean_abs_err));
+    EXPECT_NEAR(x.rmse, y.rmse, 1e-12 * x.rmse);
+    EXPECT_NEAR(x.cosine, y.cosine, 1e-12);
+  }
+}
+
+TEST(Compare, EveryDtypePairAndThreadCountGivesTheSameResult) {
+  // Long enough for three threads (64Ki elements each at least).
+  const Shape shape({4, 50, 1000});
+  Tensor a32, e32;
+  PlantedPair(shape, a32, e32);
+  Tensor a64 = *a32.CastTo(DType::kF64), e64 = *e32.CastTo(DType::kF64);
+  for (const Tolerance& tol : {DefaultTolerance(DType::kF32), Tolerance{.atol = 1e-4, .rule = CompareRule::kAbsolute},
+                               Tolerance{.atol = 1e-6, .rtol = 1e-3, .rule = CompareRule::kRelative},
+                               Tolerance{.rule = CompareRule::kBitExact}}) {
+    SCOPED_TRACE(DescribeTolerance(tol));
+    const CompareOptions one{.worst_k = 16, .threads = 1};
+    auto f32 = CompareTensors(a32, e32, tol, one);
+    auto f32_f64 = CompareTensors(a32, e64, tol, one);
+    auto f64 = CompareTensors(a64, e64, tol, one);
+    auto threaded = CompareTensors(a32, e32, tol, CompareOptions{.worst_k = 16, .threads = 3});
+    ASSERT_TRUE(f32.ok() && f32_f64.ok() && f64.ok() && threaded.ok());
+    EXPECT_GT(f32->mismatched, 1000);
+    EXPECT_GT(f32->nan_only_actual, 0);
+    EXPECT_GT(f32->inf_only_actual, 0);
+    EXPECT_GE(f32->histogram.size(), 10u);
+    // Each element is judged on its values as doubles, whatever the dtypes held them.
+    ExpectSame(*f32, *f32_f64, true);
+    ExpectSame(*f32, *f64, true);
+    ExpectSame(*f32, *threaded, false);
+  }
+}
+
+TEST(Compare, HistogramSplitsExactlyAtPowersOfTen) {
+  std::vector<double> values;
+  std::vector<std::string> labels;
+  for (int d : {-320, -310, -300, -45, -7, -1, 0, 1, 8, 22, 300, 307}) {
+    const double p = std::pow(10.0, d);
+    if (p == 0) continue;
+    values.push_back(p);
+    labels.push_back("[1e" + std::to_string(d) + ",1e" + std::to_string(d + 1) + ")");
+    values.push_back(std::nextafter(p, 0.0));
+    labels.push_back("[1e" + std::to_string(d - 1) + ",1e" + std::to_string(d) + ")");
+  }
+  values.push_back(std::numeric_limits<double>::denorm_min());  // 4.9e-324
+  labels.push_back("[1e-324,1e-323)");
+  values.push_back(std::numeric_limits<double>::max());  // 1.8e308
+  labels.push_back("[1e308,1e309)");
+  for (size_t i = 0; i < values.size(); ++i) {
+    Tensor e = Make(DType::kF64, Shape({1}), {values[i]});
+    auto r = CompareTensors(e, e, Tolerance{});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->histogram.size(), 1u);
+    EXPECT_EQ(r->histogram[0].Label(), labels[i]) << values[i];
+  }
+}
+
 // A [2,16,8,8] tensor of ones with errors placed by `bad`.
 template <typename Bad>
 CompareResult PatternCase(Bad bad) {

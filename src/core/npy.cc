@@ -12,6 +12,10 @@
 // so `np.load(f).view(ml_dtypes.bfloat16)` gives the values back, and plain
 // numpy gets them with `(a.view('<u2').astype('<u4') << 16).view('<f4')`.
 // Any 2-byte void descr ('<V2', '|V2', '>V2') reads back as kBF16.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -336,6 +340,12 @@ Status SizeMismatch(const NpyHeader& h, uint64_t have, const std::string& name) 
                        " (" + std::to_string(have - h.data_bytes) + " bytes too many)");
 }
 
+// A host tensor whose every byte the caller is about to overwrite.
+StatusOr<Tensor> TensorToFill(const NpyHeader& h) {
+  OPSCOPE_ASSIGN_OR_RETURN(auto buffer, Buffer::AllocateHostUninitialized(h.data_bytes));
+  return Tensor(std::move(buffer), h.descr.dtype, h.shape, h.shape.ContiguousStrides());
+}
+
 // Makes the raw data read straight into `t` right for this host: byte order,
 // canonical bools (a byte other than 0/1 is not a valid C++ bool), C order.
 StatusOr<Tensor> FinishData(Tensor t, const NpyHeader& h) {
@@ -435,10 +445,79 @@ StatusOr<Tensor> ParseNpyView(std::string_view bytes, const std::string& name) {
   OPSCOPE_ASSIGN_OR_RETURN(NpyHeader h, ParseHeader(bytes, name));
   uint64_t have = bytes.size() - h.data_offset;
   if (have != h.data_bytes) return SizeMismatch(h, have, name);
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(h.descr.dtype, h.shape));
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h));
   if (h.data_bytes) std::memcpy(t.raw_data(), bytes.data() + h.data_offset, h.data_bytes);
   return FinishData(std::move(t), h);
 }
+
+// ---------------------------------------------------------------- mapped .npy
+
+// Below this, reading costs no more than mapping, and the file's pages stay private to us.
+constexpr int64_t kAutoMapMinBytes = int64_t{1} << 20;
+
+// Data that needs no change for this host (byte order, bool bytes, axis order)
+// and sits as aligned as a host buffer would.
+bool UsableInPlace(const NpyHeader& h) {
+  return !h.descr.swap && h.descr.dtype != DType::kBool && (!h.fortran_order || h.shape.rank() < 2) &&
+         h.data_offset % kAlign == 0 && h.data_bytes > 0;
+}
+
+// A tensor over `path`'s own pages, or an undefined one when the file cannot be
+// used in place; the caller then reads it, and that path reports every error.
+Tensor TryMapNpy(const std::string& path, int64_t min_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Tensor();
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < std::max<int64_t>(min_bytes, 1)) {
+    ::close(fd);
+    return Tensor();
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  // Private and writable: the tensor may be written like a read one, copy on write.
+  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // the mapping holds the file
+  if (base == MAP_FAILED) return Tensor();
+  StatusOr<NpyHeader> h = ParseHeader(std::string_view(static_cast<const char*>(base), size), path);
+  if (!h.ok() || size - h->data_offset != h->data_bytes || !UsableInPlace(*h)) {
+    ::munmap(base, size);
+    return Tensor();
+  }
+  ::madvise(base, size, MADV_WILLNEED);  // start reading ahead of the first use; advice only
+  auto buffer = std::make_shared<Buffer>(static_cast<char*>(base) + h->data_offset, h->data_bytes, nullptr,
+                                         [base, size](void*) { ::munmap(base, size); });
+  return Tensor(std::move(buffer), h->descr.dtype, h->shape, h->shape.ContiguousStrides());
+}
+
+// A regular file's bytes, mapped read-only; empty when it cannot be mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = p;
+        size_ = static_cast<size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  std::string_view bytes() const { return std::string_view(static_cast<const char*>(data_), size_); }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // ---------------------------------------------------------------- zip (.npz)
 
@@ -795,7 +874,13 @@ StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& name_for_
   return ParseNpyView(bytes, name_for_errors);
 }
 
-StatusOr<Tensor> ReadNpy(const std::string& path) {
+StatusOr<Tensor> ReadNpy(const std::string& path) { return ReadNpy(path, NpyReadOptions{}); }
+
+StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options) {
+  if (options.mode != NpyReadMode::kRead) {
+    Tensor mapped = TryMapNpy(path, options.mode == NpyReadMode::kAuto ? kAutoMapMinBytes : 1);
+    if (mapped.defined()) return mapped;
+  }
   OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
   // Read the header, then the data straight into the tensor in one read.
   std::string head(12, '\0');
@@ -818,7 +903,7 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   if (f.size() >= 0 && static_cast<uint64_t>(f.size()) - header_len != h.data_bytes) {
     return SizeMismatch(h, static_cast<uint64_t>(f.size()) - header_len, path);
   }
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(h.descr.dtype, h.shape));
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h));
   // The few data bytes that came in with a short header.
   size_t early = std::min(head.size() - header_len, h.data_bytes);
   std::memcpy(t.raw_data(), head.data() + header_len, early);
@@ -844,7 +929,14 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
 }
 
 StatusOr<NamedTensors> ReadNpz(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string zip, ReadFile(path));
+  // Members are copied out of the mapped archive once, instead of the whole
+  // archive being read into memory first; pipes and empty files are read.
+  MappedFile mapped(path);
+  std::string read;
+  if (!mapped.ok()) {
+    OPSCOPE_ASSIGN_OR_RETURN(read, ReadFile(path));
+  }
+  const std::string_view zip = mapped.ok() ? mapped.bytes() : std::string_view(read);
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadCentralDirectory(zip, path));
   NamedTensors out;
   for (const ZipEntry& e : entries) {

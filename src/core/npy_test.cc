@@ -5,7 +5,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -299,6 +301,128 @@ TEST(Npy, ReadAndWriteFiles) {
   auto folder = ReadNpy(dir.path());
   ASSERT_FALSE(folder.ok());
   EXPECT_NE(folder.status().message().find("is a directory"), std::string::npos);
+}
+
+// Whether `p` lies in a mapping of the file at `path`, by /proc/self/maps.
+bool InMappingOf(const void* p, const std::string& path) {
+  char resolved[PATH_MAX];
+  if (!::realpath(path.c_str(), resolved)) return false;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(maps, line)) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2) continue;
+    size_t slash = line.find('/');
+    if (at >= begin && at < end && slash != std::string::npos && line.substr(slash) == resolved) return true;
+  }
+  return false;
+}
+
+StatusOr<Tensor> ReadAs(const std::string& path, NpyReadMode mode) { return ReadNpy(path, NpyReadOptions{.mode = mode}); }
+
+TEST(NpyMapped, MappedReadEqualsPlainReadAndViewsTheFile) {
+  TempDir dir;
+  for (DType dtype : kAllDTypes) {
+    if (dtype == DType::kBool) continue;  // bytes other than 0/1 must be rewritten: always read
+    const std::string path = dir.File(std::string(DTypeName(dtype)) + ".npy");
+    Tensor t = Filled(dtype, Shape({33, 17}), 3);
+    ASSERT_TRUE(WriteNpy(path, t).ok());
+    auto mapped = ReadAs(path, NpyReadMode::kMap);
+    auto read = ReadAs(path, NpyReadMode::kRead);
+    ASSERT_TRUE(mapped.ok() && read.ok()) << DTypeName(dtype);
+    EXPECT_TRUE(SameBytes(t, *mapped)) << DTypeName(dtype);
+    EXPECT_TRUE(SameBytes(t, *read)) << DTypeName(dtype);
+    EXPECT_TRUE(mapped->is_contiguous());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(mapped->raw_data()) % 64, 0u) << "as aligned as a host buffer";
+    EXPECT_TRUE(InMappingOf(mapped->raw_data(), path)) << DTypeName(dtype);
+    EXPECT_FALSE(InMappingOf(read->raw_data(), path)) << DTypeName(dtype);
+  }
+}
+
+TEST(NpyMapped, WritesStayPrivateAndTheMappingGoesWithTheTensor) {
+  TempDir dir;
+  const std::string path = dir.File("x.npy");
+  Tensor t = Filled(DType::kF32, Shape({1000}), 4);
+  ASSERT_TRUE(WriteNpy(path, t).ok());
+  const void* where = nullptr;
+  {
+    auto mapped = ReadAs(path, NpyReadMode::kMap);
+    ASSERT_TRUE(mapped.ok());
+    where = mapped->raw_data();
+    ASSERT_TRUE(InMappingOf(where, path));
+    mapped->data<float>()[7] = 12345.0f;
+    EXPECT_EQ(mapped->data<float>()[7], 12345.0f);
+    auto again = ReadAs(path, NpyReadMode::kRead);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(SameBytes(t, *again)) << "a write to a mapped tensor reached the file";
+  }
+  EXPECT_FALSE(InMappingOf(where, path)) << "the mapping outlived its tensor";
+}
+
+TEST(NpyMapped, AutoMapsLargeFilesOnly) {
+  TempDir dir;
+  ASSERT_TRUE(WriteNpy(dir.File("small.npy"), Filled(DType::kF32, Shape({1000}), 1)).ok());
+  ASSERT_TRUE(WriteNpy(dir.File("large.npy"), Filled(DType::kF32, Shape({1 << 19}), 2)).ok());  // 2 MiB
+  auto small = ReadNpy(dir.File("small.npy"));
+  auto large = ReadNpy(dir.File("large.npy"));
+  ASSERT_TRUE(small.ok() && large.ok());
+  EXPECT_FALSE(InMappingOf(small->raw_data(), dir.File("small.npy")));
+  EXPECT_TRUE(InMappingOf(large->raw_data(), dir.File("large.npy")));
+}
+
+TEST(NpyMapped, DataThatNeedsChangingIsReadNotMapped) {
+  TempDir dir;
+  struct Case { const char* name; std::string bytes; std::vector<double> values; };
+  // A 16-byte aligned header, as numpy before 1.14 wrote: 10 + 70 = 80 bytes.
+  std::string dict16 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  dict16.append(69 - dict16.size(), ' ');
+  std::string old_layout = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(70) + '\0' + dict16 + "\n" +
+                           Raw<float>({1.5f, -2, 3});
+  const std::vector<Case> cases = {
+      {"big.npy", NpyBytes("{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }", RawBigEndian<int32_t>({1, -2, 3})),
+       {1, -2, 3}},
+      {"fortran.npy", NpyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", Raw<float>({1, 2, 3, 4})),
+       {1, 3, 2, 4}},
+      {"bool.npy", NpyBytes("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x00\x02\x01", 3)),
+       {0, 1, 1}},
+      {"old.npy", old_layout, {1.5, -2, 3}},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.File(c.name);
+    ASSERT_TRUE(WriteFileAtomic(path, c.bytes).ok());
+    auto t = ReadAs(path, NpyReadMode::kMap);
+    ASSERT_TRUE(t.ok()) << c.name << ": " << t.status().ToString();
+    EXPECT_FALSE(InMappingOf(t->raw_data(), path)) << c.name;
+    ASSERT_EQ(t->numel(), static_cast<int64_t>(c.values.size())) << c.name;
+    for (size_t i = 0; i < c.values.size(); ++i) EXPECT_EQ(t->FlatGetAsDouble(i), c.values[i]) << c.name << " " << i;
+  }
+}
+
+TEST(NpyMapped, DamagedFilesGiveTheSameErrorsAsAPlainRead) {
+  TempDir dir;
+  std::string whole = SerializeNpy(Filled(DType::kF32, Shape({64, 64}), 9));
+  const std::vector<std::pair<const char*, std::string>> files = {
+      {"cut_data.npy", whole.substr(0, whole.size() - 100)},
+      {"extra.npy", whole + "zz"},
+      {"cut_header.npy", whole.substr(0, 40)},
+      {"empty.npy", ""},
+      {"not_npy.npy", "PK\x03\x04 this is a zip archive, not an array"},
+  };
+  for (const auto& [name, bytes] : files) {
+    const std::string path = dir.File(name);
+    ASSERT_TRUE(WriteFileAtomic(path, bytes).ok());
+    auto mapped = ReadAs(path, NpyReadMode::kMap);
+    auto read = ReadAs(path, NpyReadMode::kRead);
+    ASSERT_FALSE(mapped.ok()) << name;
+    ASSERT_FALSE(read.ok()) << name;
+    EXPECT_EQ(mapped.status().code(), read.status().code()) << name;
+    EXPECT_EQ(mapped.status().message(), read.status().message()) << name;
+    EXPECT_NE(mapped.status().message().find(path), std::string::npos) << mapped.status().message();
+  }
+  auto cut = ReadAs(dir.File("cut_data.npy"), NpyReadMode::kMap);
+  EXPECT_EQ(cut.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(cut.status().message().find("truncated"), std::string::npos) << cut.status().message();
 }
 
 TEST(AtomicWrite, LeavesOnlyTheTargetAndReplacesIt) {
