@@ -268,6 +268,7 @@ StatusOr<RunReport> RunOp(const RunFlags& f) {
     }
     OPSCOPE_ASSIGN_OR_RETURN(RunOutput out, ReadBackAndCompare(readback, out_names[i], run->outputs[i], (*gold)[i],
                                                                tolerances[i], f.tolerance.worst_k, device));
+    out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
     report.outputs.push_back(std::move(out));
   }
   if (trace) {

@@ -74,6 +74,7 @@ struct TensorStats {
 
 struct RunOutput {
   std::string name;
+  std::string location;  // where the kernel wrote it: "cpu @0x7f01…0040"
   Tensor actual;    // the kernel's, on the host (full readback), or the sampled elements
   Tensor expected;  // the golden's (float64 for the reference's float outputs)
   CompareResult compare;

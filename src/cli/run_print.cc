@@ -79,6 +79,7 @@ void PrintRunReport(const RunReport& r, std::ostream& out) {
   if (r.repeats > 1 && r.nondeterminism.empty() && r.kernel_error.empty()) {
     out << "deterministic  " << r.repeats << " runs, identical bits\n";
   }
+  for (const RunOutput& o : r.outputs) out << "  output " << o.name << "  written on " << o.location << "\n";
   if (!r.outputs.empty()) out << "golden " << r.golden << "  readback " << r.readback << "\n";
   for (const RunOutput& o : r.outputs) {
     if (o.actual_stats) {
@@ -156,7 +157,7 @@ nlohmann::json RunReportJson(const RunReport& r) {
   }
   const RunOutput* main = nullptr;
   for (const RunOutput& o : r.outputs) {
-    nlohmann::json e = {{"name", o.name}, {"tensor", o.actual.Describe()}};
+    nlohmann::json e = {{"name", o.name}, {"tensor", o.actual.Describe()}, {"location", o.location}};
     if (o.actual_stats) {
       e["stats"] = {{"passed", o.passed()}, {"actual", StatsJson(*o.actual_stats)},
                     {"expected", StatsJson(*o.expected_stats)}, {"findings", o.stats_findings}};
