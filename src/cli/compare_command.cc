@@ -25,18 +25,6 @@ const char* const kToleranceHelp =
 
 namespace {
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
-  return buf;
-}
-
-std::string Coords(const std::vector<int64_t>& c) {
-  std::string s = "[";
-  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
-  return s + "]";
-}
-
 bool IsNpz(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npz") == 0;
 }
@@ -90,11 +78,11 @@ StatusOr<Tolerance> ResolveTolerance(const ToleranceFlags& f, DType dtype) {
     t.rule = CompareRule::kMixed;  // a tolerance given for integers asks for a tolerant rule
   }
   if (f.atol) {
-    if (!(*f.atol >= 0)) return InvalidArgumentError("--atol: must be >= 0, got " + Num(*f.atol));
+    if (!(*f.atol >= 0)) return InvalidArgumentError("--atol: must be >= 0, got " + ShortNum(*f.atol));
     t.atol = *f.atol;
   }
   if (f.rtol) {
-    if (!(*f.rtol >= 0)) return InvalidArgumentError("--rtol: must be >= 0, got " + Num(*f.rtol));
+    if (!(*f.rtol >= 0)) return InvalidArgumentError("--rtol: must be >= 0, got " + ShortNum(*f.rtol));
     t.rtol = *f.rtol;
   }
   if (max_ulp) {
@@ -202,7 +190,7 @@ void PrintComparison(const std::string& name, const std::string& describe, const
     }
     std::sort(at.begin(), at.end(), [](auto* a, auto* b) { return a->index < b->index; });
     std::string s = at.empty() ? "" : " at";
-    for (size_t i = 0; i < at.size() && i < 5; ++i) s += " " + Coords(at[i]->coords);
+    for (size_t i = 0; i < at.size() && i < 5; ++i) s += " " + CoordsText(at[i]->coords);
     return s + (at.size() > 5 ? " ..." : "");
   };
   if (c.nan_only_actual) {
@@ -214,15 +202,15 @@ void PrintComparison(const std::string& name, const std::string& describe, const
         << where([](double v) { return std::isinf(v); }) << "\n";
   }
   if (c.max_abs_index >= 0) {
-    out << "  max abs err " << Num(c.max_abs_err) << " at " << Coords(c.max_abs_coords) << "  expected "
-        << Num(c.expected_at_max_abs) << "  actual " << Num(c.actual_at_max_abs) << "\n";
+    out << "  max abs err " << ShortNum(c.max_abs_err) << " at " << CoordsText(c.max_abs_coords) << "  expected "
+        << ShortNum(c.expected_at_max_abs) << "  actual " << ShortNum(c.actual_at_max_abs) << "\n";
   }
   if (c.max_rel_index >= 0) {
-    out << "  max rel err " << Num(c.max_rel_err) << " at " << Coords(c.max_rel_coords) << "  expected "
-        << Num(c.expected_at_max_rel) << "  actual " << Num(c.actual_at_max_rel) << "  (over expected != 0)\n";
+    out << "  max rel err " << ShortNum(c.max_rel_err) << " at " << CoordsText(c.max_rel_coords) << "  expected "
+        << ShortNum(c.expected_at_max_rel) << "  actual " << ShortNum(c.actual_at_max_rel) << "  (over expected != 0)\n";
   }
   if (c.max_ulp >= 0) out << "  max ulp " << c.max_ulp << "\n";
-  out << "  mean abs err " << Num(c.mean_abs_err) << "  rmse " << Num(c.rmse) << "  cosine " << Num(c.cosine)
+  out << "  mean abs err " << ShortNum(c.mean_abs_err) << "  rmse " << ShortNum(c.rmse) << "  cosine " << ShortNum(c.cosine)
       << "  NaN " << c.nan_actual << "/" << c.nan_expected << "  Inf " << c.inf_actual << "/" << c.inf_expected
       << "  (actual/expected)\n";
   if (!c.passed()) {
@@ -230,7 +218,7 @@ void PrintComparison(const std::string& name, const std::string& describe, const
     out << "  worst";
     for (size_t i = 0; i < c.worst.size() && i < 5; ++i) {
       const CompareElement& w = c.worst[i];
-      out << (i ? "; " : " ") << Coords(w.coords) << " e=" << Num(w.expected) << " a=" << Num(w.actual);
+      out << (i ? "; " : " ") << CoordsText(w.coords) << " e=" << ShortNum(w.expected) << " a=" << ShortNum(w.actual);
     }
     out << "\n  by |expected|";
     for (const HistogramBin& b : c.histogram) {

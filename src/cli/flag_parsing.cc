@@ -116,6 +116,18 @@ std::string MaskAddress(const void* p) {
   return "0x" + s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
 }
 
+std::string ShortNum(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+std::string CoordsText(const std::vector<int64_t>& coords) {
+  std::string s = "[";
+  for (size_t i = 0; i < coords.size(); ++i) s += (i ? "," : "") + std::to_string(coords[i]);
+  return s + "]";
+}
+
 std::string OneLine(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   for (char& c : text) {

@@ -31,6 +31,10 @@ std::string WithThousands(int64_t n);
 std::string MaskAddress(const void* p);
 // op_id in hex, shortened the same way.
 std::string ShortHex(uint64_t v);
+// A number as reports print it: 7 significant digits ("%.7g").
+std::string ShortNum(double v);
+// Coordinates as reports print them: "[3,17,0,55]".
+std::string CoordsText(const std::vector<int64_t>& coords);
 // Collapses newlines so an error stays one line.
 std::string OneLine(std::string text);
 

@@ -57,12 +57,6 @@ StatusOr<std::vector<Tensor>> HostOutputs(const std::vector<Tensor>& outputs) {
   return host;
 }
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 // Kernel and reference hits of the same name and order, side by side.
 std::vector<TraceComparison> CompareTracepoints(const std::vector<TracepointHit>& hits, uint64_t kernel_id,
                                                 uint64_t reference_id) {
@@ -82,17 +76,17 @@ std::vector<TraceComparison> CompareTracepoints(const std::vector<TracepointHit>
                    std::to_string(k.inf_count) + " vs " + std::to_string(r.inf_count);
       } else if (!close(k.mean, r.mean) || !close(k.min, r.min) || !close(k.max, r.max)) {
         c.matches = false;
-        c.detail = "mean " + Num(k.mean) + " vs " + Num(r.mean) + ", min " + Num(k.min) + " vs " + Num(r.min) +
-                   ", max " + Num(k.max) + " vs " + Num(r.max);
+        c.detail = "mean " + ShortNum(k.mean) + " vs " + ShortNum(r.mean) + ", min " + ShortNum(k.min) + " vs " + ShortNum(r.min) +
+                   ", max " + ShortNum(k.max) + " vs " + ShortNum(r.max);
       } else {
         for (size_t i = 0; i < k.first.size() && i < r.first.size(); ++i) {
           if (close(k.first[i], r.first[i]) || (std::isnan(k.first[i]) && std::isnan(r.first[i]))) continue;
           c.matches = false;
-          c.detail = "element " + std::to_string(i) + ": " + Num(k.first[i]) + " vs " + Num(r.first[i]);
+          c.detail = "element " + std::to_string(i) + ": " + ShortNum(k.first[i]) + " vs " + ShortNum(r.first[i]);
           break;
         }
       }
-      if (c.matches) c.detail = "mean " + Num(k.mean) + ", min " + Num(k.min) + ", max " + Num(k.max);
+      if (c.matches) c.detail = "mean " + ShortNum(k.mean) + ", min " + ShortNum(k.min) + ", max " + ShortNum(k.max);
       out.push_back(std::move(c));
     }
   }

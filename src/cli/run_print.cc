@@ -20,18 +20,6 @@ std::string FormatTime(double us) {
   return buf;
 }
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
-  return buf;
-}
-
-std::string Coords(const std::vector<int64_t>& c) {
-  std::string s = "[";
-  for (size_t i = 0; i < c.size(); ++i) s += (i ? "," : "") + std::to_string(c[i]);
-  return s + "]";
-}
-
 double Median(std::vector<double> v) {
   if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
@@ -72,9 +60,9 @@ void PrintRunReport(const RunReport& r, std::ostream& out) {
   for (const RunDifference& d : r.nondeterminism) {
     out << "NONDETERMINISTIC  output " << d.name << ": " << d.runs_differing << " of " << d.runs
         << " repeats differ from run 1, up to " << WithThousands(d.elements_differing) << " element(s)\n"
-        << "  first at " << Coords(d.first_coords) << ": run 1 " << Num(d.first_value) << ", run "
-        << d.first_differing_run + 1 << " " << Num(d.other_value) << "\n"
-        << "  max |diff| " << Num(d.max_abs_diff) << " at " << Coords(d.max_diff_coords) << "\n";
+        << "  first at " << CoordsText(d.first_coords) << ": run 1 " << ShortNum(d.first_value) << ", run "
+        << d.first_differing_run + 1 << " " << ShortNum(d.other_value) << "\n"
+        << "  max |diff| " << ShortNum(d.max_abs_diff) << " at " << CoordsText(d.max_diff_coords) << "\n";
   }
   if (r.repeats > 1 && r.nondeterminism.empty() && r.kernel_error.empty()) {
     out << "deterministic  " << r.repeats << " runs, identical bits\n";
@@ -86,10 +74,10 @@ void PrintRunReport(const RunReport& r, std::ostream& out) {
       const TensorStats &a = *o.actual_stats, &e = *o.expected_stats;
       out << "output " << o.name << "  stats  " << (o.passed() ? "PASSED" : "FAILED") << "  "
           << DescribeTolerance(o.compare.tolerance) << " on the summaries\n"
-          << "  actual    count " << a.count << "  NaN " << a.nan << "  Inf " << a.inf << "  min " << Num(a.min)
-          << "  max " << Num(a.max) << "  mean " << Num(a.mean) << "  rms " << Num(a.rms) << "\n"
-          << "  expected  count " << e.count << "  NaN " << e.nan << "  Inf " << e.inf << "  min " << Num(e.min)
-          << "  max " << Num(e.max) << "  mean " << Num(e.mean) << "  rms " << Num(e.rms) << "\n";
+          << "  actual    count " << a.count << "  NaN " << a.nan << "  Inf " << a.inf << "  min " << ShortNum(a.min)
+          << "  max " << ShortNum(a.max) << "  mean " << ShortNum(a.mean) << "  rms " << ShortNum(a.rms) << "\n"
+          << "  expected  count " << e.count << "  NaN " << e.nan << "  Inf " << e.inf << "  min " << ShortNum(e.min)
+          << "  max " << ShortNum(e.max) << "  mean " << ShortNum(e.mean) << "  rms " << ShortNum(e.rms) << "\n";
       for (const std::string& f : o.stats_findings) out << "  differs: " << f << "\n";
       continue;
     }
@@ -102,14 +90,14 @@ void PrintRunReport(const RunReport& r, std::ostream& out) {
   if (r.trace_comparisons.empty()) {
     for (const TracepointHit& h : r.tracepoints) {
       out << "  tracepoint " << h.name << "#" << h.order << " (" << (h.reference ? "reference" : "kernel") << ")  "
-          << DTypeName(h.dtype) << h.shape.ToString() << "  min " << Num(h.min) << "  max " << Num(h.max)
-          << "  mean " << Num(h.mean) << "  NaN " << h.nan_count << "\n";
+          << DTypeName(h.dtype) << h.shape.ToString() << "  min " << ShortNum(h.min) << "  max " << ShortNum(h.max)
+          << "  mean " << ShortNum(h.mean) << "  NaN " << h.nan_count << "\n";
     }
   }
   if (r.repro_outcome) {
     const ReproOutcome& p = *r.repro_outcome;
     if (!p.region_text.empty()) {
-      out << "  worst input region  " << p.region_text << "  (output " << p.output << Coords(p.coords) << ", by "
+      out << "  worst input region  " << p.region_text << "  (output " << p.output << CoordsText(p.coords) << ", by "
           << p.region.method << (p.region.method == "perturbation" ? ", " + std::to_string(p.region.probes) + " runs" : "")
           << ")\n";
     }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "capture/dispatcher.h"
+#include "cli/flag_parsing.h"
 
 namespace opscope::cli {
 
@@ -27,12 +28,6 @@ StatusOr<Tensor> Summarize(const char* op, const Tensor& t, Device* device) {
   return ToHost(run->outputs[0]);
 }
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
-  return buf;
-}
-
 std::vector<std::string> StatsFindings(const TensorStats& a, const TensorStats& e, const Tolerance& tol) {
   std::vector<std::string> out;
   if (a.nan != e.nan) out.push_back("NaN count " + std::to_string(a.nan) + " vs " + std::to_string(e.nan));
@@ -41,7 +36,7 @@ std::vector<std::string> StatsFindings(const TensorStats& a, const TensorStats& 
   const double rtol = tol.rule == CompareRule::kBitExact ? 0 : tol.rtol;
   auto check = [&](const char* what, double av, double ev) {
     if (std::fabs(av - ev) <= atol + rtol * std::fabs(ev)) return;
-    out.push_back(std::string(what) + " " + Num(av) + " vs " + Num(ev));
+    out.push_back(std::string(what) + " " + ShortNum(av) + " vs " + ShortNum(ev));
   };
   check("min", a.min, e.min);
   check("max", a.max, e.max);
