@@ -153,7 +153,8 @@ struct Partial {
 class Engine {
  public:
   Engine(const Tensor& a, const Tensor& e, const Tolerance& t, const CompareOptions& o)
-      : a_(a), e_(e), tol_(t), k_(std::max(0, o.worst_k)), dims_(a.shape().dims()) {}
+      : a_(a), e_(e), tol_(t), k_(std::max(0, o.worst_k)), dims_(a.shape().dims()),
+        exact_i64_(a.dtype() == DType::kI64 && e.dtype() == DType::kI64) {}
 
   void Run(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
     p.by_dim.resize(dims_.size());
@@ -194,7 +195,10 @@ class Engine {
       for (int i = 0; i < n; ++i) {
         const double a = av[i], e = ev[i];
         if (std::isfinite(a) && std::isfinite(e)) [[likely]] {
-          const double diff = a - e, err = std::fabs(diff), abs_e = std::fabs(e);
+          // int64 beyond 2^53 does not survive the trip through double: its
+          // difference is taken on the integers themselves.
+          const double diff = exact_i64_ ? ExactI64Diff(start + i) : a - e;
+          const double err = std::fabs(diff), abs_e = std::fabs(e);
           ++finite;
           sum_abs += err;
           sum_sq += diff * diff;
@@ -237,14 +241,20 @@ class Engine {
     p.max_rel = max_rel, p.max_rel_index = max_rel_index, p.max_rel_e = max_rel_e, p.max_rel_a = max_rel_a;
   }
 
+  double ExactI64Diff(int64_t i) const {
+    const __int128 a = a_.data<int64_t>()[i], e = e_.data<int64_t>()[i];
+    return static_cast<double>(a - e);
+  }
+
   template <CompareRule kRule>
   bool Judge(double a, double e, double err, double abs_e, Partial& p) const {
     if constexpr (kRule == CompareRule::kMixed) return err <= tol_.atol + tol_.rtol * abs_e;
     if constexpr (kRule == CompareRule::kAbsolute) return err <= tol_.atol;
     if constexpr (kRule == CompareRule::kRelative) return err <= std::max(tol_.atol, tol_.rtol * abs_e);
-    if constexpr (kRule == CompareRule::kBitExact) return a == e && std::signbit(a) == std::signbit(e);
+    if constexpr (kRule == CompareRule::kBitExact) return err == 0 && std::signbit(a) == std::signbit(e);
     if constexpr (kRule == CompareRule::kUlp) {
-      const int64_t ulp = std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
+      const int64_t ulp = exact_i64_ ? static_cast<int64_t>(std::min(err, 9.2e18))
+                                     : std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
       p.max_ulp = std::max(p.max_ulp, ulp);
       return ulp <= tol_.max_ulp;
     }
@@ -307,6 +317,7 @@ class Engine {
   Tolerance tol_;
   int k_;
   std::vector<int64_t> dims_;
+  bool exact_i64_;
 };
 
 // Partials arrive in index order: strict comparisons keep the lowest index on ties.

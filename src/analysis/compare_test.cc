@@ -340,3 +340,27 @@ TEST(ComparePattern, ScatteredErrorsClaimNoPattern) {
 
 }  // namespace
 }  // namespace opscope
+
+namespace opscope {
+namespace {
+
+// Past 2^53 an int64 has no double of its own: a difference of one must still count.
+TEST(Compare, Int64BeyondDoublePrecisionIsComparedExactly) {
+  Tensor e = *Tensor::Empty(DType::kI64, Shape({3}));
+  Tensor a = *Tensor::Empty(DType::kI64, Shape({3}));
+  const int64_t big = int64_t{1} << 60;
+  e.data<int64_t>()[0] = big, e.data<int64_t>()[1] = 5, e.data<int64_t>()[2] = big + 7;
+  a.data<int64_t>()[0] = big + 1, a.data<int64_t>()[1] = 5, a.data<int64_t>()[2] = big + 7;
+  auto r = CompareTensors(a, e, DefaultTolerance(DType::kI64));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->mismatched, 1);
+  EXPECT_EQ(r->max_abs_err, 1);
+  EXPECT_EQ(r->max_abs_index, 0);
+  // An absolute tolerance of one lets it pass.
+  auto loose = CompareTensors(a, e, Tolerance{.atol = 1, .rule = CompareRule::kAbsolute});
+  ASSERT_TRUE(loose.ok());
+  EXPECT_EQ(loose->mismatched, 0);
+}
+
+}  // namespace
+}  // namespace opscope
