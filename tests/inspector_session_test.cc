@@ -330,6 +330,13 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   EXPECT_NE(text.out.find("ancestors"), std::string::npos) << text.out;
   ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Conca"),
                      "closest: /join/concat/Concat");
+
+  // A record whose graph reads values nothing makes is refused, naming the record.
+  const std::string source = a.at("session").at("source").get<std::string>();
+  json record = json::parse(Slurp(session / source));
+  record.at("graph").at("compiled")["values"] = json::array();
+  std::ofstream(session / source) << record.dump();
+  ExpectOneErrorLine(Inspector("path " + session.string() + " --node " + node), source + ": compiled graph: ");
 }
 
 TEST_F(InspectorSession, SummaryOfLaunchesAloneAndPathNeedsTheGraphCollector) {

@@ -290,7 +290,7 @@ Graph LayerFromJson(const json& j, Layer layer) {
   return g;
 }
 
-StatusOr<SessionGraph> SessionGraphFromRecord(const RecordFile& f) {
+StatusOr<SessionGraph> SessionGraphFromRecord(const RecordFile& f) {  // throws on a malformed field
   SessionGraph sg;
   sg.source = f.name;
   const json& j = f.body;
@@ -298,8 +298,8 @@ StatusOr<SessionGraph> SessionGraphFromRecord(const RecordFile& f) {
   const json& g = j.at("graph");
   sg.model.framework = LayerFromJson(g.at("framework"), Layer::kFramework);
   sg.model.compiled = LayerFromJson(g.at("compiled"), Layer::kCompiled);
-  OPSCOPE_RETURN_IF_ERROR(sg.model.framework.Rebuild().WithContext("its framework graph"));
-  OPSCOPE_RETURN_IF_ERROR(sg.model.compiled.Rebuild().WithContext("its compiled graph"));
+  OPSCOPE_RETURN_IF_ERROR(sg.model.framework.Rebuild().WithContext("framework graph"));
+  OPSCOPE_RETURN_IF_ERROR(sg.model.compiled.Rebuild().WithContext("compiled graph"));
   Schedule& s = sg.schedule;
   s.stream_names = j.at("streams").get<std::vector<std::string>>();
   if (s.stream_names.empty()) throw std::out_of_range("no streams");
@@ -339,15 +339,14 @@ StatusOr<SessionGraph> LastSessionGraph(const std::string& dir) {
   }
   const RecordFile& last = records.graphs.back();
   const std::string file = (fs::path(dir) / last.name).string();
-  StatusOr<SessionGraph> sg = InvalidArgumentError(file);
   try {
-    sg = SessionGraphFromRecord(last);
+    StatusOr<SessionGraph> sg = SessionGraphFromRecord(last);
+    if (!sg.ok()) return std::move(sg).status().WithContext(file);
+    sg->graphs_collected = static_cast<int>(records.graphs.size());
+    return sg;
   } catch (const std::exception& e) {
     return InvalidArgumentError(file + ": missing or malformed field (" + e.what() + ")");
   }
-  if (!sg.ok()) return InvalidArgumentError(file + ": " + sg.status().message());
-  sg->graphs_collected = static_cast<int>(records.graphs.size());
-  return sg;
 }
 
 StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n) {
