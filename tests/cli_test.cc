@@ -263,7 +263,7 @@ TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {
 
   ToolResult d = OpsDebug("describe my_norm --plugin " + kMyOps);
   ASSERT_EQ(d.exit_code, 0) << d.err;
-  EXPECT_TRUE(Contains(d.out, "my_norm  source " + kMyOps)) << d.out;
+  EXPECT_TRUE(Contains(d.out, "my_norm  domain com.opscope.examples  source " + kMyOps)) << d.out;
   EXPECT_TRUE(Contains(d.out, "inputs\n  x: T\n")) << d.out;
   EXPECT_TRUE(Contains(d.out, "  T: float64, float32, float16, bfloat16\n")) << d.out;
   EXPECT_TRUE(Contains(d.out, "  eps: float = ")) << d.out;

@@ -5,13 +5,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "onnx/onnx_pb.h"
+#include "opscope/npy.h"
+#include "opscope/tensor.h"
 
 namespace {
 
@@ -173,6 +182,105 @@ TEST_F(InspectorCli, UnsupportedOpIsRefusedNamingTheNode) {
   ExpectOneErrorLine(r, "node '/det/Det' (Det) is not executable");
   EXPECT_NE(r.err.find("unsupported_op.onnx"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// The float32 initializers of a model, by name, read with ONNX's own protobuf.
+std::map<std::string, std::vector<float>> Initializers(const std::string& model_path, onnx::ModelProto& proto) {
+  std::ifstream f(model_path, std::ios::binary);
+  EXPECT_TRUE(proto.ParseFromIstream(&f)) << model_path;
+  std::map<std::string, std::vector<float>> out;
+  for (const onnx::TensorProto& t : proto.graph().initializer()) {
+    std::vector<float>& v = out[t.name()];
+    if (t.has_raw_data()) {
+      v.resize(t.raw_data().size() / sizeof(float));
+      std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(float));
+    } else {
+      v.assign(t.float_data().begin(), t.float_data().end());
+    }
+  }
+  return out;
+}
+
+// The model's math (MatMul, Add, my_norm over the last axis, Relu) in doubles,
+// from the weights in the file, for one row-major [rows, k] input.
+std::vector<double> CustomOpModelInDoubles(const std::string& model_path, const std::vector<float>& x, int64_t rows) {
+  onnx::ModelProto proto;
+  const std::map<std::string, std::vector<float>> init = Initializers(model_path, proto);
+  std::vector<float> w, b;
+  double eps = -1;
+  for (const onnx::NodeProto& n : proto.graph().node()) {
+    if (n.op_type() == "MatMul") w = init.at(n.input(1));
+    if (n.op_type() == "Add") b = init.at(n.input(1));
+    if (n.op_type() == "my_norm") {
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "eps") eps = a.f();
+      }
+    }
+  }
+  const int64_t k = static_cast<int64_t>(x.size()) / rows, n = static_cast<int64_t>(b.size());
+  EXPECT_EQ(static_cast<int64_t>(w.size()), k * n);
+  EXPECT_GT(eps, 0);
+  std::vector<double> y(rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum_sq = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = b[j];
+      for (int64_t i = 0; i < k; ++i) acc += static_cast<double>(x[r * k + i]) * w[i * n + j];
+      y[r * n + j] = acc;
+      sum_sq += acc * acc;
+    }
+    const double inv = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps);
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] = std::max(0.0, y[r * n + j] * inv);
+  }
+  return y;
+}
+
+TEST_F(InspectorCli, CustomDomainNodeRunsWithThePluginThatProvidesIt) {
+  const std::string plugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
+  ASSERT_TRUE(fs::exists(plugin)) << plugin << ": build the my_ops target";
+  constexpr int64_t kRows = 4, kCols = 16;  // the model's input x
+  auto x = opscope::Tensor::Empty(opscope::DType::kF32, opscope::Shape({kRows, kCols}));
+  ASSERT_TRUE(x.ok());
+  std::vector<float> xs(kRows * kCols);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(2.0 * std::sin(0.37 * static_cast<double>(i) + 1));
+  std::memcpy(x->data<float>(), xs.data(), xs.size() * sizeof(float));
+  const fs::path x_file = dir_ / "x.npy", saved = dir_ / "outputs";
+  ASSERT_TRUE(opscope::WriteNpy(x_file.string(), *x).ok());
+
+  const fs::path out = RunModel("custom_op.onnx", "run",
+                                "--plugin " + plugin + " --save-outputs " + saved.string() + " --inputs " +
+                                    x_file.string());
+  const json graph = json::parse(Slurp(out / "graph.json"));
+  bool framework_executed = false;
+  for (const json& n : graph["framework"]["nodes"]) {
+    if (n["op_type"] == "my_norm") {
+      EXPECT_EQ(n["domain"], "com.opscope.examples");
+      framework_executed = n["executed"].get<bool>();
+    }
+  }
+  EXPECT_TRUE(framework_executed) << graph["framework"].dump();
+  int my_norm_tasks = 0;
+  const json trace = json::parse(Slurp(out / "trace.json"));
+  for (const json& e : trace["traceEvents"]) {
+    my_norm_tasks += e["ph"] == "X" && e["args"].value("op_type", "") == "my_norm";
+  }
+  EXPECT_EQ(my_norm_tasks, 1);
+
+  auto y = opscope::ReadNpy((saved / "y.npy").string());
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->numel(), kRows * kCols);
+  const std::vector<double> want = CustomOpModelInDoubles(Model("custom_op.onnx"), xs, kRows);
+  int positive = 0;
+  for (int64_t i = 0; i < y->numel(); ++i) {
+    EXPECT_NEAR(y->FlatGetAsDouble(i), want[i], 1e-5) << "y[" << i << "]";
+    positive += want[i] > 0;
+  }
+  EXPECT_GT(positive, 0);  // Relu left something through: the comparison is not all zeros
+
+  const fs::path refused = dir_ / "no_plugin";
+  ExpectOneErrorLine(Run("run " + Model("custom_op.onnx") + " --output-dir " + refused.string()),
+                     "node '/norm/my_norm' (my_norm) is not executable");
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -278,6 +279,85 @@ TEST_F(InspectorSession, BadInputIsOneLine) {
   std::ofstream(session / "runtime-12.json") << "{\"schema\": \"opscope.session-runtime/1\"}";
   ExpectOneErrorLine(Inspector("export --input-dir " + session.string()), "runtime-12.json");
   EXPECT_FALSE(fs::exists(session / "trace.json"));
+}
+
+// summary and path read a session folder as they read a `run` folder: summary
+// merges the records (export need not have run), path reads the last graph.
+TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
+  const Expected want = ExpectedFromModel();
+  const fs::path session = Record("--enable-graph --enable-runtime");
+  Result summary = Inspector("summary " + session.string() + " --top 3");
+  ASSERT_EQ(summary.code, 0) << summary.err;
+  EXPECT_FALSE(fs::exists(session / "summary.json")) << "summary writes nothing";
+  for (const char* s : {"op type", "data movement", "top 3 tasks", "compute 0", "copy", "critical path"}) {
+    EXPECT_NE(summary.out.find(s), std::string::npos) << s << " in\n" << summary.out;
+  }
+  EXPECT_NE(summary.out.find("tasks " + std::to_string(want.tasks + kDemoDispatches) + "\n"), std::string::npos)
+      << summary.out;
+  // Every op-type row says what export's summary.json says.
+  ASSERT_EQ(Inspector("export --input-dir " + session.string() + " --format json").code, 0);
+  const json rows = json::parse(Slurp(session / "summary.json")).at("op_types");
+  ASSERT_FALSE(rows.empty());
+  for (const json& r : rows) {
+    char row[128];
+    std::snprintf(row, sizeof(row), "\n%-24s %6lld ", r.at("op_type").get<std::string>().c_str(),
+                  static_cast<long long>(r.at("count").get<int64_t>()));
+    EXPECT_NE(summary.out.find(row), std::string::npos) << row << " in\n" << summary.out;
+  }
+
+  // The cones equal those of a `run` of the same model, reached by importing it again.
+  const fs::path run_dir = dir_ / "run";
+  ASSERT_EQ(Inspector("run " + Model() + " --streams 2 --output-dir " + run_dir.string()).code, 0);
+  const std::string node = "/join/concat/Concat";
+  Result from_session = Inspector("path " + session.string() + " --node " + node + " --json");
+  Result from_run = Inspector("path " + run_dir.string() + " --node " + node + " --json");
+  ASSERT_EQ(from_session.code, 0) << from_session.err;
+  ASSERT_EQ(from_run.code, 0) << from_run.err;
+  const json a = json::parse(from_session.out), b = json::parse(from_run.out);
+  EXPECT_EQ(a.at("framework"), b.at("framework"));
+  EXPECT_EQ(a.at("compiled"), b.at("compiled"));
+  EXPECT_FALSE(a.at("framework").at("ancestors").empty());
+  EXPECT_EQ(a.at("session").at("source"), json::parse(Slurp(session / "graph.json")).at("session").at("source"));
+  // The critical path runs through that graph's own tasks only, the launches outside it left out.
+  const json& cp = a.at("critical_path").at("tasks");
+  ASSERT_FALSE(cp.empty());
+  for (const json& t : cp) EXPECT_LT(t.at("task_id").get<int64_t>(), want.tasks) << t.dump();
+  EXPECT_TRUE(a.at("critical_path").at("node_on_path").get<bool>());
+
+  Result text = Inspector("path " + session.string() + " --node " + node);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("session graph graph-"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ancestors"), std::string::npos) << text.out;
+  ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Conca"),
+                     "closest: /join/concat/Concat");
+
+  // A record whose graph reads values nothing makes is refused, naming the record.
+  const std::string source = a.at("session").at("source").get<std::string>();
+  json record = json::parse(Slurp(session / source));
+  record.at("graph").at("compiled")["values"] = json::array();
+  std::ofstream(session / source) << record.dump();
+  ExpectOneErrorLine(Inspector("path " + session.string() + " --node " + node), source + ": compiled graph: ");
+}
+
+TEST_F(InspectorSession, SummaryOfLaunchesAloneAndPathNeedsTheGraphCollector) {
+  const Expected want = ExpectedFromModel();
+  const fs::path session = Record("--enable-runtime");
+  Result summary = Inspector("summary " + session.string());
+  ASSERT_EQ(summary.code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("tasks " + std::to_string(want.kernel_tasks + kDemoDispatches) + "\n"),
+            std::string::npos)
+      << summary.out;
+  ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Concat"), "--enable-graph");
+
+  const fs::path empty = dir_ / "empty";
+  ASSERT_EQ(Inspector("start --output-dir " + empty.string() + " --enable-graph").code, 0);
+  ExpectOneErrorLine(Inspector("summary " + empty.string()), "recorded nothing");
+  ExpectOneErrorLine(Inspector("path " + empty.string() + " --node x"), "collected no graph");
+  // A broken graph record is named.
+  std::ofstream(empty / "graph-12-0.json") << "{\"schema\": \"opscope.session-graph/1\"}";
+  ExpectOneErrorLine(Inspector("path " + empty.string() + " --node x"), "graph-12-0.json");
+  ExpectOneErrorLine(Inspector("summary " + empty.string()), "graph-12-0.json");
+  EXPECT_EQ(Files(empty), (std::set<std::string>{"graph-12-0.json", "session.json"}));
 }
 
 TEST_F(InspectorSession, NoSessionVariableMeansNoSession) {

@@ -9,9 +9,11 @@ transformer_block.onnx self-attention (MatMul/Softmax/Transpose/Reshape), LayerN
 two_branch.onnx        two independent branches (conv and matmul) joined at the end
 unsupported_op.onnx    Relu -> Det -> Neg: Det is no built-in op, so the model imports
                        with that node marked not executable and `run` refuses it
+custom_op.onnx         MatMul -> Add -> my_norm -> Relu, my_norm in the domain
+                       com.opscope.examples: it runs only with --plugin libmy_ops.so
 
-Weights are random with a fixed seed, so the files are reproducible.
-Opset 17, IR version 8.
+Weights are random with a fixed seed, so the files are reproducible (a new model
+is made last, so that the ones before it keep their bytes). Opset 17, IR version 8.
 """
 import os
 import sys
@@ -37,16 +39,17 @@ class Builder:
     def weight(self, name, shape, scale=0.2):
         return self.const(name, (rng.standard_normal(shape) * scale).astype(np.float32))
 
-    def node(self, op, inputs, scope, outputs=1, **attrs):
+    def node(self, op, inputs, scope, outputs=1, domain=None, **attrs):
         self.count += 1
         name = f"{scope}/{op}" if scope else f"/{op}_{self.count}"
         outs = [f"{name}_output_{i}" for i in range(outputs)]
-        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, domain=domain, **attrs))
         return outs[0] if outputs == 1 else outs
 
-    def save(self, path, inputs, outputs):
+    def save(self, path, inputs, outputs, extra_opsets=()):
         graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+        opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+        model = helper.make_model(graph, opset_imports=opsets,
                                   producer_name="opscope-examples", producer_version="1")
         model.ir_version = 8
         onnx.checker.check_model(model)
@@ -174,6 +177,20 @@ def unsupported_op(path):
            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
 
 
+EXAMPLES_DOMAIN = "com.opscope.examples"  # the domain of examples/my_ops
+
+
+def custom_op(path):
+    b = Builder("custom_op")
+    y = linear(b, "x", 16, 16, "/proj")
+    y = b.node("my_norm", [y], "/norm", domain=EXAMPLES_DOMAIN, eps=1e-5)
+    b.node("Relu", [y], "/act")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+           extra_opsets=[(EXAMPLES_DOMAIN, 1)])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -181,6 +198,7 @@ def main():
     transformer_block(os.path.join(out, "transformer_block.onnx"))
     two_branch(os.path.join(out, "two_branch.onnx"))
     unsupported_op(os.path.join(out, "unsupported_op.onnx"))
+    custom_op(os.path.join(out, "custom_op.onnx"))
 
 
 if __name__ == "__main__":

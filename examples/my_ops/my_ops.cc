@@ -5,7 +5,9 @@
 //
 // Only the public headers are used, as in a project outside this tree. Each op
 // has a kernel under test (cpu) that computes in the dtype's compute type and a
-// reference that reads doubles and accumulates in double.
+// reference that reads doubles and accumulates in double. The ops live in the
+// domain com.opscope.examples: an ONNX node of that domain runs them
+// (inspector-cli run examples/models/custom_op.onnx --plugin build/lib/libmy_ops.so).
 #include <algorithm>
 #include <cmath>
 
@@ -139,6 +141,7 @@ Status BiasGeluReference(KernelContext& ctx) {
 }  // namespace
 
 OPSCOPE_OP("my_norm")
+    .Domain("com.opscope.examples")
     .Doc("RMS norm over the last axis: y = x / sqrt(mean(x^2) + eps)")
     .Input("x").Output("y")
     .Attr("eps", 1e-6)
@@ -152,6 +155,7 @@ OPSCOPE_OP("my_norm")
     .Kernel("cpu", MyNormCpu, "my_norm_cpu");
 
 OPSCOPE_OP("my_bias_gelu")
+    .Domain("com.opscope.examples")
     .Doc("y = gelu_tanh(x + bias), bias broadcast along the last axis")
     .Input("x").Input("bias").Output("y")
     .Infer(BiasGeluInfer)

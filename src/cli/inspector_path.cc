@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/inspector_capture.h"
 #include "cli/inspector_summary.h"
 #include "graph/runtime/critical_path.h"
+#include "graph/runtime/session_export.h"
 
 namespace opscope::cli {
 namespace {
@@ -45,14 +47,13 @@ void PrintLayer(const char* layer, const json& j, std::ostream& out) {
 
 CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags) {
   CLI::App* cmd = app.add_subcommand("path", "what flows into and out of a node, and the run's critical path");
-  cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`")->required();
+  cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`, or a session folder")->required();
   cmd->add_option("--node", flags.node, "a framework or compiled node name")->required();
   cmd->add_flag("--json", flags.json, "print JSON (schema opscope.path/1)");
   return cmd;
 }
 
-StatusOr<json> PathReport(const CapturedRun& run, const std::string& node_name) {
-  const graph::Model& m = run.model;
+StatusOr<json> PathReport(const graph::Model& m, const graph::Schedule& schedule, const std::string& node_name) {
   const graph::Node* f = nullptr;
   const graph::Node* c = nullptr;
   if (auto found = FindNodeByName(m.framework, node_name); found.ok()) {
@@ -62,7 +63,8 @@ StatusOr<json> PathReport(const CapturedRun& run, const std::string& node_name) 
     c = *compiled;
     if (!c->fused_from.empty()) f = m.framework.FindNode(c->fused_from.front());
   } else {
-    return std::move(found).status();
+    // A session graph run without its Model has no framework layer to suggest names from.
+    return m.framework.nodes().empty() ? std::move(compiled).status() : std::move(found).status();
   }
   json j = {{"schema", "opscope.path/1"}, {"node", node_name}, {"framework", nullptr}, {"compiled", nullptr}};
   if (f) {
@@ -71,11 +73,11 @@ StatusOr<json> PathReport(const CapturedRun& run, const std::string& node_name) 
   if (c) {
     OPSCOPE_ASSIGN_OR_RETURN(j["compiled"], LayerCone(m.compiled, *c));
   }
-  const graph::CriticalPath cp = graph::ComputeCriticalPath(run.schedule);
+  const graph::CriticalPath cp = graph::ComputeCriticalPath(schedule);
   json tasks = json::array();
   bool on_path = false;
   for (int64_t id : cp.task_ids) {
-    const graph::ScheduledTask& t = run.schedule.tasks[id];
+    const graph::ScheduledTask& t = schedule.tasks[id];
     on_path = on_path || (c && t.desc.op_node_id == c->id);
     tasks.push_back({{"task_id", id}, {"name", TaskTitle(t)}, {"duration_us", t.desc.duration_us_calibrated}});
   }
@@ -84,11 +86,23 @@ StatusOr<json> PathReport(const CapturedRun& run, const std::string& node_name) 
 }
 
 Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
-  OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.dir));
-  OPSCOPE_ASSIGN_OR_RETURN(json j, PathReport(run, flags.node));
+  json j;
+  if (graph::IsSessionDir(flags.dir)) {
+    OPSCOPE_ASSIGN_OR_RETURN(graph::SessionGraph g, graph::LastSessionGraph(flags.dir));
+    OPSCOPE_ASSIGN_OR_RETURN(j, PathReport(g.model, g.schedule, flags.node));
+    j["session"] = {{"source", g.source}, {"graphs_collected", g.graphs_collected},
+                    {"framework_known", g.framework_known}};
+  } else {
+    OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.dir));
+    OPSCOPE_ASSIGN_OR_RETURN(j, PathReport(run.model, run.schedule, flags.node));
+  }
   if (flags.json) {
     out << j.dump(2) << "\n";
     return Status::Ok();
+  }
+  if (j.contains("session")) {
+    out << "session graph " << j["session"]["source"].get<std::string>() << " (the last of "
+        << j["session"]["graphs_collected"].get<int>() << " collected)\n";
   }
   PrintLayer("framework", j["framework"], out);
   PrintLayer("compiled", j["compiled"], out);

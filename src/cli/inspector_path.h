@@ -3,7 +3,9 @@
 // input -> NAME -> output (its ancestors and descendants) on both graph
 // layers, by name, and the run's critical path with whether NAME is on it.
 // NAME may be a framework or a compiled node; the other layer's counterpart
-// is found through fused_from. Reads DIR/capture.json.
+// is found through fused_from. Reads DIR/capture.json of a `run` folder; in a
+// session folder (`start`) it reads the last graph collected (the one
+// graph.json shows) and that graph's own run.
 #pragma once
 
 #include <ostream>
@@ -12,7 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/inspector_capture.h"
+#include "graph/ir.h"
+#include "graph/runtime/scheduler.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
@@ -25,7 +28,9 @@ struct InspectorPathFlags {
 
 CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags);
 // The report as JSON (schema "opscope.path/1"); the text form prints it.
-StatusOr<nlohmann::json> PathReport(const CapturedRun& run, const std::string& node_name);
+// `schedule`'s tasks name nodes of `model.compiled`.
+StatusOr<nlohmann::json> PathReport(const graph::Model& model, const graph::Schedule& schedule,
+                                    const std::string& node_name);
 Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out);
 
 }  // namespace opscope::cli

@@ -1,7 +1,8 @@
 // File: cli/inspector_summary.h
 // `inspector-cli summary DIR [--top N]`: what a run spent its time on, as
 // text: the per-op-type table (data movement its own row), the N longest
-// tasks, per-stream busy/idle, and the critical path. Reads DIR/capture.json.
+// tasks, per-stream busy/idle, and the critical path. Reads DIR/capture.json
+// of a `run` folder, or merges the records of a session folder (`start`).
 #pragma once
 
 #include <ostream>

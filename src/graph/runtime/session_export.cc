@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -188,54 +190,171 @@ bool IsSessionDir(const std::string& dir) {
   return fs::is_regular_file(fs::path(dir) / kSessionFile, ec);
 }
 
-StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n) {
-  OPSCOPE_ASSIGN_OR_RETURN(SessionConfig config, ReadSessionConfig(dir));
-  std::vector<RecordFile> graphs, runtimes;
+namespace {
+
+struct SessionRecords {
+  SessionConfig config;
+  std::vector<RecordFile> graphs, runtimes;  // each in (pid, index) order
+};
+
+StatusOr<SessionRecords> ReadSessionRecords(const std::string& dir) {
+  SessionRecords r;
+  OPSCOPE_ASSIGN_OR_RETURN(r.config, ReadSessionConfig(dir));
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     RecordFile f;
     f.name = e.path().filename().string();
     if (ParseRecordName(f.name, "graph-", 2, &f.pid, &f.index)) {
       OPSCOPE_ASSIGN_OR_RETURN(f.body, ReadRecord(e.path(), kSessionGraphSchema));
-      graphs.push_back(std::move(f));
+      r.graphs.push_back(std::move(f));
     } else if (ParseRecordName(f.name, "runtime-", 1, &f.pid, &f.index)) {
       OPSCOPE_ASSIGN_OR_RETURN(f.body, ReadRecord(e.path(), kSessionRuntimeSchema));
-      runtimes.push_back(std::move(f));
+      r.runtimes.push_back(std::move(f));
     }
   }
   if (ec) return InvalidArgumentError(dir + ": cannot list the session folder (" + ec.message() + ")");
-  if (graphs.empty() && runtimes.empty()) {
-    std::string why = !config.graph && !config.runtime
+  auto order = [](const RecordFile& a, const RecordFile& b) { return std::tie(a.pid, a.index) < std::tie(b.pid, b.index); };
+  std::sort(r.graphs.begin(), r.graphs.end(), order);
+  std::sort(r.runtimes.begin(), r.runtimes.end(), order);
+  return r;
+}
+
+struct Merged {
+  SessionExport out;
+  std::string device;
+};
+
+StatusOr<Merged> MergeRecords(const std::string& dir, const SessionRecords& r) {
+  if (r.graphs.empty() && r.runtimes.empty()) {
+    std::string why = !r.config.graph && !r.config.runtime
                           ? " (both collectors are off: start it with --enable-graph and/or --enable-runtime)"
                           : " (run a program under the environment `inspector-cli start` printed)";
     return InvalidArgumentError(dir + ": the session recorded nothing: no graph-*.json or runtime-*.json" + why);
   }
-  auto order = [](const RecordFile& a, const RecordFile& b) { return std::tie(a.pid, a.index) < std::tie(b.pid, b.index); };
-  std::sort(graphs.begin(), graphs.end(), order);
-  std::sort(runtimes.begin(), runtimes.end(), order);
   std::set<int64_t> pids;
-  for (const RecordFile& f : graphs) pids.insert(f.pid);
-  for (const RecordFile& f : runtimes) pids.insert(f.pid);
+  for (const RecordFile& f : r.graphs) pids.insert(f.pid);
+  for (const RecordFile& f : r.runtimes) pids.insert(f.pid);
 
-  SessionExport out;
-  Merger merger(pids.size() > 1, graphs.size() > 1);
+  Merger merger(pids.size() > 1, r.graphs.size() > 1);
   const RecordFile* current = nullptr;
   try {
-    for (const RecordFile& f : graphs) current = &f, merger.AddGraph(f);
-    for (const RecordFile& f : runtimes) current = &f, merger.AddLaunches(f);
+    for (const RecordFile& f : r.graphs) current = &f, merger.AddGraph(f);
+    for (const RecordFile& f : r.runtimes) current = &f, merger.AddLaunches(f);
   } catch (const std::exception& e) {
     return InvalidArgumentError((fs::path(dir) / current->name).string() + ": missing or malformed field (" +
                                 e.what() + ")");
   }
-  out.graphs = static_cast<int>(graphs.size());
-  out.processes = static_cast<int>(pids.size());
-  out.graph_tasks = merger.graph_tasks();
-  out.launches = merger.launches();
-  out.launches_merged = merger.merged();
-  out.dropped = merger.dropped();
-  const std::string device = merger.device();
-  out.schedule = merger.Finish();
+  Merged m;
+  m.out.graphs = static_cast<int>(r.graphs.size());
+  m.out.processes = static_cast<int>(pids.size());
+  m.out.graph_tasks = merger.graph_tasks();
+  m.out.launches = merger.launches();
+  m.out.launches_merged = merger.merged();
+  m.out.dropped = merger.dropped();
+  m.device = merger.device();
+  m.out.schedule = merger.Finish();
+  return m;
+}
 
+// The structure of one layer of graph.json back as a Graph. Constants keep
+// no data in graph.json: an empty tensor marks them as constants.
+Graph LayerFromJson(const json& j, Layer layer) {
+  Graph g(layer);
+  for (const json& v : j.at("values")) {
+    Value& value = g.GetOrAddValue(v.at("name").get<std::string>());
+    if (v.at("constant").get<bool>()) value.constant = Tensor();
+    value.is_graph_input = v.value("graph_input", false);
+    value.is_graph_output = v.value("graph_output", false);
+  }
+  for (const json& nj : j.at("nodes")) {
+    Node n;
+    n.id = nj.at("node_id").get<int64_t>();
+    n.layer = layer;
+    n.op_type = nj.at("op_type").get<std::string>();
+    n.domain = nj.at("domain").get<std::string>();
+    n.name = nj.at("name").get<std::string>();
+    n.name_space = nj.at("namespace").get<std::string>();
+    for (const json& t : nj.at("inputs")) n.inputs.push_back(t.at("name").get<std::string>());
+    for (const json& t : nj.at("outputs")) n.outputs.push_back(t.at("name").get<std::string>());
+    n.fused_from = nj.at("fused_from").get<std::vector<int64_t>>();
+    n.mapped_task_ids = nj.at("mapped_task_ids").get<std::vector<int64_t>>();
+    n.executed = nj.at("executed").get<bool>();
+    n.executable = nj.at("executable").get<bool>();
+    if (!n.executed) n.not_executed_reason = nj.value("reason", "");
+    n.not_executable_reason = nj.value("not_executable_reason", "");
+    n.absorbed_into = nj.value("compiled_node_id", int64_t{-1});
+    g.mutable_nodes().push_back(std::move(n));
+  }
+  g.inputs() = j.at("inputs").get<std::vector<std::string>>();
+  g.outputs() = j.at("outputs").get<std::vector<std::string>>();
+  return g;
+}
+
+StatusOr<SessionGraph> SessionGraphFromRecord(const RecordFile& f) {  // throws on a malformed field
+  SessionGraph sg;
+  sg.source = f.name;
+  const json& j = f.body;
+  sg.framework_known = j.at("framework_known").get<bool>();
+  const json& g = j.at("graph");
+  sg.model.framework = LayerFromJson(g.at("framework"), Layer::kFramework);
+  sg.model.compiled = LayerFromJson(g.at("compiled"), Layer::kCompiled);
+  OPSCOPE_RETURN_IF_ERROR(sg.model.framework.Rebuild().WithContext("framework graph"));
+  OPSCOPE_RETURN_IF_ERROR(sg.model.compiled.Rebuild().WithContext("compiled graph"));
+  Schedule& s = sg.schedule;
+  s.stream_names = j.at("streams").get<std::vector<std::string>>();
+  if (s.stream_names.empty()) throw std::out_of_range("no streams");
+  // A run's schedule: compute streams first, the copy stream last.
+  s.compute_streams = static_cast<int>(s.stream_names.size()) - 1;
+  s.copy_stream = s.compute_streams;
+  s.num_events = j.at("num_events").get<int64_t>();
+  for (const json& tj : j.at("tasks")) {
+    ScheduledTask t = SessionTaskFromJson(tj);
+    if (t.desc.task_id != static_cast<int64_t>(s.tasks.size()) || t.desc.stream_id < 0 ||
+        t.desc.stream_id >= s.num_streams()) {
+      throw std::out_of_range("task " + std::to_string(t.desc.task_id) + " is out of order or names stream " +
+                              std::to_string(t.desc.stream_id));
+    }
+    for (int64_t d : t.deps) {
+      if (d < 0 || d >= t.desc.task_id) throw std::out_of_range("task " + std::to_string(t.desc.task_id) +
+                                                                " depends on a later or unknown task");
+    }
+    s.tasks.push_back(std::move(t));
+  }
+  return sg;
+}
+
+}  // namespace
+
+StatusOr<SessionExport> MergeSession(const std::string& dir) {
+  OPSCOPE_ASSIGN_OR_RETURN(SessionRecords records, ReadSessionRecords(dir));
+  OPSCOPE_ASSIGN_OR_RETURN(Merged m, MergeRecords(dir, records));
+  return std::move(m.out);
+}
+
+StatusOr<SessionGraph> LastSessionGraph(const std::string& dir) {
+  OPSCOPE_ASSIGN_OR_RETURN(SessionRecords records, ReadSessionRecords(dir));
+  if (records.graphs.empty()) {
+    return InvalidArgumentError(dir + ": the session collected no graph (no graph-*.json): start it with "
+                                "`inspector-cli start --enable-graph` and run the program again");
+  }
+  const RecordFile& last = records.graphs.back();
+  const std::string file = (fs::path(dir) / last.name).string();
+  try {
+    StatusOr<SessionGraph> sg = SessionGraphFromRecord(last);
+    if (!sg.ok()) return std::move(sg).status().WithContext(file);
+    sg->graphs_collected = static_cast<int>(records.graphs.size());
+    return sg;
+  } catch (const std::exception& e) {
+    return InvalidArgumentError(file + ": missing or malformed field (" + e.what() + ")");
+  }
+}
+
+StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n) {
+  OPSCOPE_ASSIGN_OR_RETURN(SessionRecords records, ReadSessionRecords(dir));
+  OPSCOPE_ASSIGN_OR_RETURN(Merged m, MergeRecords(dir, records));
+  SessionExport& out = m.out;
+  const std::vector<RecordFile>& graphs = records.graphs;
+  std::error_code ec;
   const std::string graph_file = dir + "/graph.json", trace_file = dir + "/trace.json",
                     summary_file = dir + "/summary.json";
   if (!graphs.empty()) {
@@ -249,11 +368,11 @@ StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n) {
   } else {
     fs::remove(graph_file, ec);  // an old export's graph.json would describe another run
   }
-  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace_file, BuildTraceData(out.schedule, device)));
+  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace_file, BuildTraceData(out.schedule, m.device)));
   out.files.push_back(trace_file);
   OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary_file, Summarize(out.schedule, top_n)));
   out.files.push_back(summary_file);
-  return out;
+  return std::move(out);
 }
 
 }  // namespace opscope::graph

@@ -12,6 +12,10 @@
 //  - graph.json from the last graph collected (the one a program ran last);
 //    when no graph was collected it is not written, and an old one is removed.
 //
+// `inspector-cli summary` and `path` read the records the same way, and write
+// nothing: MergeSession gives the merged schedule, LastSessionGraph the graph
+// that graph.json shows, with its own run's tasks.
+//
 // A folder is a session folder when it holds session.json; a `run` folder
 // holds capture.json instead.
 //
@@ -22,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/ir.h"
 #include "graph/runtime/scheduler.h"
 
 namespace opscope::graph {
@@ -41,5 +46,24 @@ struct SessionExport {
 
 // Errors name the file (a malformed record) or say that nothing was recorded.
 StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n);
+
+// The same merge, nothing written (`files` stays empty).
+StatusOr<SessionExport> MergeSession(const std::string& dir);
+
+// The last graph collected (the one graph.json shows), read back from its
+// record: both layers' structure (names, op types, edges, fused_from,
+// executed; no tensor data, attributes or shapes) and the schedule of that
+// graph's own run, its tasks still naming their compiled nodes. The framework
+// layer is empty when the program ran a compiled graph alone.
+struct SessionGraph {
+  std::string source;  // the record's file name: graph-<pid>-<n>.json
+  int graphs_collected = 0;
+  bool framework_known = false;
+  Model model;
+  Schedule schedule;
+};
+
+// Errors: no graph collected (naming --enable-graph), or a malformed record.
+StatusOr<SessionGraph> LastSessionGraph(const std::string& dir);
 
 }  // namespace opscope::graph
