@@ -20,6 +20,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "opscope/npy.h"
+#include "tool_test_util.h"
 #include "opscope/tensor.h"
 
 namespace {
@@ -27,17 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::Slurp;
 
 class InspectorCli : public ::testing::Test {
  protected:
@@ -54,7 +46,7 @@ class InspectorCli : public ::testing::Test {
     const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
     const int status = std::system(line.c_str());
     Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Slurp(out);
     r.err = Slurp(err);
     fs::remove(out);
@@ -67,11 +59,11 @@ class InspectorCli : public ::testing::Test {
   std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
     const std::string out = (dir_ / out_name).string();
     Result r = Run("run " + Model(model) + " --output-dir " + out + " " + extra);
-    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.exit_code, 0) << r.err;
     return out;
   }
   void ExpectOneErrorLine(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     ASSERT_FALSE(r.err.empty());
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     EXPECT_EQ(r.err.rfind("inspector-cli: error: ", 0), 0u) << r.err;
@@ -112,7 +104,7 @@ TEST_F(InspectorCli, ExportRewritesTheSameGraphAndSummary) {
   fs::remove(out / "trace.json");
   fs::remove(out / "summary.json");
   Result r = Run("export --input-dir " + out.string() + " --format json");
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Slurp(out / "summary.json"), summary_before);
   EXPECT_EQ(json::parse(Slurp(out / "graph.json"))["compiled"], graph_before["compiled"]);
   EXPECT_EQ(json::parse(Slurp(out / "trace.json"))["schema"], "opscope.trace/1");
@@ -121,7 +113,7 @@ TEST_F(InspectorCli, ExportRewritesTheSameGraphAndSummary) {
 TEST_F(InspectorCli, SummaryPrintsTheTable) {
   const fs::path out = RunModel("transformer_block.onnx", "run");
   Result r = Run("summary " + out.string() + " --top 3");
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* s : {"op type", "count", "total us", "mean us", "share", "data movement", "top 3 tasks",
                         "compute 0", "copy", "critical path"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
@@ -131,7 +123,7 @@ TEST_F(InspectorCli, SummaryPrintsTheTable) {
 TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {
   const fs::path out = RunModel("two_branch.onnx", "run");
   Result r = Run("path " + out.string() + " --node /join/concat/Concat --json");
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["schema"], "opscope.path/1");
   const auto& up = j["framework"]["ancestors"];
@@ -140,7 +132,7 @@ TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {
   EXPECT_EQ(j["framework"]["descendants"], json::array({"/join/head/Gemm"}));
   EXPECT_FALSE(j["critical_path"]["tasks"].empty());
   Result text = Run("path " + out.string() + " --node /join/concat/Concat");
-  ASSERT_EQ(text.code, 0);
+  ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("ancestors"), std::string::npos);
   ExpectOneErrorLine(Run("path " + out.string() + " --node /join/concat/Conca"), "closest: /join/concat/Concat");
 }
@@ -149,9 +141,9 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   const fs::path a = RunModel("two_branch.onnx", "a");
   const fs::path b = RunModel("resnet_small.onnx", "b");
   Result same = Run("diff " + a.string() + " " + a.string());
-  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   Result other = Run("diff " + a.string() + " " + b.string() + " --threshold-nodes 0");
-  EXPECT_EQ(other.code, 1) << other.out << other.err;
+  EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
   json d = json::parse(Slurp(b / "diff.json"));
   EXPECT_EQ(d["schema"], "opscope.diff/1");
   EXPECT_FALSE(d["passed"].get<bool>());

@@ -23,6 +23,7 @@
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/scheduler.h"
 #include "onnx/onnx_pb.h"
+#include "tool_test_util.h"
 
 namespace {
 
@@ -31,17 +32,8 @@ using nlohmann::json;
 
 constexpr int kDemoDispatches = 2;  // session_demo dispatches Relu and Add itself
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::Slurp;
 
 std::string Bin(const std::string& name) { return std::string(OPSCOPE_BINARY_DIR) + "/bin/" + name; }
 std::string Model() { return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/two_branch.onnx"; }
@@ -63,7 +55,7 @@ class InspectorSession : public ::testing::Test {
     const std::string line = "sh " + file.string() + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(line.c_str());
     Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Slurp(out);
     r.err = Slurp(err);
     for (const fs::path& p : {file, out, err}) fs::remove(p);
@@ -75,10 +67,10 @@ class InspectorSession : public ::testing::Test {
   fs::path Record(const std::string& collectors) {
     const fs::path session = dir_ / "session";
     Result start = Inspector("start --output-dir " + session.string() + " " + collectors);
-    EXPECT_EQ(start.code, 0) << start.err;
+    EXPECT_EQ(start.exit_code, 0) << start.err;
     EXPECT_NE(start.out.find("export OPSCOPE_SESSION="), std::string::npos) << start.out;
     Result demo = Shell(start.out + "\n" + Bin("session_demo") + " " + Model());
-    EXPECT_EQ(demo.code, 0) << demo.out << demo.err;
+    EXPECT_EQ(demo.exit_code, 0) << demo.out << demo.err;
     EXPECT_TRUE(demo.err.empty()) << demo.err;
     return session;
   }
@@ -95,7 +87,7 @@ class InspectorSession : public ::testing::Test {
   }
 
   void ExpectOneErrorLine(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     ASSERT_FALSE(r.err.empty());
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
@@ -143,7 +135,7 @@ TEST_F(InspectorSession, BothCollectorsGiveGraphTasksAndDispatches) {
   EXPECT_EQ(CountPrefix(recorded, "runtime-"), 1);
 
   Result exp = Inspector("export --input-dir " + session.string() + " --format json");
-  ASSERT_EQ(exp.code, 0) << exp.err;
+  ASSERT_EQ(exp.exit_code, 0) << exp.err;
 
   const json graph = json::parse(Slurp(session / "graph.json"));
   EXPECT_EQ(graph.at("schema"), "opscope.graph/1");
@@ -195,7 +187,7 @@ TEST_F(InspectorSession, RuntimeOnlyGivesTraceAndSummaryFromLaunches) {
   EXPECT_EQ(CountPrefix(recorded, "graph-"), 0);
   EXPECT_EQ(CountPrefix(recorded, "runtime-"), 1);
   Result exp = Inspector("export --input-dir " + session.string() + " --format json");
-  ASSERT_EQ(exp.code, 0) << exp.err;
+  ASSERT_EQ(exp.exit_code, 0) << exp.err;
   EXPECT_NE(exp.out.find("no graph collected"), std::string::npos) << exp.out;
   EXPECT_FALSE(fs::exists(session / "graph.json"));
   const json trace = json::parse(Slurp(session / "trace.json"));
@@ -219,12 +211,12 @@ TEST_F(InspectorSession, TwoProgramsInOneSessionAreMergedApart) {
   const fs::path session = Record("--enable-graph --enable-runtime");
   // The same shell session, a second program.
   Result second = Shell("OPSCOPE_SESSION=" + session.string() + " " + Bin("session_demo") + " " + Model());
-  ASSERT_EQ(second.code, 0) << second.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
   const std::set<std::string> recorded = Files(session);
   EXPECT_EQ(CountPrefix(recorded, "graph-"), 2);
   EXPECT_EQ(CountPrefix(recorded, "runtime-"), 2);
   Result exp = Inspector("export --input-dir " + session.string() + " --format json");
-  ASSERT_EQ(exp.code, 0) << exp.err;
+  ASSERT_EQ(exp.exit_code, 0) << exp.err;
   const json trace = json::parse(Slurp(session / "trace.json"));
   const std::vector<json> x = XEvents(trace);
   EXPECT_EQ(static_cast<int64_t>(x.size()), 2 * (want.tasks + kDemoDispatches));
@@ -259,7 +251,7 @@ TEST_F(InspectorSession, StartAgainClearsTheEarlierRecords) {
   const fs::path session = Record("--enable-runtime");
   ASSERT_EQ(CountPrefix(Files(session), "runtime-"), 1);
   Result again = Inspector("start --output-dir " + session.string() + " --enable-graph");
-  ASSERT_EQ(again.code, 0) << again.err;
+  ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(Files(session), std::set<std::string>{"session.json"});
   const json config = json::parse(Slurp(session / "session.json"));
   EXPECT_EQ(config.at("schema"), "opscope.session/1");
@@ -275,7 +267,7 @@ TEST_F(InspectorSession, BadInputIsOneLine) {
   ExpectOneErrorLine(Inspector("start --enable-runtime"), "--output-dir");
   // A broken record names its file.
   const fs::path session = dir_ / "broken";
-  ASSERT_EQ(Inspector("start --output-dir " + session.string() + " --enable-runtime").code, 0);
+  ASSERT_EQ(Inspector("start --output-dir " + session.string() + " --enable-runtime").exit_code, 0);
   std::ofstream(session / "runtime-12.json") << "{\"schema\": \"opscope.session-runtime/1\"}";
   ExpectOneErrorLine(Inspector("export --input-dir " + session.string()), "runtime-12.json");
   EXPECT_FALSE(fs::exists(session / "trace.json"));
@@ -287,7 +279,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   const Expected want = ExpectedFromModel();
   const fs::path session = Record("--enable-graph --enable-runtime");
   Result summary = Inspector("summary " + session.string() + " --top 3");
-  ASSERT_EQ(summary.code, 0) << summary.err;
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
   EXPECT_FALSE(fs::exists(session / "summary.json")) << "summary writes nothing";
   for (const char* s : {"op type", "data movement", "top 3 tasks", "compute 0", "copy", "critical path"}) {
     EXPECT_NE(summary.out.find(s), std::string::npos) << s << " in\n" << summary.out;
@@ -295,7 +287,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   EXPECT_NE(summary.out.find("tasks " + std::to_string(want.tasks + kDemoDispatches) + "\n"), std::string::npos)
       << summary.out;
   // Every op-type row says what export's summary.json says.
-  ASSERT_EQ(Inspector("export --input-dir " + session.string() + " --format json").code, 0);
+  ASSERT_EQ(Inspector("export --input-dir " + session.string() + " --format json").exit_code, 0);
   const json rows = json::parse(Slurp(session / "summary.json")).at("op_types");
   ASSERT_FALSE(rows.empty());
   for (const json& r : rows) {
@@ -307,12 +299,12 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
 
   // The cones equal those of a `run` of the same model, reached by importing it again.
   const fs::path run_dir = dir_ / "run";
-  ASSERT_EQ(Inspector("run " + Model() + " --streams 2 --output-dir " + run_dir.string()).code, 0);
+  ASSERT_EQ(Inspector("run " + Model() + " --streams 2 --output-dir " + run_dir.string()).exit_code, 0);
   const std::string node = "/join/concat/Concat";
   Result from_session = Inspector("path " + session.string() + " --node " + node + " --json");
   Result from_run = Inspector("path " + run_dir.string() + " --node " + node + " --json");
-  ASSERT_EQ(from_session.code, 0) << from_session.err;
-  ASSERT_EQ(from_run.code, 0) << from_run.err;
+  ASSERT_EQ(from_session.exit_code, 0) << from_session.err;
+  ASSERT_EQ(from_run.exit_code, 0) << from_run.err;
   const json a = json::parse(from_session.out), b = json::parse(from_run.out);
   EXPECT_EQ(a.at("framework"), b.at("framework"));
   EXPECT_EQ(a.at("compiled"), b.at("compiled"));
@@ -325,7 +317,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   EXPECT_TRUE(a.at("critical_path").at("node_on_path").get<bool>());
 
   Result text = Inspector("path " + session.string() + " --node " + node);
-  ASSERT_EQ(text.code, 0) << text.err;
+  ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("session graph graph-"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("ancestors"), std::string::npos) << text.out;
   ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Conca"),
@@ -343,14 +335,14 @@ TEST_F(InspectorSession, SummaryOfLaunchesAloneAndPathNeedsTheGraphCollector) {
   const Expected want = ExpectedFromModel();
   const fs::path session = Record("--enable-runtime");
   Result summary = Inspector("summary " + session.string());
-  ASSERT_EQ(summary.code, 0) << summary.err;
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
   EXPECT_NE(summary.out.find("tasks " + std::to_string(want.kernel_tasks + kDemoDispatches) + "\n"),
             std::string::npos)
       << summary.out;
   ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Concat"), "--enable-graph");
 
   const fs::path empty = dir_ / "empty";
-  ASSERT_EQ(Inspector("start --output-dir " + empty.string() + " --enable-graph").code, 0);
+  ASSERT_EQ(Inspector("start --output-dir " + empty.string() + " --enable-graph").exit_code, 0);
   ExpectOneErrorLine(Inspector("summary " + empty.string()), "recorded nothing");
   ExpectOneErrorLine(Inspector("path " + empty.string() + " --node x"), "collected no graph");
   // A broken graph record is named.
@@ -366,7 +358,7 @@ TEST_F(InspectorSession, NoSessionVariableMeansNoSession) {
   EXPECT_EQ(opscope::ActiveSession(), nullptr);
   // A session folder that cannot be read is reported and records nothing.
   Result r = Shell("OPSCOPE_SESSION=" + (dir_ / "nowhere").string() + " " + Bin("session_demo") + " " + Model());
-  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("recording nothing"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
 }
