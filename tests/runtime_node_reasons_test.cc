@@ -235,6 +235,40 @@ TEST(NodeReasons, AConstantIfRunsTheBranchTakenAndSaysWhyTheOtherDidNot) {
   }
 }
 
+// A cond that constant folding computes (Not of a false initializer) is
+// resolved like an initializer: the then_branch runs.
+TEST(NodeReasons, AnIfWhoseCondConstantFoldingComputesIsResolved) {
+  onnx::ModelProto proto = ConstIfModel(false);
+  onnx::GraphProto* g = proto.mutable_graph();
+  for (auto& init : *g->mutable_initializer()) {
+    if (init.name() == "cond") init.set_name("not_cond");
+  }
+  onnx::NodeProto* negate = g->add_node();
+  negate->set_op_type("Not");
+  negate->set_name("/cond/Not");
+  negate->add_input("not_cond");
+  negate->add_output("cond");
+  // Nodes in topological order, as ONNX wants: the Not first.
+  for (int i = g->node_size() - 1; i > 0; --i) g->mutable_node()->SwapElements(i, i - 1);
+  auto model = ImportOnnxModel(proto, "folded_cond.onnx");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE(Compile(*model).ok());
+  for (const Node& c : model->compiled.nodes()) EXPECT_NE(c.op_type, "If");
+  const Node* neg = FindNodeNamed(model->framework, "/branch/If/else_branch/negate/Neg");
+  ASSERT_NE(neg, nullptr);
+  EXPECT_EQ(neg->not_executed_reason, "on a branch that did not run (If /branch/If took then_branch)");
+  auto schedule = ScheduleGraph(model->compiled, {.compute_streams = 1});
+  ASSERT_TRUE(schedule.ok()) << schedule.status().ToString();
+  Tensor in = Tensor::Empty(DType::kF32, Shape({2, 3})).value();
+  for (int64_t i = 0; i < 6; ++i) in.data<float>()[i] = 0.5f * static_cast<float>(i) - 1.0f;
+  auto run = Execute(*model, *schedule, {.device = GetDevice("cpu").value(), .inputs = {{"x", in}}});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  for (int64_t i = 0; i < 6; ++i) {
+    const double r = std::max(0.0, 0.5 * static_cast<double>(i) - 1.0);
+    EXPECT_NEAR(run->outputs.at("y").FlatGetAsDouble(i), 1.0 / (1.0 + std::exp(-(2.0 * r + 1.0))), 1e-6) << i;
+  }
+}
+
 // Data nobody here wrote: ONNX's own test_if, its cond (input_0) made an
 // initializer, runs to its expected output.
 TEST(NodeReasons, OnnxTestIfWithItsCondAsAConstantMatchesItsExpectedOutput) {
