@@ -104,7 +104,9 @@ TEST(GraphImport, LibonnxTestdataModels) {
   EXPECT_GE(runnable * 100, nodes * 95) << runnable << " of " << nodes;
 }
 
-TEST(GraphImport, IfSubgraphsAreListedAndNotExecutable) {
+// An If whose cond is a graph input: the branches become framework nodes, the
+// If (their subgraphs still listed) waits, not executable, for the compiler.
+TEST(GraphImport, IfBranchesBecomeNodesAndTheIfIsNotExecutable) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
@@ -141,11 +143,32 @@ TEST(GraphImport, IfSubgraphsAreListedAndNotExecutable) {
   }
   auto model = ImportOnnxModel(m, "with_if.onnx");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const Node& node = model->framework.nodes()[0];
+  ASSERT_EQ(model->framework.nodes().size(), 3u);
+  const Node& node = model->framework.nodes().back();
+  EXPECT_EQ(node.op_type, "If");
   EXPECT_FALSE(node.executable);
   ASSERT_EQ(node.subgraphs.size(), 2u);
   EXPECT_EQ(node.subgraphs[0], "then_branch: then_branch_body (1 nodes)");
   EXPECT_NE(node.not_executable_reason.find("If"), std::string::npos) << node.not_executable_reason;
+  EXPECT_EQ(node.inputs, (std::vector<std::string>{"cond", "/branch/If/then_branch/then_branch_y",
+                                                   "/branch/If/else_branch/else_branch_y"}));
+  for (size_t i = 0; i < 2; ++i) {
+    const Node& c = model->framework.nodes()[i];
+    EXPECT_EQ(c.op_type, "Constant");
+    EXPECT_EQ(c.branch_of, node.id);
+    EXPECT_EQ(c.name, "/branch/If/" + c.branch + "/Constant_0");
+    EXPECT_TRUE(model->framework.IsConstant("/branch/If/" + c.branch + "/" + c.branch + "_y"));
+  }
+
+  // A branch the importer cannot take leaves the If as it was, listed only, and says why.
+  m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->clear_attribute();
+  auto listed = ImportOnnxModel(m, "with_if.onnx");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->framework.nodes().size(), 1u);
+  EXPECT_FALSE(listed->framework.nodes()[0].executable);
+  ASSERT_EQ(listed->warnings.size(), 1u);
+  EXPECT_NE(listed->warnings[0].find("If '/branch/If': branches not expanded"), std::string::npos)
+      << listed->warnings[0];
 }
 
 }  // namespace

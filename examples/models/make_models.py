@@ -11,6 +11,8 @@ unsupported_op.onnx    Relu -> Det -> Neg: Det is no built-in op, so the model i
                        with that node marked not executable and `run` refuses it
 custom_op.onnx         MatMul -> Add -> my_norm -> Relu, my_norm in the domain
                        com.opscope.examples: it runs only with --plugin libmy_ops.so
+const_if.onnx          Relu -> If(cond: a constant initializer, true) {then: Mul by 2, Add 1}
+                       {else: Neg} -> Sigmoid: the compiler inlines the branch taken
 
 Weights are random with a fixed seed, so the files are reproducible (a new model
 is made last, so that the ones before it keep their bytes). Opset 17, IR version 8.
@@ -191,6 +193,29 @@ def custom_op(path):
            extra_opsets=[(EXAMPLES_DOMAIN, 1)])
 
 
+def const_if(path):
+    # The branches read the outer Relu's output and the outer initializer
+    # "one" by name, as ONNX subgraphs do; "two" is a Constant inside the branch.
+    b = Builder("const_if")
+    cond = b.const("cond", np.array(True))
+    b.const("one", np.array([1.0], dtype=np.float32))
+    r = b.node("Relu", ["x"], "/pre/relu")
+    two = helper.make_node("Constant", [], ["two"], name="/two/Constant",
+                           value=numpy_helper.from_array(np.array([2.0], dtype=np.float32), "two"))
+    mul = helper.make_node("Mul", [r, "two"], ["doubled"], name="/scale/Mul")
+    add = helper.make_node("Add", ["doubled", "one"], ["then_out"], name="/shift/Add")
+    neg = helper.make_node("Neg", [r], ["else_out"], name="/negate/Neg")
+    out_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 3])
+    then_g = helper.make_graph([two, mul, add], "then_body", [], [out_info("then_out")])
+    else_g = helper.make_graph([neg], "else_body", [], [out_info("else_out")])
+    b.nodes.append(helper.make_node("If", [cond], ["picked"], name="/branch/If",
+                                    then_branch=then_g, else_branch=else_g))
+    b.node("Sigmoid", ["picked"], "/post/sigmoid")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -199,6 +224,7 @@ def main():
     two_branch(os.path.join(out, "two_branch.onnx"))
     unsupported_op(os.path.join(out, "unsupported_op.onnx"))
     custom_op(os.path.join(out, "custom_op.onnx"))
+    const_if(os.path.join(out, "const_if.onnx"))
 
 
 if __name__ == "__main__":

@@ -46,9 +46,12 @@ json AttrJson(const AttrValue& v) {
 // import that was never executed still says so, and why).
 bool Executed(const Node& n) { return n.executed && n.executable; }
 
+// The compiler's reason comes first: a node it removed (on an If branch not
+// taken) never reached the runtime, so whether it could run does not matter.
 std::string NotExecutedReason(const Node& n) {
+  if (!n.not_executed_reason.empty()) return n.not_executed_reason;
   if (!n.executable) return "not executable: " + n.not_executable_reason;
-  return n.not_executed_reason;
+  return "";
 }
 
 json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
@@ -67,6 +70,12 @@ json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
   if (!Executed(n)) j["reason"] = NotExecutedReason(n);
   if (!n.executable) j["not_executable_reason"] = n.not_executable_reason;
   if (!n.subgraphs.empty()) j["subgraphs"] = n.subgraphs;
+  if (!n.branches.empty()) {
+    json branches = json::object();
+    for (const Node::Branch& b : n.branches) branches[b.name] = b.outputs;
+    j["branches"] = std::move(branches);
+  }
+  if (n.branch_of >= 0) j["branch"] = {{"if", n.branch_of}, {"name", n.branch}};
   if (n.absorbed_into >= 0) j["compiled_node_id"] = n.absorbed_into;
   if (n.kind == NodeKind::kTransdata) j["layout"] = {{"from", n.layout_from}, {"to", n.layout_to}};
   if (!n.note.empty()) j["note"] = n.note;

@@ -76,6 +76,17 @@ struct Node {
   bool executable = true;
   std::string not_executable_reason;     // unknown op, unsupported attribute, ...
   std::vector<std::string> subgraphs;    // If/Loop bodies: "then_branch: then (3 nodes)"
+  // An If whose branches were imported as nodes: each branch's outputs, in
+  // the order they become the If's outputs (they are also the If's inputs
+  // after the cond, so the graph shows the branches flowing into it).
+  struct Branch {
+    std::string name;  // "then_branch" | "else_branch"
+    std::vector<std::string> outputs;
+  };
+  std::vector<Branch> branches;
+  // A node of an If branch: the If's node id and the branch's name.
+  int64_t branch_of = -1;
+  std::string branch;
   int64_t absorbed_into = -1;            // framework: the compiled node that took its place
   std::string layout_from, layout_to;    // transdata: "NCHW" -> "NHWC"
   std::string note;                      // e.g. "rewritten from opset 9"

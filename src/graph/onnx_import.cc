@@ -100,6 +100,28 @@ Attrs LooseAttrs(const onnx::NodeProto& node, std::vector<std::string>& subgraph
   return attrs;
 }
 
+// An If opscope expands: default domain, both branches given as graphs.
+bool IsExpandableIf(const onnx::NodeProto& node) {
+  if (node.op_type() != "If" || !IsDefaultOnnxDomain(node.domain()) || node.input_size() != 1) return false;
+  int branches = 0;
+  for (const auto& a : node.attribute()) {
+    if ((a.name() == "then_branch" || a.name() == "else_branch") && a.has_g()) ++branches;
+  }
+  return branches == 2;
+}
+
+const onnx::GraphProto& BranchGraph(const onnx::NodeProto& node, const std::string& branch) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == branch) return a.g();
+  }
+  return onnx::GraphProto::default_instance();
+}
+
+// "<if>/then_branch" + "/scale/Mul" or "Mul_2": the branch node's full name.
+std::string BranchNodeName(const std::string& prefix, const std::string& inner) {
+  return prefix + (inner.starts_with('/') ? inner : "/" + inner);
+}
+
 void MarkNotExecutable(Node& n, std::string why) {
   if (!n.executable) return;  // the first reason is the one to fix first
   n.executable = false;
@@ -138,9 +160,15 @@ class Importer {
       if (!v.constant) OPSCOPE_RETURN_IF_ERROR(ReadType(out.type(), v).WithContext("graph output"));
       graph.outputs().push_back(out.name());
     }
-    for (int i = 0; i < g.node_size(); ++i) OPSCOPE_RETURN_IF_ERROR(AddNode(g.node(i), i));
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (IsExpandableIf(g.node(i))) {
+        OPSCOPE_RETURN_IF_ERROR(AddIf(g.node(i), i));
+      } else {
+        OPSCOPE_RETURN_IF_ERROR(AddNode(g.node(i), next_id_++, i));
+      }
+    }
     OPSCOPE_RETURN_IF_ERROR(graph.Rebuild());
-    model_.next_node_id = g.node_size();
+    model_.next_node_id = next_id_;
     return std::move(model_);
   }
 
@@ -184,10 +212,119 @@ class Importer {
     return env;
   }
 
-  Status AddNode(const onnx::NodeProto& proto, int index) {
+  // A top-level If: its branches become framework nodes. When a branch holds
+  // something the importer cannot take, the If is kept with its subgraphs
+  // only listed, as for other control flow, and a warning says why.
+  Status AddIf(const onnx::NodeProto& proto, int index) {
+    Graph saved = model_.framework;
+    const int64_t saved_id = next_id_;
+    onnx::NodeProto named = proto;
+    if (named.name().empty()) named.set_name("If_" + std::to_string(index));
+    Status expanded = ExpandIf(named);
+    if (expanded.ok()) return Status::Ok();
+    model_.framework = std::move(saved);
+    next_id_ = saved_id;
+    scopes_.clear();
+    model_.warnings.push_back("If '" + named.name() + "': branches not expanded: " + expanded.message());
+    return AddNode(proto, next_id_++, index);
+  }
+
+  // `node` has its final name and its inputs and outputs in outer names.
+  // Values a branch defines are renamed "<if>/<branch>/<value>"; values it
+  // reads from outside keep their names, so they are edges of the outer graph.
+  Status ExpandIf(const onnx::NodeProto& node) {
     Graph& graph = model_.framework;
     Node n;
-    n.id = index;
+    n.id = next_id_++;
+    n.op_type = node.op_type();
+    n.name = node.name();
+    n.name_space = NamespaceOf(n.name);
+    n.inputs = {node.input(0)};
+    n.outputs.assign(node.output().begin(), node.output().end());
+    n.attrs = LooseAttrs(node, n.subgraphs);
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      OPSCOPE_ASSIGN_OR_RETURN(Node::Branch b, ExpandBranch(BranchGraph(node, branch), n, branch));
+      n.inputs.insert(n.inputs.end(), b.outputs.begin(), b.outputs.end());
+      n.branches.push_back(std::move(b));
+    }
+    for (const Node::Branch& b : n.branches) {
+      if (b.outputs.size() != n.outputs.size()) {
+        return InvalidArgumentError(b.name + " has " + std::to_string(b.outputs.size()) + " outputs, the If " +
+                                    std::to_string(n.outputs.size()));
+      }
+    }
+    for (const std::string& out : n.outputs) {
+      if (!out.empty()) graph.GetOrAddValue(out);
+    }
+    MarkNotExecutable(n, "control flow: opscope runs an If only when its cond '" + node.input(0) +
+                             "' is constant at compile time (the compiler then inlines the branch taken)");
+    graph.mutable_nodes().push_back(std::move(n));
+    return Status::Ok();
+  }
+
+  StatusOr<Node::Branch> ExpandBranch(const onnx::GraphProto& sub, const Node& if_node, const std::string& branch) {
+    if (sub.input_size() > 0) return UnimplementedError(branch + " declares inputs, which an If branch has not");
+    Graph& graph = model_.framework;
+    const std::string prefix = if_node.name + "/" + branch;
+    scopes_.emplace_back();
+    for (const auto& init : sub.initializer()) scopes_.back()[init.name()] = prefix + "/" + init.name();
+    for (const auto& node : sub.node()) {
+      for (const std::string& out : node.output()) {
+        if (!out.empty()) scopes_.back()[out] = prefix + "/" + out;
+      }
+    }
+    for (const auto& init : sub.initializer()) {
+      StatusOr<Tensor> t = TensorFromProto(init);
+      if (!t.ok()) return std::move(t).status().WithContext(branch + " initializer '" + init.name() + "'");
+      Value& v = graph.GetOrAddValue(Resolve(init.name()));
+      v.SetDesc(t->dtype(), t->shape());
+      v.constant = std::move(t).value();
+    }
+    for (const auto* infos : {&sub.value_info(), &sub.output()}) {
+      for (const auto& vi : *infos) {
+        if (!scopes_.back().count(vi.name())) continue;  // an outer value: typed out there
+        Value& v = graph.GetOrAddValue(Resolve(vi.name()));
+        if (!v.constant) OPSCOPE_RETURN_IF_ERROR(ReadType(vi.type(), v).WithContext(branch));
+      }
+    }
+    for (int i = 0; i < sub.node_size(); ++i) {
+      onnx::NodeProto copy = sub.node(i);
+      const std::string inner = copy.name().empty() ? copy.op_type() + "_" + std::to_string(i) : copy.name();
+      const std::string full = BranchNodeName(prefix, inner);
+      copy.set_name(full);
+      for (std::string& in : *copy.mutable_input()) in = Resolve(in);
+      for (std::string& out : *copy.mutable_output()) out = Resolve(out);
+      if (IsExpandableIf(copy)) {
+        OPSCOPE_RETURN_IF_ERROR(ExpandIf(copy));
+      } else {
+        OPSCOPE_RETURN_IF_ERROR(AddNode(copy, next_id_++, i));
+      }
+      Node& added = graph.mutable_nodes().back();
+      added.branch_of = if_node.id;
+      added.branch = branch;
+      added.name_space = full.substr(0, full.rfind('/'));
+    }
+    Node::Branch b;
+    b.name = branch;
+    for (const auto& out : sub.output()) b.outputs.push_back(Resolve(out.name()));
+    scopes_.pop_back();
+    return b;
+  }
+
+  // A name as the framework graph knows it: the innermost branch defining it
+  // renamed it; a name no branch defines is a value of the main graph.
+  std::string Resolve(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto found = it->find(name);
+      if (found != it->end()) return found->second;
+    }
+    return name;
+  }
+
+  Status AddNode(const onnx::NodeProto& proto, int64_t id, int index) {
+    Graph& graph = model_.framework;
+    Node n;
+    n.id = id;
     n.op_type = proto.op_type();
     n.domain = proto.domain();
     n.name = proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
@@ -259,6 +396,9 @@ class Importer {
 
   onnx::ModelProto proto_;
   Model model_;
+  int64_t next_id_ = 0;
+  // Renames of the If branches being expanded, innermost last.
+  std::vector<std::unordered_map<std::string, std::string>> scopes_;
 };
 
 }  // namespace

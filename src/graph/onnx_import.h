@@ -6,11 +6,14 @@
 //
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::Model m, graph::ImportOnnx("resnet.onnx"));
 //
-// A node opscope cannot run (unknown op, unsupported attribute, If/Loop) is
+// A node opscope cannot run (unknown op, unsupported attribute, Loop) is
 // kept and marked executable=false with the reason; the import still
-// succeeds. A truncated file, a cycle, an input nothing produces or dims whose
-// element count overflows int64 fail the import with one message naming the
-// file and the node or value.
+// succeeds. An If's branches become framework nodes named and scoped
+// "<if>/then_branch/..." (Node::branch_of), feeding the If, which stays not
+// executable until the compiler resolves its cond (passes/if_resolution.cc).
+// A truncated file, a cycle, an input nothing produces or dims whose element
+// count overflows int64 fail the import with one message naming the file and
+// the node or value.
 #pragma once
 
 #include <string>

@@ -12,6 +12,10 @@ void CompileContext::MarkRemoved(const Node& compiled_node, const std::string& r
   for (int64_t f : compiled_node.fused_from) removed_[f] = reason;
 }
 
+void CompileContext::MarkRemoved(const std::vector<int64_t>& framework_ids, const std::string& reason) {
+  for (int64_t f : framework_ids) removed_[f] = reason;
+}
+
 Node CompileContext::MakeNode(const std::vector<const Node*>& parts, const Node& anchor, std::string op_type,
                               std::string domain, NodeKind kind) {
   Node n;
@@ -56,9 +60,9 @@ Status PassManager::KeepOnly(const std::vector<std::string>& names) {
 
 PassManager PassManager::Default() {
   PassManager pm;
-  for (Pass p : {ShapeInferencePass(), ConstantFoldingPass(), ConvBnFoldingPass(), LayerNormFusionPass(),
-                 GeluFusionPass(), BiasActivationFusionPass(), ElementwiseChainFusionPass(), LayoutPass(),
-                 MemoryPlanningPass()}) {
+  for (Pass p : {ShapeInferencePass(), ConstantFoldingPass(), IfResolutionPass(), ConvBnFoldingPass(),
+                 LayerNormFusionPass(), GeluFusionPass(), BiasActivationFusionPass(), ElementwiseChainFusionPass(),
+                 LayoutPass(), MemoryPlanningPass()}) {
     pm.Add(std::move(p));
   }
   return pm;

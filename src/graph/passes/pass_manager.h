@@ -33,6 +33,8 @@ class CompileContext {
   int64_t NewNodeId() { return model_.next_node_id++; }
   // Records why framework nodes left the graph without a compiled successor.
   void MarkRemoved(const Node& compiled_node, const std::string& reason);
+  // The same for framework nodes by id, e.g. those of an If branch not taken.
+  void MarkRemoved(const std::vector<int64_t>& framework_ids, const std::string& reason);
   const std::map<int64_t, std::string>& removed() const { return removed_; }
   // A new node standing for `parts` (their fused_from joined), named and
   // scoped after `anchor`.
@@ -68,7 +70,7 @@ using AfterPassFn = std::function<Status(const PassResult&, const Model&)>;
 
 class PassManager {
  public:
-  // shape_inference, constant_folding, conv_bn_folding, layernorm_fusion,
+  // shape_inference, constant_folding, if_resolution, conv_bn_folding, layernorm_fusion,
   // gelu_fusion, bias_activation_fusion, elementwise_chain_fusion, layout,
   // memory_planning.
   static PassManager Default();

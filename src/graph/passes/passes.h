@@ -8,6 +8,7 @@ namespace opscope::graph {
 
 Pass ShapeInferencePass();          // each op's schema InferOutputs fills unknown shapes
 Pass ConstantFoldingPass();         // all-constant nodes run now and become constants
+Pass IfResolutionPass();            // If with a constant cond -> the branch taken, inlined
 Pass ConvBnFoldingPass();           // Conv -> BatchNormalization: new weights and bias
 Pass LayerNormFusionPass();         // the primitive LayerNorm pattern -> LayerNormalization
 Pass GeluFusionPass();              // erf and tanh GELU patterns -> Gelu

@@ -61,11 +61,11 @@ Status MapTasks(Model& model, Schedule& schedule) {
       continue;  // ran, alone or inside a fused node: the pass manager's flags stand
     }
     f.executed = false;
-    if (!f.executable) {
+    if (!f.executable && f.not_executed_reason.empty()) {
       f.not_executed_reason = "not executable: " + f.not_executable_reason;
       continue;
     }
-    if (!f.not_executed_reason.empty()) continue;  // the compiler already said why (fused, folded)
+    if (!f.not_executed_reason.empty()) continue;  // the compiler said why (fused, folded, branch not taken)
     auto it = taken_by.find(f.id);
     f.not_executed_reason = it != taken_by.end() ? "stands in " + Describe(*it->second) + ", which ran no task: " +
                                                        it->second->not_executed_reason
