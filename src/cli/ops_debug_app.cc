@@ -1,8 +1,9 @@
 #include <CLI/CLI.hpp>
 
-#include <cstring>
+#include <optional>
 #include <string>
 
+#include "cli/app_driver.h"
 #include "cli/apps.h"
 #include "cli/compare_command.h"
 #include "cli/describe_command.h"
@@ -13,16 +14,7 @@
 
 namespace opscope::cli {
 
-namespace {
-
-constexpr const char* kCommands[] = {"run", "compare", "list", "describe"};
-
-int UsageError(std::ostream& err, const std::string& what) {
-  err << "ops-debug: error: " << OneLine(what) << "\n";
-  return 2;
-}
-
-}  // namespace
+constexpr char kTool[] = "ops-debug";
 
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app("ops-debug: run, compare and inspect one operator", "ops-debug");
@@ -38,31 +30,17 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* list = AddListCommand(app, list_flags);
   CLI::App* describe = AddDescribeCommand(app, describe_flags);
 
-  // CLI11 would call an unknown command an "unexpected argument": say what it is.
-  if (argc > 1 && argv[1][0] != '-') {
-    bool known = false;
-    for (const char* c : kCommands) known = known || std::strcmp(argv[1], c) == 0;
-    if (!known) return UsageError(err, std::string("unknown command '") + argv[1] + "' (commands: run, compare, list, describe)");
-  }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForVersion& e) {
-    out << e.what() << "\n";  // CLI11 prints it without a newline
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
-    return UsageError(err, e.what());
-  }
+  if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
   Status env = LoadPluginsFromEnv();
-  if (!env.ok()) return UsageError(err, env.ToString());
+  if (!env.ok()) return UsageError(err, kTool, env.ToString());
 
   if (run->parsed()) {
     auto report = RunOp(run_flags);
-    if (!report.ok()) return UsageError(err, report.status().ToString());
+    if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
     if (!run_flags.report.empty()) {
       Status st = WriteReport(run_flags.report, RunReportJson(*report));
-      if (!st.ok()) return UsageError(err, st.ToString());
+      if (!st.ok()) return UsageError(err, kTool, st.ToString());
     }
     PrintRunReport(*report, out);
     if (!run_flags.report.empty()) out << "report " << run_flags.report << "\n";
@@ -70,10 +48,10 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (compare->parsed()) {
     auto report = CompareFiles(compare_flags);
-    if (!report.ok()) return UsageError(err, report.status().ToString());
+    if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
     if (!compare_flags.report.empty()) {
       Status st = WriteReport(compare_flags.report, CompareReportJson(*report));
-      if (!st.ok()) return UsageError(err, st.ToString());
+      if (!st.ok()) return UsageError(err, kTool, st.ToString());
     }
     PrintCompareReport(*report, out);
     if (!compare_flags.report.empty()) out << "report " << compare_flags.report << "\n";
@@ -81,7 +59,7 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   Status st = list->parsed() ? ListOps(list_flags, out) : describe->parsed() ? DescribeOp(describe_flags, out)
                                                                               : InternalError("no command ran");
-  if (!st.ok()) return UsageError(err, st.ToString());
+  if (!st.ok()) return UsageError(err, kTool, st.ToString());
   return 0;
 }
 

@@ -71,22 +71,12 @@ struct PowRef {
 
 }  // namespace
 
-#define EW_BINARY(NAME, OP, TYPES, TYPESET, BOOL_OUT, FLOPS)                              \
-  OPSCOPE_OP(NAME)                                                                         \
-      .Input("A", "T").Input("B", "T").Output("C", BOOL_OUT ? "T1" : "T")                  \
-      .TypeConstraint("T", TYPES)                                                          \
-      .Infer(BOOL_OUT ? ew::InferBroadcastBool : ew::InferBroadcastSame)                   \
-      .Cost(ew::ElementwiseCost(FLOPS))                                                    \
-      .Tunable("block", ew::BlockChoices())                                                \
-      .Reference(ew::BinaryReference<OP>)                                                  \
-      .Kernel("cpu", ew::BinaryCpu<OP, TYPESET, BOOL_OUT>, ew::KernelName(NAME))
 
-EW_BINARY("Add", AddOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A + B (numpy broadcasting)");
-EW_BINARY("Sub", SubOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A - B (numpy broadcasting)");
-EW_BINARY("Mul", MulOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A * B (numpy broadcasting)");
-EW_BINARY("Div", DivOp, ew::Numeric(), TypeSet::kNumeric, false, 1)
+OPSCOPE_EW_BINARY_OP("Add", AddOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A + B (numpy broadcasting)");
+OPSCOPE_EW_BINARY_OP("Sub", SubOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A - B (numpy broadcasting)");
+OPSCOPE_EW_BINARY_OP("Mul", MulOp, ew::Numeric(), TypeSet::kNumeric, false, 1).Doc("C = A * B (numpy broadcasting)");
+OPSCOPE_EW_BINARY_OP("Div", DivOp, ew::Numeric(), TypeSet::kNumeric, false, 1)
     .Doc("C = A / B (numpy broadcasting); integers truncate toward zero, x/0 = 0");
-#undef EW_BINARY
 
 OPSCOPE_OP("Pow")
     .Doc("Z = X ^ Y (numpy broadcasting); Y may have another numeric type; Z has X's")

@@ -47,3 +47,15 @@ Status BinaryReference(KernelContext& ctx) {
 }
 
 }  // namespace opscope::ew
+
+// Registers a broadcasting binary op whose kernel and reference come from OP
+// (a struct with Kernel and Reference); BOOL_OUT ops write bool ("T1").
+#define OPSCOPE_EW_BINARY_OP(NAME, OP, TYPES, TYPESET, BOOL_OUT, FLOPS)                       \
+  OPSCOPE_OP(NAME)                                                                         \
+      .Input("A", "T").Input("B", "T").Output("C", BOOL_OUT ? "T1" : "T")                  \
+      .TypeConstraint("T", TYPES)                                                          \
+      .Infer(BOOL_OUT ? ::opscope::ew::InferBroadcastBool : ::opscope::ew::InferBroadcastSame) \
+      .Cost(::opscope::ew::ElementwiseCost(FLOPS))                                         \
+      .Tunable("block", ::opscope::ew::BlockChoices())                                     \
+      .Reference(::opscope::ew::BinaryReference<OP>)                                       \
+      .Kernel("cpu", ::opscope::ew::BinaryCpu<OP, TYPESET, BOOL_OUT>, ::opscope::ew::KernelName(NAME))

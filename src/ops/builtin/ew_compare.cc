@@ -44,26 +44,16 @@ Status InferPRelu(InferContext& c) {
 
 }  // namespace
 
-#define EW_BINARY(NAME, OP, TYPES, TYPESET, BOOL_OUT, FLOPS)                              \
-  OPSCOPE_OP(NAME)                                                                         \
-      .Input("A", "T").Input("B", "T").Output("C", BOOL_OUT ? "T1" : "T")                  \
-      .TypeConstraint("T", TYPES)                                                          \
-      .Infer(BOOL_OUT ? ew::InferBroadcastBool : ew::InferBroadcastSame)                   \
-      .Cost(ew::ElementwiseCost(FLOPS))                                                    \
-      .Tunable("block", ew::BlockChoices())                                                \
-      .Reference(ew::BinaryReference<OP>)                                                  \
-      .Kernel("cpu", ew::BinaryCpu<OP, TYPESET, BOOL_OUT>, ew::KernelName(NAME))
 
-EW_BINARY("Equal", EqualOp, ew::All(), TypeSet::kAll, true, 1)
+OPSCOPE_EW_BINARY_OP("Equal", EqualOp, ew::All(), TypeSet::kAll, true, 1)
     .Doc("C = A == B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
-EW_BINARY("Less", LessOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
+OPSCOPE_EW_BINARY_OP("Less", LessOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
     .Doc("C = A < B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
-EW_BINARY("Greater", GreaterOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
+OPSCOPE_EW_BINARY_OP("Greater", GreaterOp, ew::Numeric(), TypeSet::kNumeric, true, 1)
     .Doc("C = A > B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
-EW_BINARY("And", AndOp, std::vector<DType>{DType::kBool}, TypeSet::kBool, true, 1)
+OPSCOPE_EW_BINARY_OP("And", AndOp, std::vector<DType>{DType::kBool}, TypeSet::kBool, true, 1)
     .Doc("C = A and B (bool, numpy broadcasting)").TypeConstraint("T1", {DType::kBool});
 
-#undef EW_BINARY
 
 OPSCOPE_OP("PRelu")
     .Doc("Y = X < 0 ? slope * X : X; slope broadcasts to X (unidirectional)")

@@ -1,0 +1,42 @@
+#include "cli/app_driver.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/flag_parsing.h"
+
+namespace opscope::cli {
+
+int UsageError(std::ostream& err, std::string_view tool, const std::string& what) {
+  err << tool << ": error: " << OneLine(what) << "\n";
+  return 2;
+}
+
+int FinishCommand(const Status& st, std::string_view tool, std::ostream& err) {
+  return st.ok() ? 0 : UsageError(err, tool, st.ToString());
+}
+
+std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
+                                    std::ostream& out, std::ostream& err) {
+  if (argc <= 1) return UsageError(err, tool, "no command given (see " + std::string(tool) + " --help)");
+  if (argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) return UsageError(err, tool, std::string("unknown command '") + argv[1] + "' (commands: " + names + ")");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";  // CLI11 prints it without a newline
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help
+    return UsageError(err, tool, e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,32 @@
+// What both tools do before their subcommand runs: name an unknown command
+// (CLI11 would call it an "unexpected argument"), parse, answer --help and
+// --version, and turn every parse error into one line and exit code 2.
+//
+//   if (std::optional<int> done = ParseCommandLine(app, "ops-debug", argc, argv, out, err)) return *done;
+//   ... dispatch on the parsed subcommand ...
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "opscope/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace opscope::cli {
+
+// "TOOL: error: WHAT" on one line; returns 2.
+int UsageError(std::ostream& err, std::string_view tool, const std::string& what);
+// 0 for OK, else UsageError with the status.
+int FinishCommand(const Status& st, std::string_view tool, std::ostream& err);
+
+// An exit code when the process is done (help, version, a usage error);
+// nullopt when a subcommand parsed and should run.
+std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
+                                    std::ostream& out, std::ostream& err);
+
+}  // namespace opscope::cli
