@@ -346,6 +346,17 @@ StatusOr<Tensor> TensorToFill(const NpyHeader& h) {
   return Tensor(std::move(buffer), h.descr.dtype, h.shape, h.shape.ContiguousStrides());
 }
 
+// Swaps the bytes of n elements of U in place (unaligned-safe).
+template <typename U, typename Swap>
+void ByteSwapAll(char* p, size_t n, Swap swap) {
+  for (size_t i = 0; i < n; ++i) {
+    U v;
+    std::memcpy(&v, p + sizeof(U) * i, sizeof(U));
+    v = swap(v);
+    std::memcpy(p + sizeof(U) * i, &v, sizeof(U));
+  }
+}
+
 // Makes the raw data read straight into `t` right for this host: byte order,
 // canonical bools (a byte other than 0/1 is not a valid C++ bool), C order.
 StatusOr<Tensor> FinishData(Tensor t, const NpyHeader& h) {
@@ -353,30 +364,9 @@ StatusOr<Tensor> FinishData(Tensor t, const NpyHeader& h) {
   char* p = static_cast<char*>(t.raw_data());
   if (h.descr.swap) {
     switch (t.element_size()) {
-      case 2:
-        for (size_t i = 0; i < n; ++i) {
-          uint16_t v;
-          std::memcpy(&v, p + 2 * i, 2);
-          v = __builtin_bswap16(v);
-          std::memcpy(p + 2 * i, &v, 2);
-        }
-        break;
-      case 4:
-        for (size_t i = 0; i < n; ++i) {
-          uint32_t v;
-          std::memcpy(&v, p + 4 * i, 4);
-          v = __builtin_bswap32(v);
-          std::memcpy(p + 4 * i, &v, 4);
-        }
-        break;
-      case 8:
-        for (size_t i = 0; i < n; ++i) {
-          uint64_t v;
-          std::memcpy(&v, p + 8 * i, 8);
-          v = __builtin_bswap64(v);
-          std::memcpy(p + 8 * i, &v, 8);
-        }
-        break;
+      case 2: ByteSwapAll<uint16_t>(p, n, [](uint16_t v) { return __builtin_bswap16(v); }); break;
+      case 4: ByteSwapAll<uint32_t>(p, n, [](uint32_t v) { return __builtin_bswap32(v); }); break;
+      case 8: ByteSwapAll<uint64_t>(p, n, [](uint64_t v) { return __builtin_bswap64(v); }); break;
     }
   }
   if (h.descr.dtype == DType::kBool) {
