@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 #include "cli/apps.h"
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
@@ -316,7 +316,7 @@ TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
   ASSERT_EQ(report->inputs.size(), 1u);
   EXPECT_EQ(report->inputs[0].origin, "normal seed 11");
   ASSERT_EQ(report->outputs.size(), 1u);
-  const RunOutput& y = report->outputs[0];
+  const OpRunOutput& y = report->outputs[0];
   EXPECT_EQ(y.name, "y");
   EXPECT_EQ(y.compare.total, 48);
   EXPECT_EQ(y.compare.tolerance.atol, 1e-5);
@@ -327,7 +327,7 @@ TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
   EXPECT_NE(report->op_id, 0u);
 
   std::ostringstream out;
-  PrintRunReport(*report, out);
+  PrintOpReport(*report, out);
   EXPECT_TRUE(Contains(out.str(), "repro: " + report->repro)) << out.str();
 }
 
