@@ -51,6 +51,7 @@ struct OpRunRequest {
   FillKind fill = FillKind::kNormal;     // --fill
   uint64_t seed = 0;                     // --seed
   std::string attrs;                     // --attrs "eps=1e-6,axis=-1", validated against the schema
+  Attrs attr_values;                     // typed attrs, set over those of `attrs` (a caller's own values)
   std::map<std::string, int64_t> tunables;  // --tunables
   std::string device = "cpu";            // --device
   bool checked = false;                  // --checked: guard-page allocation on the device

@@ -143,6 +143,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   if (!found.ok()) return std::move(found).status().WithContext("--op");
   const OpSchema& op = **found;
   OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(f.attrs));  // its errors name --attrs
+  for (const auto& [name, value] : f.attr_values.all()) attrs.Set(name, value);
   const std::map<std::string, int64_t>& tunables = f.tunables;
   OPSCOPE_RETURN_IF_ERROR(CheckTunables(op, tunables));
   if (f.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(f.repeat));
