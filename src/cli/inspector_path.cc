@@ -4,31 +4,13 @@
 #include <cstdio>
 
 #include "graph/runtime/captured_run.h"
-#include "cli/inspector_summary.h"
-#include "graph/runtime/critical_path.h"
+#include "graph/runtime/node_path.h"
 #include "graph/runtime/session_export.h"
 
 namespace opscope::cli {
 namespace {
 
 using nlohmann::json;
-
-StatusOr<json> LayerCone(const graph::Graph& g, const graph::Node& n) {
-  OPSCOPE_ASSIGN_OR_RETURN(graph::NodeCone cone, graph::ConeOf(g, n.id));
-  json names_up = json::array(), names_down = json::array();
-  for (int64_t id : cone.ancestors) names_up.push_back(g.FindNode(id)->name);
-  for (int64_t id : cone.descendants) names_down.push_back(g.FindNode(id)->name);
-  return json{{"node", n.name}, {"node_id", n.id}, {"op_type", n.op_type},
-              {"ancestors", names_up}, {"descendants", names_down}};
-}
-
-// The compiled node standing for framework node `f`.
-const graph::Node* CompiledOf(const graph::Model& m, const graph::Node& f) {
-  for (const graph::Node& c : m.compiled.nodes()) {
-    if (std::find(c.fused_from.begin(), c.fused_from.end(), f.id) != c.fused_from.end()) return &c;
-  }
-  return nullptr;
-}
 
 void PrintLayer(const char* layer, const json& j, std::ostream& out) {
   if (j.is_null()) {
@@ -53,48 +35,16 @@ CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags) {
   return cmd;
 }
 
-StatusOr<json> PathReport(const graph::Model& m, const graph::Schedule& schedule, const std::string& node_name) {
-  const graph::Node* f = nullptr;
-  const graph::Node* c = nullptr;
-  if (auto found = graph::FindNodeByName(m.framework, node_name); found.ok()) {
-    f = *found;
-    c = CompiledOf(m, *f);
-  } else if (auto compiled = graph::FindNodeByName(m.compiled, node_name); compiled.ok()) {
-    c = *compiled;
-    if (!c->fused_from.empty()) f = m.framework.FindNode(c->fused_from.front());
-  } else {
-    // A session graph run without its Model has no framework layer to suggest names from.
-    return m.framework.nodes().empty() ? std::move(compiled).status() : std::move(found).status();
-  }
-  json j = {{"schema", "opscope.path/1"}, {"node", node_name}, {"framework", nullptr}, {"compiled", nullptr}};
-  if (f) {
-    OPSCOPE_ASSIGN_OR_RETURN(j["framework"], LayerCone(m.framework, *f));
-  }
-  if (c) {
-    OPSCOPE_ASSIGN_OR_RETURN(j["compiled"], LayerCone(m.compiled, *c));
-  }
-  const graph::CriticalPath cp = graph::ComputeCriticalPath(schedule);
-  json tasks = json::array();
-  bool on_path = false;
-  for (int64_t id : cp.task_ids) {
-    const graph::ScheduledTask& t = schedule.tasks[id];
-    on_path = on_path || (c && t.desc.op_node_id == c->id);
-    tasks.push_back({{"task_id", id}, {"name", TaskTitle(t)}, {"duration_us", t.desc.duration_us_calibrated}});
-  }
-  j["critical_path"] = {{"total_us", cp.total_us}, {"tasks", tasks}, {"node_on_path", on_path}};
-  return j;
-}
-
 Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
   json j;
   if (graph::IsSessionDir(flags.dir)) {
     OPSCOPE_ASSIGN_OR_RETURN(graph::SessionGraph g, graph::LastSessionGraph(flags.dir));
-    OPSCOPE_ASSIGN_OR_RETURN(j, PathReport(g.model, g.schedule, flags.node));
+    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(g.model, g.schedule, flags.node));
     j["session"] = {{"source", g.source}, {"graphs_collected", g.graphs_collected},
                     {"framework_known", g.framework_known}};
   } else {
     OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
-    OPSCOPE_ASSIGN_OR_RETURN(j, PathReport(run.model, run.schedule, flags.node));
+    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(run.model, run.schedule, flags.node));
   }
   if (flags.json) {
     out << j.dump(2) << "\n";

@@ -14,8 +14,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "graph/ir.h"
-#include "graph/runtime/scheduler.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
@@ -27,10 +25,6 @@ struct InspectorPathFlags {
 };
 
 CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags);
-// The report as JSON (schema "opscope.path/1"); the text form prints it.
-// `schedule`'s tasks name nodes of `model.compiled`.
-StatusOr<nlohmann::json> PathReport(const graph::Model& model, const graph::Schedule& schedule,
-                                    const std::string& node_name);
 Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out);
 
 }  // namespace opscope::cli

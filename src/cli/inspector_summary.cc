@@ -3,15 +3,11 @@
 #include <cstdio>
 
 #include "graph/runtime/captured_run.h"
+#include "graph/runtime/node_path.h"
 #include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
 
 namespace opscope::cli {
-
-std::string TaskTitle(const graph::ScheduledTask& t) {
-  if (!t.node_name.empty()) return t.node_name + " (" + t.op_type + ")";
-  return t.desc.label.empty() ? t.op_type : t.desc.label;
-}
 
 namespace {
 
@@ -29,7 +25,7 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out) {
   out << line << "\ntop " << s.top_tasks.size() << " tasks\n";
   for (const graph::TopTask& t : s.top_tasks) {
     std::snprintf(line, sizeof(line), "  #%-5lld %-40s stream %d  start %10.1f us  %10.1f us\n",
-                  static_cast<long long>(t.task_id), TaskTitle(schedule.tasks[t.task_id]).c_str(), t.stream_id,
+                  static_cast<long long>(t.task_id), graph::TaskTitle(schedule.tasks[t.task_id]).c_str(), t.stream_id,
                   t.start_us, t.duration_us);
     out << line;
   }
@@ -43,7 +39,7 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out) {
   std::snprintf(line, sizeof(line), "\ncritical path  %zu tasks, %.1f us\n", s.critical_path.task_ids.size(),
                 s.critical_path.total_us);
   out << line;
-  for (int64_t id : s.critical_path.task_ids) out << "  " << TaskTitle(schedule.tasks[id]) << "\n";
+  for (int64_t id : s.critical_path.task_ids) out << "  " << graph::TaskTitle(schedule.tasks[id]) << "\n";
 }
 
 }  // namespace

@@ -23,7 +23,5 @@ struct InspectorSummaryFlags {
 CLI::App* AddInspectorSummary(CLI::App& app, InspectorSummaryFlags& flags);
 Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out);
 
-// "name (op_type)" of a task, or its label when it has no node.
-std::string TaskTitle(const graph::ScheduledTask& t);
 
 }  // namespace opscope::cli
