@@ -62,7 +62,8 @@ constexpr char kPyCommon[] = R"PY(
 import io, sys, os
 import numpy as np
 d = sys.argv[1]
-NAMES = ['float64', 'float32', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool']
+NAMES = ['float64', 'float32', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool',
+         'uint16', 'uint32', 'uint64']
 def k_of(n):
     return (np.arange(n, dtype=np.int64) * 7919) % 251 - 125
 def value(name, shape):
@@ -74,6 +75,11 @@ def value(name, shape):
     if name == 'int16': return (k * 200).astype(np.int16)
     if name == 'int8': return k.astype(np.int8)
     if name == 'uint8': return (k + 125).astype(np.uint8)
+    if name == 'uint16': return ((k + 125) * 250).astype(np.uint16)
+    if name == 'uint32': return ((k + 125) * 17000000).astype(np.uint32)
+    if name == 'uint64':  # beyond 2^53: a double in between would lose the low bits
+        u = (k + 125).astype(np.uint64)
+        return u * np.uint64(1 << 56) + u
     return k > 0
 def to_bf16_void(f32):  # exact values: the top 16 bits are the bfloat16
     return (np.ascontiguousarray(f32).view(np.uint32) >> 16).astype('<u2').view('V2')
@@ -90,14 +96,25 @@ double Expected(DType dtype, int64_t i) {
     case DType::kI16: return static_cast<double>(k * 200);
     case DType::kI8: return static_cast<double>(k);
     case DType::kU8: return static_cast<double>(k + 125);
+    case DType::kU16: return static_cast<double>((k + 125) * 250);
+    case DType::kU32: return static_cast<double>((k + 125) * 17000000);
+    case DType::kU64: return 0;  // not a double: see ExpectedU64
     case DType::kBool: return k > 0 ? 1.0 : 0.0;
   }
   return 0;
 }
 
+uint64_t ExpectedU64(int64_t i) {
+  uint64_t u = static_cast<uint64_t>((i * 7919) % 251 - 125 + 125);
+  return u * (uint64_t{1} << 56) + u;
+}
+
 Tensor ExpectedTensor(DType dtype, const Shape& shape) {
   Tensor t = *Tensor::Empty(dtype, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.FlatSetFromDouble(i, Expected(dtype, i));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (dtype == DType::kU64) t.data<uint64_t>()[i] = ExpectedU64(i);
+    else t.FlatSetFromDouble(i, Expected(dtype, i));
+  }
   return t;
 }
 
@@ -107,7 +124,15 @@ std::string CheckValues(const Tensor& t, DType dtype, const Shape& shape) {
   if (t.shape() != shape) return "shape " + t.shape().ToString() + ", expected " + shape.ToString();
   std::string misses;
   int count = 0;
+  Tensor c = *t.Contiguous();
   for (int64_t i = 0; i < t.numel(); ++i) {
+    if (dtype == DType::kU64) {
+      uint64_t got = c.data<uint64_t>()[i], want = ExpectedU64(i);
+      if (got != want && ++count <= 3) {
+        misses += "[" + std::to_string(i) + "] " + std::to_string(got) + " != " + std::to_string(want) + "; ";
+      }
+      continue;
+    }
     double got = t.FlatGetAsDouble(i), want = Expected(dtype, i);
     if (got != want && ++count <= 3) {
       misses += "[" + std::to_string(i) + "] " + std::to_string(got) + " != " + std::to_string(want) + "; ";

@@ -18,11 +18,13 @@
 
 namespace opscope {
 
-enum class DType : uint8_t { kF64, kF32, kF16, kBF16, kI64, kI32, kI16, kI8, kU8, kBool };
+// The unsigned 16/32/64-bit types come last so the values a plugin built
+// against an older header uses keep their meaning.
+enum class DType : uint8_t { kF64, kF32, kF16, kBF16, kI64, kI32, kI16, kI8, kU8, kBool, kU16, kU32, kU64 };
 
-inline constexpr DType kAllDTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16,
-                                       DType::kI64, DType::kI32, DType::kI16, DType::kI8,
-                                       DType::kU8,  DType::kBool};
+inline constexpr DType kAllDTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
+                                       DType::kI32, DType::kI16, DType::kI8,  DType::kU8,   DType::kBool,
+                                       DType::kU16, DType::kU32, DType::kU64};
 
 size_t DTypeSize(DType t);
 // numpy's names: "float32", "bfloat16", "int64", "bool", ...
@@ -30,7 +32,7 @@ const char* DTypeName(DType t);
 // Accepts numpy names and the short forms f32, fp32, f16, half, bf16, i64, u8, ...
 StatusOr<DType> ParseDType(std::string_view name);
 bool IsFloat(DType t);    // f64 f32 f16 bf16
-bool IsInteger(DType t);  // i64 i32 i16 i8 u8 (not bool)
+bool IsInteger(DType t);  // i64 i32 i16 i8 u64 u32 u16 u8 (not bool)
 bool IsSigned(DType t);
 
 // Convenient type sets for op schemas.
@@ -75,6 +77,9 @@ template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32
 template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kI16; };
 template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kI8; };
 template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kU16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kU32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kU64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
 
 // The type arithmetic is done in: float for the 16-bit floats, T otherwise.
@@ -120,6 +125,9 @@ template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
     OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
     OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
     OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kU16, uint16_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU32, uint32_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU64, uint64_t, __VA_ARGS__)                   \
     default: break;                                                   \
   }
 
@@ -134,6 +142,9 @@ template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
     OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
     OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
     OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kU16, uint16_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU32, uint32_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU64, uint64_t, __VA_ARGS__)                   \
     default: break;                                                   \
   }
 
@@ -148,5 +159,8 @@ template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
     OPSCOPE_DTYPE_CASE(kI16, int16_t, __VA_ARGS__)                    \
     OPSCOPE_DTYPE_CASE(kI8, int8_t, __VA_ARGS__)                      \
     OPSCOPE_DTYPE_CASE(kU8, uint8_t, __VA_ARGS__)                     \
+    OPSCOPE_DTYPE_CASE(kU16, uint16_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU32, uint32_t, __VA_ARGS__)                   \
+    OPSCOPE_DTYPE_CASE(kU64, uint64_t, __VA_ARGS__)                   \
     OPSCOPE_DTYPE_CASE(kBool, bool, __VA_ARGS__)                      \
   }

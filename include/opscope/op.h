@@ -227,6 +227,19 @@ struct AttrDef {
   std::vector<std::string> allowed;  // for strings: the accepted values
 };
 
+// An attribute that a later ONNX opset turned into an input (Unsqueeze's
+// axes, Split's split, Clip's min and max, Pad's pads, ...). Either form is
+// accepted: given as an attribute (an old opset's node, `--attrs axes=[0]`),
+// the dispatcher hands it to shape inference and the kernels as input `input`,
+// so they read one form only. int/ints attributes become int64 tensors; float
+// and floats take `dtype`, or input 0's dtype when it is unset. int and float
+// attributes become scalars (rank 0), ints and floats 1-D tensors.
+struct AttrInputDef {
+  std::string attr;
+  int input = 0;
+  std::optional<DType> dtype;
+};
+
 struct TunableDef {
   std::string name;
   std::vector<int64_t> values;  // the first is the default
@@ -240,6 +253,7 @@ struct OpSchema {
   std::vector<ArgDef> outputs;
   std::map<std::string, std::vector<DType>> type_constraints;
   std::vector<AttrDef> attrs;
+  std::vector<AttrInputDef> attr_inputs;
   ShapeFn infer;
   CostFn cost;
   RegionFn input_region;  // optional; without it the region is found by perturbing inputs
@@ -258,6 +272,9 @@ struct OpSchema {
   // Checks names and types against the schema and fills in defaults.
   // Unknown names are reported with the closest known attr.
   Status ValidateAttrs(Attrs& attrs) const;
+  // Moves attributes declared with OpDef::AttrAsInput into the inputs they
+  // stand for (see AttrInputDef); giving both forms is an error naming both.
+  Status MoveAttrsToInputs(std::vector<Tensor>& inputs, Attrs& attrs) const;
   // Checks input count and that every dtype meets its constraint (and that
   // inputs sharing a type variable share a dtype).
   Status CheckInputs(const std::vector<TensorDesc>& inputs) const;
@@ -300,6 +317,8 @@ class OpDef {
   OpDef& Attr(std::string name, std::vector<double> value);
   OpDef& RequiredAttr(std::string name, AttrType type);
   OpDef& OptionalAttr(std::string name, AttrType type);  // no default; check attrs.has()
+  // The older-opset attribute form of input `input` (see AttrInputDef).
+  OpDef& AttrAsInput(std::string name, AttrType type, int input, std::optional<DType> dtype = std::nullopt);
 
   OpDef& SameShape();  // output 0: dtype and shape of input 0
   OpDef& Infer(ShapeFn fn);

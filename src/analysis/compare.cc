@@ -154,7 +154,7 @@ class Engine {
  public:
   Engine(const Tensor& a, const Tensor& e, const Tolerance& t, const CompareOptions& o)
       : a_(a), e_(e), tol_(t), k_(std::max(0, o.worst_k)), dims_(a.shape().dims()),
-        exact_i64_(a.dtype() == DType::kI64 && e.dtype() == DType::kI64) {}
+        exact_int64_(Is64BitInteger(a.dtype()) && Is64BitInteger(e.dtype())) {}
 
   void Run(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
     p.by_dim.resize(dims_.size());
@@ -195,9 +195,9 @@ class Engine {
       for (int i = 0; i < n; ++i) {
         const double a = av[i], e = ev[i];
         if (std::isfinite(a) && std::isfinite(e)) [[likely]] {
-          // int64 beyond 2^53 does not survive the trip through double: its
-          // difference is taken on the integers themselves.
-          const double diff = exact_i64_ ? ExactI64Diff(start + i) : a - e;
+          // int64 and uint64 beyond 2^53 do not survive the trip through
+          // double: their difference is taken on the integers themselves.
+          const double diff = exact_int64_ ? ExactInt64Diff(start + i) : a - e;
           const double err = std::fabs(diff), abs_e = std::fabs(e);
           ++finite;
           sum_abs += err;
@@ -241,10 +241,15 @@ class Engine {
     p.max_rel = max_rel, p.max_rel_index = max_rel_index, p.max_rel_e = max_rel_e, p.max_rel_a = max_rel_a;
   }
 
-  double ExactI64Diff(int64_t i) const {
-    const __int128 a = a_.data<int64_t>()[i], e = e_.data<int64_t>()[i];
-    return static_cast<double>(a - e);
+  static bool Is64BitInteger(DType t) { return t == DType::kI64 || t == DType::kU64; }
+
+  // Every int64 and uint64 value fits an __int128, and so does their difference.
+  static __int128 Load128(const Tensor& t, int64_t i) {
+    if (t.dtype() == DType::kU64) return t.data<uint64_t>()[i];
+    return t.data<int64_t>()[i];
   }
+
+  double ExactInt64Diff(int64_t i) const { return static_cast<double>(Load128(a_, i) - Load128(e_, i)); }
 
   template <CompareRule kRule>
   bool Judge(double a, double e, double err, double abs_e, Partial& p) const {
@@ -253,7 +258,7 @@ class Engine {
     if constexpr (kRule == CompareRule::kRelative) return err <= std::max(tol_.atol, tol_.rtol * abs_e);
     if constexpr (kRule == CompareRule::kBitExact) return err == 0 && std::signbit(a) == std::signbit(e);
     if constexpr (kRule == CompareRule::kUlp) {
-      const int64_t ulp = exact_i64_ ? static_cast<int64_t>(std::min(err, 9.2e18))
+      const int64_t ulp = exact_int64_ ? static_cast<int64_t>(std::min(err, 9.2e18))
                                      : std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
       p.max_ulp = std::max(p.max_ulp, ulp);
       return ulp <= tol_.max_ulp;
@@ -317,7 +322,7 @@ class Engine {
   Tolerance tol_;
   int k_;
   std::vector<int64_t> dims_;
-  bool exact_i64_;
+  bool exact_int64_;
 };
 
 // Partials arrive in index order: strict comparisons keep the lowest index on ties.

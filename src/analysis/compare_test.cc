@@ -362,5 +362,59 @@ TEST(Compare, Int64BeyondDoublePrecisionIsComparedExactly) {
   EXPECT_EQ(loose->mismatched, 0);
 }
 
+// uint64 past 2^63 is beyond int64 and double alike: off by one must still count,
+// and an actual in int64 against an expected in uint64 is compared on the integers.
+TEST(Compare, Uint64BeyondDoublePrecisionIsComparedExactly) {
+  Tensor e = *Tensor::Empty(DType::kU64, Shape({3}));
+  Tensor a = *Tensor::Empty(DType::kU64, Shape({3}));
+  const uint64_t big = (uint64_t{1} << 63) + (uint64_t{1} << 40);
+  e.data<uint64_t>()[0] = big, e.data<uint64_t>()[1] = 5, e.data<uint64_t>()[2] = UINT64_MAX;
+  a.data<uint64_t>()[0] = big, a.data<uint64_t>()[1] = 5, a.data<uint64_t>()[2] = UINT64_MAX - 1;
+  auto r = CompareTensors(a, e, DefaultTolerance(DType::kU64));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->mismatched, 1);
+  EXPECT_EQ(r->max_abs_err, 1);
+  EXPECT_EQ(r->max_abs_index, 2);
+  EXPECT_EQ(DescribeTolerance(DefaultTolerance(DType::kU64)), DescribeTolerance(DefaultTolerance(DType::kI64)));
+
+  Tensor e_small = *Tensor::Empty(DType::kU64, Shape({1}));
+  Tensor a_i64 = *Tensor::Empty(DType::kI64, Shape({1}));
+  e_small.data<uint64_t>()[0] = (uint64_t{1} << 60) + 1;
+  a_i64.data<int64_t>()[0] = int64_t{1} << 60;
+  auto mixed = CompareTensors(a_i64, e_small, DefaultTolerance(DType::kU64));
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ(mixed->mismatched, 1);
+  EXPECT_EQ(mixed->max_abs_err, 1);
+}
+
+TEST(Compare, UnsignedSixteenAndThirtyTwoBitAreExact) {
+  for (DType dtype : {DType::kU16, DType::kU32}) {
+    Tensor e = Make(dtype, Shape({3}), {0, 65535, 7});
+    Tensor a = Make(dtype, Shape({3}), {0, 65535, 8});
+    auto r = CompareTensors(a, e, DefaultTolerance(dtype));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->mismatched, 1) << DTypeName(dtype);
+    EXPECT_EQ(r->max_abs_index, 2) << DTypeName(dtype);
+  }
+}
+
+// An op may rightly produce nothing (Split into an empty part, a 0-row input):
+// nothing mismatched out of nothing is a pass, with no statistics to make up.
+TEST(Compare, EmptyTensorsPassWithZeroOfZero) {
+  for (DType dtype : {DType::kF32, DType::kI64, DType::kU64, DType::kBool}) {
+    Tensor e = *Tensor::Empty(dtype, Shape({0, 3}));
+    Tensor a = *Tensor::Empty(dtype, Shape({0, 3}));
+    auto r = CompareTensors(a, e, DefaultTolerance(dtype), CompareOptions{.worst_k = 4});
+    ASSERT_TRUE(r.ok()) << DTypeName(dtype) << ": " << r.status().ToString();
+    EXPECT_TRUE(r->passed()) << DTypeName(dtype);
+    EXPECT_EQ(r->total, 0);
+    EXPECT_EQ(r->mismatched, 0);
+    EXPECT_TRUE(r->worst.empty());
+  }
+  // The shapes must still agree: [0,3] is not [3,0].
+  EXPECT_FALSE(CompareTensors(*Tensor::Empty(DType::kF32, Shape({0, 3})), *Tensor::Empty(DType::kF32, Shape({3, 0})),
+                              DefaultTolerance(DType::kF32)).ok());
+}
+
 }  // namespace
 }  // namespace opscope

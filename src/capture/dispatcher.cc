@@ -1,6 +1,8 @@
 #include "capture/dispatcher.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -87,6 +89,22 @@ void Dispatcher::RemoveHook(int id) {
   std::atomic_store(&hook_snapshot_, std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>>(snap));
 }
 
+// The outputs a call gets when its caller does not say: an op with any number
+// of outputs makes as many as it is told by its num_outputs attribute or by
+// the length of its sizes (Split's split, as input or attribute); any other
+// op its required outputs.
+static int DefaultOutputCount(const OpSchema& op, const std::vector<const Tensor*>& values, const Attrs& attrs) {
+  const int required = std::max(op.MinOutputs(), 1);
+  if (op.MaxOutputs() != INT32_MAX) return required;
+  constexpr int64_t kMost = 1 << 20;
+  if (attrs.has("num_outputs")) return static_cast<int>(std::clamp<int64_t>(attrs.i("num_outputs"), 1, kMost));
+  if (attrs.has("split")) return static_cast<int>(std::clamp<int64_t>(attrs.ints("split").size(), 1, kMost));
+  for (size_t i = 0; i < values.size() && i < op.inputs.size(); ++i) {
+    if (op.inputs[i].name == "split" && values[i]) return static_cast<int>(std::clamp<int64_t>(values[i]->numel(), 1, kMost));
+  }
+  return required;
+}
+
 static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
   std::vector<TensorDesc> d(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -114,7 +132,7 @@ StatusOr<std::vector<TensorDesc>> Dispatcher::InferOutputs(const OpSchema& op, c
     }
     values[i] = &host_values[i];
   }
-  if (num_outputs < 0) num_outputs = std::max(op.MinOutputs(), 1);
+  if (num_outputs < 0) num_outputs = DefaultOutputCount(op, values, attrs);
   return op.InferOutputs(in, values, attrs, num_outputs);
 }
 
@@ -124,9 +142,15 @@ StatusOr<OpRun> Dispatcher::Run(std::string_view op_name, const std::vector<Tens
   return Run(*op, inputs, std::move(attrs), options);
 }
 
-StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_in, Attrs attrs_in,
+StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_given, Attrs attrs_in,
                                 const RunOptions& options) {
   auto attrs = std::make_shared<Attrs>(std::move(attrs_in));
+  // Older-opset attributes reach the kernels as the inputs they stand for.
+  std::vector<Tensor> inputs_in = inputs_given;
+  if (!op.attr_inputs.empty()) {
+    OPSCOPE_RETURN_IF_ERROR(op.ValidateAttrs(*attrs));
+    OPSCOPE_RETURN_IF_ERROR(op.MoveAttrsToInputs(inputs_in, *attrs));
+  }
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
                            InferOutputs(op, inputs_in, *attrs, options.num_outputs));
   Device* device = options.device;

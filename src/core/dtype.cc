@@ -10,9 +10,9 @@ namespace opscope {
 
 size_t DTypeSize(DType t) {
   switch (t) {
-    case DType::kF64: case DType::kI64: return 8;
-    case DType::kF32: case DType::kI32: return 4;
-    case DType::kF16: case DType::kBF16: case DType::kI16: return 2;
+    case DType::kF64: case DType::kI64: case DType::kU64: return 8;
+    case DType::kF32: case DType::kI32: case DType::kU32: return 4;
+    case DType::kF16: case DType::kBF16: case DType::kI16: case DType::kU16: return 2;
     case DType::kI8: case DType::kU8: case DType::kBool: return 1;
   }
   return 0;
@@ -29,6 +29,9 @@ const char* DTypeName(DType t) {
     case DType::kI16: return "int16";
     case DType::kI8: return "int8";
     case DType::kU8: return "uint8";
+    case DType::kU16: return "uint16";
+    case DType::kU32: return "uint32";
+    case DType::kU64: return "uint64";
     case DType::kBool: return "bool";
   }
   return "?";
@@ -45,26 +48,36 @@ StatusOr<DType> ParseDType(std::string_view name) {
       {"bfloat16", DType::kBF16}, {"bf16", DType::kBF16},
       {"int64", DType::kI64}, {"i64", DType::kI64}, {"int32", DType::kI32}, {"i32", DType::kI32},
       {"int16", DType::kI16}, {"i16", DType::kI16}, {"int8", DType::kI8}, {"i8", DType::kI8},
-      {"uint8", DType::kU8}, {"u8", DType::kU8}, {"bool", DType::kBool},
+      {"uint8", DType::kU8}, {"u8", DType::kU8}, {"uint16", DType::kU16}, {"u16", DType::kU16},
+      {"uint32", DType::kU32}, {"u32", DType::kU32}, {"uint64", DType::kU64}, {"u64", DType::kU64},
+      {"bool", DType::kBool},
   };
   for (const auto& a : kAliases) {
     if (n == a.name) return a.t;
   }
   return InvalidArgumentError("unknown dtype '" + std::string(name) +
                               "': expected one of float64 float32 float16 bfloat16 int64 int32 "
-                              "int16 int8 uint8 bool");
+                              "int16 int8 uint64 uint32 uint16 uint8 bool");
 }
 
 bool IsFloat(DType t) {
   return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16;
 }
 bool IsInteger(DType t) {
-  return t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8 || t == DType::kU8;
+  switch (t) {
+    case DType::kI64: case DType::kI32: case DType::kI16: case DType::kI8:
+    case DType::kU64: case DType::kU32: case DType::kU16: case DType::kU8: return true;
+    default: return false;
+  }
 }
-bool IsSigned(DType t) { return IsFloat(t) || (IsInteger(t) && t != DType::kU8); }
+bool IsSigned(DType t) {
+  return IsFloat(t) || t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8;
+}
 
 std::vector<DType> FloatDTypes() { return {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}; }
-std::vector<DType> IntegerDTypes() { return {DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU8}; }
+std::vector<DType> IntegerDTypes() {
+  return {DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU64, DType::kU32, DType::kU16, DType::kU8};
+}
 std::vector<DType> NumericDTypes() {
   auto v = FloatDTypes();
   for (DType t : IntegerDTypes()) v.push_back(t);

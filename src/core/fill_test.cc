@@ -93,8 +93,9 @@ TEST(Fill, NormalHasTheRightMoments) {
 }
 
 TEST(Fill, IntIsInclusiveAndHitsEveryValue) {
-  for (DType dtype : {DType::kI8, DType::kU8, DType::kI64, DType::kF32, DType::kBF16}) {
-    double low = dtype == DType::kU8 ? 0 : -4;
+  for (DType dtype : {DType::kI8, DType::kU8, DType::kI64, DType::kF32, DType::kBF16, DType::kU16, DType::kU32,
+                      DType::kU64}) {
+    double low = IsSigned(dtype) ? -4 : 0;
     Tensor t = Make(dtype, Shape({5000}), FillSpec{.kind = FillKind::kInt, .seed = 4, .low = low, .high = low + 8});
     std::map<double, int> counts;
     for (int64_t i = 0; i < t.numel(); ++i) counts[t.FlatGetAsDouble(i)]++;
@@ -109,6 +110,16 @@ TEST(Fill, ConstantSequentialSaturateAndBool) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(seq.data<int8_t>()[i], std::min(120 + i, 127));
   Tensor c = Make(DType::kU8, Shape({2}), FillSpec{.kind = FillKind::kConstant, .value = -5});
   EXPECT_EQ(c.data<uint8_t>()[0], 0);
+  // Unsigned types saturate at both ends instead of wrapping.
+  for (DType dtype : {DType::kU16, DType::kU32, DType::kU64}) {
+    Tensor lo = Make(dtype, Shape({1}), FillSpec{.kind = FillKind::kConstant, .value = -5});
+    EXPECT_EQ(lo.FlatGetAsDouble(0), 0) << DTypeName(dtype);
+  }
+  EXPECT_EQ(Make(DType::kU16, Shape({1}), FillSpec{.kind = FillKind::kConstant, .value = 1e9}).data<uint16_t>()[0], 65535);
+  EXPECT_EQ(Make(DType::kU32, Shape({1}), FillSpec{.kind = FillKind::kConstant, .value = 1e12}).data<uint32_t>()[0],
+            4294967295u);
+  EXPECT_EQ(Make(DType::kU64, Shape({1}), FillSpec{.kind = FillKind::kConstant, .value = 1e30}).data<uint64_t>()[0],
+            UINT64_MAX);
   Tensor r = Make(DType::kI32, Shape({1}), FillSpec{.kind = FillKind::kConstant, .value = 2.5});
   EXPECT_EQ(r.data<int32_t>()[0], 3);  // integers round
   Tensor b = Make(DType::kBool, Shape({3}), FillSpec{.kind = FillKind::kSequential, .value = 0});

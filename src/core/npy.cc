@@ -53,6 +53,9 @@ const char* DescrOf(DType t) {
     case DType::kI16: return "<i2";
     case DType::kI8: return "|i1";
     case DType::kU8: return "|u1";
+    case DType::kU16: return "<u2";
+    case DType::kU32: return "<u4";
+    case DType::kU64: return "<u8";
     case DType::kBool: return "|b1";
   }
   return "?";
@@ -82,7 +85,7 @@ std::string NumpyNameOf(char kind, int size) {
 StatusOr<Descr> ParseDescr(const std::string& descr, const std::string& name) {
   auto unsupported = [&](const std::string& what) {
     return InvalidArgumentError(name + ": unsupported dtype '" + descr + "' (" + what +
-                                "); opscope reads <f8 <f4 <f2 <V2 (bfloat16) <i8 <i4 <i2 |i1 |u1 |b1, "
+                                "); opscope reads <f8 <f4 <f2 <V2 (bfloat16) <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1, "
                                 "little- or big-endian");
   };
   std::string_view d = descr;
@@ -103,7 +106,8 @@ StatusOr<Descr> ParseDescr(const std::string& descr, const std::string& name) {
   static constexpr Known kKnown[] = {
       {'f', 8, DType::kF64}, {'f', 4, DType::kF32}, {'f', 2, DType::kF16}, {'V', 2, DType::kBF16},
       {'i', 8, DType::kI64}, {'i', 4, DType::kI32}, {'i', 2, DType::kI16}, {'i', 1, DType::kI8},
-      {'u', 1, DType::kU8},  {'b', 1, DType::kBool},
+      {'u', 8, DType::kU64}, {'u', 4, DType::kU32}, {'u', 2, DType::kU16}, {'u', 1, DType::kU8},
+      {'b', 1, DType::kBool},
   };
   for (const Known& k : kKnown) {
     if (k.kind == kind && k.size == size) return Descr{k.dtype, order == '>' && size > 1};

@@ -190,6 +190,29 @@ TEST(Npy, ReadsBigEndianBySwapping) {
   EXPECT_EQ(bf->FlatGetAsDouble(0), 1.5);
 }
 
+TEST(Npy, ReadsUnsignedWiderThanOneByteInBothByteOrders) {
+  const uint64_t big = (uint64_t{1} << 63) + 3;  // beyond 2^53 and int64: must come back bit for bit
+  auto u8 = ParseNpy(NpyBytes("{'descr': '>u8', 'fortran_order': False, 'shape': (2,), }",
+                              RawBigEndian<uint64_t>({big, 7})), "be.npy");
+  ASSERT_TRUE(u8.ok()) << u8.status().ToString();
+  EXPECT_EQ(u8->dtype(), DType::kU64);
+  EXPECT_EQ(u8->data<uint64_t>()[0], big);
+  EXPECT_EQ(u8->data<uint64_t>()[1], 7u);
+  auto u4 = ParseNpy(NpyBytes("{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", Raw<uint32_t>({4000000000u})),
+                     "le.npy");
+  ASSERT_TRUE(u4.ok()) << u4.status().ToString();
+  EXPECT_EQ(u4->dtype(), DType::kU32);
+  EXPECT_EQ(u4->data<uint32_t>()[0], 4000000000u);
+  auto u2 = ParseNpy(NpyBytes("{'descr': '>u2', 'fortran_order': False, 'shape': (1,), }", RawBigEndian<uint16_t>({65000})),
+                     "be.npy");
+  ASSERT_TRUE(u2.ok()) << u2.status().ToString();
+  EXPECT_EQ(u2->dtype(), DType::kU16);
+  EXPECT_EQ(u2->data<uint16_t>()[0], 65000);
+  EXPECT_NE(SerializeNpy(*u8).find("'descr': '<u8'"), std::string::npos);
+  EXPECT_NE(SerializeNpy(*u4).find("'descr': '<u4'"), std::string::npos);
+  EXPECT_NE(SerializeNpy(*u2).find("'descr': '<u2'"), std::string::npos);
+}
+
 TEST(Npy, ReadsVersions2And3AndPython2Headers) {
   for (int major : {2, 3}) {
     auto t = ParseNpy(NpyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", Raw<double>({7.25}), major),
@@ -270,7 +293,7 @@ TEST(Npy, BadMagicVersionAndHeader) {
 TEST(Npy, UnsupportedDescrNamesFileAndDescr) {
   struct Case { const char* descr; const char* what; };
   for (Case c : {Case{"<c8", "complex64"}, Case{"<U3", "unicode string"}, Case{"|O", "Python objects"},
-                 Case{"<u2", "uint16"}, Case{"<V4", "raw void"}}) {
+                 Case{"<m8", "timedelta64"}, Case{"<V4", "raw void"}}) {
     std::string dict = std::string("{'descr': '") + c.descr + "', 'fortran_order': False, 'shape': (1,), }";
     auto r = ParseNpy(NpyBytes(dict, std::string(8, '\0')), "odd.npy");
     ASSERT_FALSE(r.ok()) << c.descr;

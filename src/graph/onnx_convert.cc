@@ -88,6 +88,9 @@ StatusOr<DType> DTypeFromOnnx(int32_t onnx_type, std::string_view what) {
     case onnx::TensorProto::INT16: return DType::kI16;
     case onnx::TensorProto::INT8: return DType::kI8;
     case onnx::TensorProto::UINT8: return DType::kU8;
+    case onnx::TensorProto::UINT16: return DType::kU16;
+    case onnx::TensorProto::UINT32: return DType::kU32;
+    case onnx::TensorProto::UINT64: return DType::kU64;
     case onnx::TensorProto::BOOL: return DType::kBool;
     default: break;
   }
@@ -106,6 +109,9 @@ int32_t OnnxFromDType(DType dtype) {
     case DType::kI16: return onnx::TensorProto::INT16;
     case DType::kI8: return onnx::TensorProto::INT8;
     case DType::kU8: return onnx::TensorProto::UINT8;
+    case DType::kU16: return onnx::TensorProto::UINT16;
+    case DType::kU32: return onnx::TensorProto::UINT32;
+    case DType::kU64: return onnx::TensorProto::UINT64;
     case DType::kBool: return onnx::TensorProto::BOOL;
   }
   return onnx::TensorProto::UNDEFINED;
@@ -146,6 +152,8 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p) {
   if (dtype == DType::kF32) field = "float_data", have = p.float_data_size();
   if (dtype == DType::kF64) field = "double_data", have = p.double_data_size();
   if (dtype == DType::kI64) field = "int64_data", have = p.int64_data_size();
+  // ONNX keeps uint32 and uint64 in uint64_data; uint16, like the other narrow types, in int32_data.
+  if (dtype == DType::kU32 || dtype == DType::kU64) field = "uint64_data", have = p.uint64_data_size();
   if (have != numel) {
     return DataLossError(what + ": " + field + " has " + std::to_string(have) + " values, " + desc + " needs " +
                          std::to_string(numel));
@@ -173,6 +181,15 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p) {
     case DType::kU8:
       CopyTyped(p.int32_data(), t.data<uint8_t>(), [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
+    case DType::kU16:
+      CopyTyped(p.int32_data(), t.data<uint16_t>(), [](int32_t v) { return static_cast<uint16_t>(v); });
+      break;
+    case DType::kU32:
+      CopyTyped(p.uint64_data(), t.data<uint32_t>(), [](uint64_t v) { return static_cast<uint32_t>(v); });
+      break;
+    case DType::kU64:
+      CopyTyped(p.uint64_data(), t.data<uint64_t>(), [](uint64_t v) { return v; });
+      break;
     case DType::kBool:
       CopyTyped(p.int32_data(), t.data<bool>(), [](int32_t v) { return v != 0; });
       break;
@@ -185,6 +202,14 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p) {
       break;
   }
   return t;
+}
+
+StatusOr<Tensor> TensorFromProtoAs(const onnx::TensorProto& p, int32_t declared_type) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(p));
+  if (declared_type != onnx::TensorProto::BFLOAT16 || t.dtype() != DType::kU16) return t;
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor bf, Tensor::Empty(DType::kBF16, t.shape()));
+  if (t.nbytes() > 0) std::memcpy(bf.raw_data(), t.raw_data(), t.nbytes());  // the same 16 bits
+  return bf;
 }
 
 StatusOr<onnx::TensorProto> TensorToProto(const Tensor& t_in, const std::string& name, bool use_raw_data) {
@@ -221,6 +246,15 @@ StatusOr<onnx::TensorProto> TensorToProto(const Tensor& t_in, const std::string&
       break;
     case DType::kU8:
       for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint8_t>()[i]);
+      break;
+    case DType::kU16:
+      for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<uint16_t>()[i]);
+      break;
+    case DType::kU32:
+      for (int64_t i = 0; i < n; ++i) p.add_uint64_data(t.data<uint32_t>()[i]);
+      break;
+    case DType::kU64:
+      for (int64_t i = 0; i < n; ++i) p.add_uint64_data(t.data<uint64_t>()[i]);
       break;
     case DType::kBool:
       for (int64_t i = 0; i < n; ++i) p.add_int32_data(t.data<bool>()[i] ? 1 : 0);

@@ -51,6 +51,11 @@ int32_t OnnxFromDType(DType dtype);
 // Reads raw_data or the typed field ONNX stores the type in (int32_data also
 // carries int8/int16/uint8/bool values and the bits of float16/bfloat16).
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto);
+// TensorFromProto for a value whose model declares `declared_type` (an ONNX
+// data type number). ONNX's node-test generator writes bfloat16 data as its
+// uint16 bit patterns (numpy has no bfloat16); such a tensor comes back as
+// the bfloat16 the model declares. Any other pair is read as stored.
+StatusOr<Tensor> TensorFromProtoAs(const onnx::TensorProto& proto, int32_t declared_type);
 // Host copy of `t` as a TensorProto, in raw_data (the form ONNX's exporters
 // write) or in the typed field when `use_raw_data` is false.
 StatusOr<onnx::TensorProto> TensorToProto(const Tensor& t, const std::string& name = "",

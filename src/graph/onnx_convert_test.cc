@@ -50,8 +50,7 @@ TEST(OnnxConvert, DTypeNumbersRoundTrip) {
 }
 
 TEST(OnnxConvert, UnsupportedDataTypeNamesTypeAndNumber) {
-  for (int32_t t : {onnx::TensorProto::STRING, onnx::TensorProto::UINT16, onnx::TensorProto::UINT32,
-                    onnx::TensorProto::UINT64, onnx::TensorProto::COMPLEX64, onnx::TensorProto::COMPLEX128}) {
+  for (int32_t t : {onnx::TensorProto::STRING, onnx::TensorProto::COMPLEX64, onnx::TensorProto::COMPLEX128}) {
     EXPECT_FALSE(DTypeFromOnnx(t).ok()) << OnnxDataTypeName(t);
   }
   onnx::TensorProto p;
@@ -136,6 +135,31 @@ TEST(OnnxConvert, TypedFieldsUseOnnxsStorageRules) {
   ASSERT_TRUE(it.ok());
   EXPECT_EQ(it->data<int8_t>()[0], -128);
   EXPECT_EQ(it->data<int8_t>()[1], 127);
+
+  // uint32 and uint64 live in uint64_data, uint16 in int32_data.
+  onnx::TensorProto u64;
+  u64.set_data_type(onnx::TensorProto::UINT64);
+  u64.add_dims(1);
+  u64.add_uint64_data(UINT64_MAX - 1);
+  auto u64t = TensorFromProto(u64);
+  ASSERT_TRUE(u64t.ok()) << u64t.status().ToString();
+  EXPECT_EQ(u64t->data<uint64_t>()[0], UINT64_MAX - 1);
+  onnx::TensorProto u32;
+  u32.set_data_type(onnx::TensorProto::UINT32);
+  u32.add_uint64_data(4000000000u);
+  auto u32t = TensorFromProto(u32);
+  ASSERT_TRUE(u32t.ok()) << u32t.status().ToString();
+  EXPECT_EQ(u32t->data<uint32_t>()[0], 4000000000u);
+  onnx::TensorProto u16;
+  u16.set_data_type(onnx::TensorProto::UINT16);
+  u16.add_int32_data(65535);
+  auto u16t = TensorFromProto(u16);
+  ASSERT_TRUE(u16t.ok()) << u16t.status().ToString();
+  EXPECT_EQ(u16t->data<uint16_t>()[0], 65535);
+  onnx::TensorProto u32_wrong_field;
+  u32_wrong_field.set_data_type(onnx::TensorProto::UINT32);
+  u32_wrong_field.add_int32_data(1);
+  EXPECT_EQ(TensorFromProto(u32_wrong_field).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(OnnxConvert, WrongDataSizesAreDataLossNamingTheTensor) {
@@ -262,6 +286,34 @@ TEST(OnnxConvert, ReadsOnnxNodeTestDataAsItsModelDeclares) {
   EXPECT_EQ(x->dtype(), *want);
   ASSERT_EQ(x->rank(), type.shape().dim_size());
   for (int i = 0; i < x->rank(); ++i) EXPECT_EQ(x->dim(i), type.shape().dim(i).dim_value());
+}
+
+// ONNX's Cast tests keep bfloat16 as uint16 bit patterns; the model says bfloat16.
+TEST(OnnxConvert, Bfloat16StoredAsUint16BitsIsReadAsItsModelDeclares) {
+  const std::string dir = "/usr/share/libonnx-testdata/data/node/test_cast_FLOAT_to_BFLOAT16";
+  ASSERT_TRUE(fs::exists(dir + "/model.onnx")) << "libonnx-testdata is a build dependency";
+  auto m = LoadModel(dir + "/model.onnx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const int32_t declared = m->graph().output(0).type().tensor_type().elem_type();
+  ASSERT_EQ(declared, onnx::TensorProto::BFLOAT16);
+  auto proto = LoadTensorProtoFile(dir + "/test_data_set_0/output_0.pb");
+  ASSERT_TRUE(proto.ok()) << proto.status().ToString();
+  ASSERT_EQ(proto->data_type(), onnx::TensorProto::UINT16) << "the file's own type";
+  auto as_stored = TensorFromProto(*proto);
+  auto y = TensorFromProtoAs(*proto, declared);
+  ASSERT_TRUE(as_stored.ok() && y.ok()) << y.status().ToString();
+  EXPECT_EQ(as_stored->dtype(), DType::kU16);
+  EXPECT_EQ(y->dtype(), DType::kBF16);
+  ASSERT_EQ(y->nbytes(), as_stored->nbytes());
+  EXPECT_EQ(std::memcmp(y->raw_data(), as_stored->raw_data(), y->nbytes()), 0);
+  // The input, float32, rounds to those bfloat16 values (to nearest even).
+  auto x = ReadTensorProtoFile(dir + "/test_data_set_0/input_0.pb");
+  ASSERT_TRUE(x.ok());
+  EXPECT_EQ(BFloat16(x->data<float>()[0]).bits, y->data<BFloat16>()[0].bits);
+  // A declared type that is not bfloat16 leaves uint16 as it is.
+  auto kept = TensorFromProtoAs(*proto, onnx::TensorProto::UINT16);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->dtype(), DType::kU16);
 }
 
 TEST(OnnxConvert, AttrsFromNodeConvertsEveryKindAndCoercesBySchema) {

@@ -101,6 +101,81 @@ Status OpSchema::ValidateAttrs(Attrs& a) const {
   return Status::Ok();
 }
 
+namespace {
+
+// The tensor an attribute stands for: int64 for integer attrs, else `dtype`.
+StatusOr<Tensor> AttrAsTensor(const AttrValue& v, DType dtype) {
+  std::vector<double> values;
+  bool scalar = true;
+  switch (AttrTypeOf(v)) {
+    case AttrType::kInt: {
+      // Built as int64 directly: an axis or size beyond 2^53 must not round.
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kI64, Shape()));
+      *t.data<int64_t>() = std::get<int64_t>(v);
+      if (dtype == DType::kI64) return t;
+      return t.CastTo(dtype);
+    }
+    case AttrType::kInts: {
+      const auto& ints = std::get<std::vector<int64_t>>(v);
+      OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kI64, Shape({static_cast<int64_t>(ints.size())})));
+      std::copy(ints.begin(), ints.end(), t.data<int64_t>());
+      if (dtype == DType::kI64) return t;
+      return t.CastTo(dtype);
+    }
+    case AttrType::kFloat: values = {std::get<double>(v)}; break;
+    case AttrType::kFloats:
+      values = std::get<std::vector<double>>(v);
+      scalar = false;
+      break;
+    default: return InvalidArgumentError(std::string("a ") + AttrTypeName(AttrTypeOf(v)) + " attribute has no tensor form");
+  }
+  Shape shape = scalar ? Shape() : Shape({static_cast<int64_t>(values.size())});
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, shape));
+  for (size_t i = 0; i < values.size(); ++i) t.FlatSetFromDouble(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+}  // namespace
+
+namespace {
+
+Status BothForms(const OpSchema& op, const AttrInputDef& def) {
+  const std::string input_name = op.inputs[std::min<size_t>(def.input, op.inputs.size() - 1)].name;
+  return InvalidArgumentError("op " + op.name + ": '" + def.attr + "' given both as attribute and as input " +
+                              std::to_string(def.input) + " (" + input_name + "); give one");
+}
+
+StatusOr<Tensor> AttrInputTensor(const OpSchema& op, const AttrInputDef& def, const AttrValue& v, DType input0) {
+  const bool is_int = AttrTypeOf(v) == AttrType::kInt || AttrTypeOf(v) == AttrType::kInts;
+  StatusOr<Tensor> t = AttrAsTensor(v, is_int ? DType::kI64 : def.dtype.value_or(input0));
+  if (!t.ok()) return std::move(t).status().WithContext("op " + op.name + " attribute '" + def.attr + "'");
+  return t;
+}
+
+Attrs Without(const Attrs& a, const std::string& name) {
+  Attrs rest;
+  for (const auto& [k, value] : a.all()) {
+    if (k != name) rest.Set(k, value);
+  }
+  return rest;
+}
+
+}  // namespace
+
+Status OpSchema::MoveAttrsToInputs(std::vector<Tensor>& in, Attrs& a) const {
+  for (const AttrInputDef& def : attr_inputs) {
+    const AttrValue* v = a.Find(def.attr);
+    if (!v) continue;
+    if (def.input < static_cast<int>(in.size()) && in[def.input].defined()) return BothForms(*this, def);
+    const DType input0 = in.empty() || !in[0].defined() ? DType::kF32 : in[0].dtype();
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, AttrInputTensor(*this, def, *v, input0));
+    if (static_cast<int>(in.size()) <= def.input) in.resize(def.input + 1);
+    in[def.input] = std::move(t);
+    a = Without(a, def.attr);
+  }
+  return Status::Ok();
+}
+
 Status OpSchema::CheckInputs(const std::vector<TensorDesc>& in) const {
   int n = static_cast<int>(in.size());
   if (n < MinInputs() || n > MaxInputs()) {
@@ -140,6 +215,23 @@ Status OpSchema::CheckInputs(const std::vector<TensorDesc>& in) const {
 StatusOr<std::vector<TensorDesc>> OpSchema::InferOutputs(const std::vector<TensorDesc>& in,
                                                          const std::vector<const Tensor*>& values,
                                                          const Attrs& a, int num_outputs) const {
+  // An older opset's attribute is seen as the input it stands for, so shape
+  // inference reads one form only (the dispatcher does the same for kernels).
+  for (const AttrInputDef& def : attr_inputs) {
+    const AttrValue* v = a.Find(def.attr);
+    if (!v) continue;
+    if (def.input < static_cast<int>(in.size()) && in[def.input].present) return BothForms(*this, def);
+    const DType input0 = in.empty() || !in[0].present ? DType::kF32 : in[0].dtype;
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, AttrInputTensor(*this, def, *v, input0));
+    std::vector<TensorDesc> in2 = in;
+    std::vector<const Tensor*> values2 = values;
+    const size_t size = std::max<size_t>(in.size(), def.input + 1);
+    in2.resize(size, TensorDesc{DType::kF32, Shape(), false});
+    values2.resize(size, nullptr);
+    in2[def.input] = TensorDesc{t.dtype(), t.shape()};
+    values2[def.input] = &t;
+    return InferOutputs(in2, values2, Without(a, def.attr), num_outputs);  // t outlives the call
+  }
   if (num_outputs < MinOutputs() || num_outputs > MaxOutputs()) {
     return InvalidArgumentError("op " + name + " produces " + std::to_string(MinOutputs()) +
                                 (MaxOutputs() == MinOutputs() ? "" : " or more") + " output(s), " +
@@ -371,6 +463,11 @@ OpDef& OpDef::Attr(std::string n, std::vector<double> v) {
 }
 OpDef& OpDef::RequiredAttr(std::string n, AttrType t) { return AddAttr(*this, schema_, std::move(n), t, std::nullopt, true); }
 OpDef& OpDef::OptionalAttr(std::string n, AttrType t) { return AddAttr(*this, schema_, std::move(n), t, std::nullopt, false); }
+
+OpDef& OpDef::AttrAsInput(std::string n, AttrType t, int input, std::optional<DType> dtype) {
+  schema_.attr_inputs.push_back(AttrInputDef{n, input, dtype});
+  return OptionalAttr(std::move(n), t);
+}
 
 OpDef& OpDef::SameShape() {
   schema_.infer = [](InferContext& c) {

@@ -1,7 +1,7 @@
 // Cast (ONNX opset 13): attribute `to` is a TensorProto data type number.
 // Conversions follow numpy's astype: float -> int truncates, NaN and
-// out-of-range give the minimum of int64 (to int64) or of int32 (to int32 and
-// narrower, then the low bits); anything -> bool is != 0; every float -> f16 /
+// out-of-range give the minimum of int64 (to int64, uint32, uint64) or of
+// int32 (to int32 and narrower), then the low bits; anything -> bool is != 0; every float -> f16 /
 // bf16 rounds once, to nearest even (f64 -> f16 does not round twice via f32).
 #include <cmath>
 #include <limits>
@@ -20,12 +20,12 @@ struct OnnxType {
 
 constexpr OnnxType kOnnxTypes[] = {
     {1, "float", true, DType::kF32},       {2, "uint8", true, DType::kU8},
-    {3, "int8", true, DType::kI8},         {4, "uint16", false, DType::kU8},
+    {3, "int8", true, DType::kI8},         {4, "uint16", true, DType::kU16},
     {5, "int16", true, DType::kI16},       {6, "int32", true, DType::kI32},
     {7, "int64", true, DType::kI64},       {8, "string", false, DType::kU8},
     {9, "bool", true, DType::kBool},       {10, "float16", true, DType::kF16},
-    {11, "double", true, DType::kF64},     {12, "uint32", false, DType::kU8},
-    {13, "uint64", false, DType::kU8},     {14, "complex64", false, DType::kU8},
+    {11, "double", true, DType::kF64},     {12, "uint32", true, DType::kU32},
+    {13, "uint64", true, DType::kU64},     {14, "complex64", false, DType::kU8},
     {15, "complex128", false, DType::kU8}, {16, "bfloat16", true, DType::kBF16},
 };
 
@@ -90,7 +90,11 @@ double ReferenceCast(double v, DType to) {
     case DType::kF16: return RoundToFormat(v, 11, -14, 65504.0);
     case DType::kBF16: return RoundToFormat(v, 8, -126, 3.3895313892515355e38);
     case DType::kBool: return v != 0 ? 1 : 0;
+    case DType::kU64:
+      if (v >= 9223372036854775808.0) return v < 18446744073709551616.0 ? std::trunc(v) : 0;
+      [[fallthrough]];
     case DType::kI64:
+    case DType::kU32:  // through int64, then StoreReference keeps the low bits
       if (std::isnan(v) || v < -9223372036854775808.0 || v >= 9223372036854775808.0) return -9223372036854775808.0;
       return std::trunc(v);
     default:  // int32 and narrower: through int32, then StoreReference keeps the low bits
@@ -111,7 +115,8 @@ Status CastReference(KernelContext& ctx) {
 
 OPSCOPE_OP("Cast")
     .Doc("output = input converted to the type `to` (ONNX TensorProto number: 1 float, 2 uint8, 3 int8, "
-         "5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 double, 16 bfloat16), as numpy's astype")
+         "4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 double, 12 uint32, 13 uint64, 16 bfloat16), "
+         "as numpy's astype")
     .Input("input", "T1").Output("output", "T2")
     .TypeConstraint("T1", ew::All())
     .TypeConstraint("T2", ew::All())

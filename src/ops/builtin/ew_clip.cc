@@ -61,6 +61,7 @@ OPSCOPE_OP("Clip")
     .Doc("output = min(max(input, min), max); min and max are optional scalars")
     .Input("input", "T").OptionalInput("min", "T").OptionalInput("max", "T").Output("output", "T")
     .TypeConstraint("T", ew::Numeric())
+    .AttrAsInput("min", AttrType::kFloat, 1).AttrAsInput("max", AttrType::kFloat, 2)  // opsets 1-10
     .Infer(InferClip)
     .Cost(ew::ElementwiseCost(2))
     .Tunable("block", ew::BlockChoices())

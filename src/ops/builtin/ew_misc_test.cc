@@ -36,6 +36,38 @@ TEST(EwVariadic, KernelMatchesReference) {
   ExpectMatchesReference("Max", {Random(DType::kI64, Shape({4, 6}), 1, -50, 50), Random(DType::kI64, Shape({6}), 2, -50, 50)});
 }
 
+// The unsigned types ONNX's Max, Min, Add, Sub, Mul, Div and the comparisons
+// allow: kernels agree with the reference, wrap like numpy, and uint64 keeps
+// every bit past 2^53 (where a double in between would round).
+TEST(EwUnsigned, KernelsMatchReferenceAndKeepEveryBit) {
+  uint64_t seed = 700;
+  for (DType dt : {DType::kU16, DType::kU32, DType::kU64}) {
+    for (const char* op : {"Max", "Min", "Add", "Sub", "Mul", "Div", "Less", "Greater", "Equal", "Abs", "Clip"}) {
+      SCOPED_TRACE(std::string(op) + " " + DTypeName(dt));
+      Tensor a = Random(dt, Shape({3, 4}), seed++, 0, 200), b = Random(dt, Shape({4}), seed++, 1, 200);
+      std::vector<Tensor> in = {a, b};
+      if (std::string(op) == "Abs") in = {a};
+      if (std::string(op) == "Clip") in = {a, Make(dt, Shape(), {20}), Make(dt, Shape(), {150})};
+      ExpectMatchesReference(op, in);
+    }
+  }
+  ExpectValues("Sub", {Make(DType::kU16, Shape({1}), {1}), Make(DType::kU16, Shape({1}), {2})}, {65535});
+  Tensor big = *Tensor::Empty(DType::kU64, Shape({2})), small = *Tensor::Empty(DType::kU64, Shape({2}));
+  big.data<uint64_t>()[0] = UINT64_MAX, big.data<uint64_t>()[1] = (uint64_t{1} << 63) + 1;
+  small.data<uint64_t>()[0] = UINT64_MAX - 1, small.data<uint64_t>()[1] = uint64_t{1} << 63;
+  for (const char* op : {"Max", "Min"}) {
+    auto r = ew_test::RunCpu(op, {big, small});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const uint64_t* y = r->outputs[0].data<uint64_t>();
+    const bool max = std::string(op) == "Max";
+    EXPECT_EQ(y[0], max ? UINT64_MAX : UINT64_MAX - 1) << op;
+    EXPECT_EQ(y[1], max ? (uint64_t{1} << 63) + 1 : uint64_t{1} << 63) << op;
+  }
+  auto sum = ew_test::RunCpu("Add", {big, small});
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(sum->outputs[0].data<uint64_t>()[1], 1u);  // 2^64 + 1 wraps to 1, as numpy
+}
+
 TEST(EwVariadic, BadInputsNameTheProblem) {
   std::string e = ErrorOf(op_test::RunCpu("Sum", {Make(DType::kF32, Shape({2}), {1, 2}), Make(DType::kF32, Shape({3}), {1, 2, 3})}));
   EXPECT_NE(e.find("input 1 of shape [3] does not broadcast with shape [2]"), std::string::npos) << e;
@@ -122,7 +154,7 @@ TEST(EwCast, RoundsOnceToNearestEven) {
 }
 
 TEST(EwCast, KernelEqualsReferenceForEveryDtypePair) {
-  const int64_t onnx_numbers[] = {11, 1, 10, 16, 7, 6, 5, 3, 2, 9};
+  const int64_t onnx_numbers[] = {11, 1, 10, 16, 7, 6, 5, 3, 2, 9, 4, 12, 13};
   const double nan = std::nan("");
   std::vector<double> values = {0, -0.0, 1, -1, 0.5, -2.5, 3.75, 100.4, -129.9, 255.5, 70000.3, -1e12, 1e-9, 3.3e38, nan};
   uint64_t seed = 900;
@@ -142,6 +174,21 @@ TEST(EwCast, KernelEqualsReferenceForEveryDtypePair) {
       ExpectMatchesReference("Cast", {r}, To(to), -1, Within(0));
     }
   }
+}
+
+// numpy's astype on x86-64: uint32 and uint64 convert through 64 bits
+// (uint32 keeps the low bits), uint16 through int32, as the narrow types do.
+TEST(EwCast, ToUnsignedAsNumpy) {
+  Tensor x = Make(DType::kF64, Shape({3}), {3e9, -1, 5e9});
+  ExpectValues("Cast", {x}, {3e9, 4294967295.0, 705032704}, To(12), 0);
+  ExpectValues("Cast", {Make(DType::kF64, Shape({3}), {70000.5, -1, 7.9})}, {4464, 65535, 7}, To(4), 0);
+  auto r = ew_test::RunCpu("Cast", {Make(DType::kF64, Shape({4}), {3e9, -1, 1e19, 2e19})}, To(13));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const uint64_t* y = r->outputs[0].data<uint64_t>();
+  EXPECT_EQ(y[0], 3000000000u);
+  EXPECT_EQ(y[1], UINT64_MAX);
+  EXPECT_EQ(y[2], 10000000000000000000u);
+  EXPECT_EQ(y[3], 0u);
 }
 
 TEST(EwCast, BadTargetsNameTheProblem) {

@@ -7,8 +7,8 @@ namespace opscope::ew {
 std::vector<DType> Floats() { return {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}; }
 
 std::vector<DType> Numeric() {
-  return {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
-          DType::kI32, DType::kI16, DType::kI8,  DType::kU8};
+  return {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64, DType::kI32, DType::kI16,
+          DType::kI8,  DType::kU64, DType::kU32, DType::kU16,  DType::kU8};
 }
 
 std::vector<DType> SignedNumeric() {

@@ -27,7 +27,7 @@ namespace opscope::ew {
 // ---- dtype sets (ONNX type constraints restricted to our DType) ---------------------
 
 std::vector<DType> Floats();          // f64 f32 f16 bf16
-std::vector<DType> Numeric();         // floats and all integers
+std::vector<DType> Numeric();         // floats and all integers, unsigned included
 std::vector<DType> SignedNumeric();   // floats and i64 i32 i16 i8
 std::vector<DType> FloatsAndInts();   // floats and i64 i32 (PRelu, Pow base)
 std::vector<DType> All();             // numeric and bool
@@ -62,13 +62,19 @@ template <typename T> inline constexpr bool kIsFloatLike = std::is_floating_poin
 float RoundToOddFloat(double d);
 
 // float -> integer as numpy's astype does on x86: NaN and out-of-range give
-// the minimum of int64 (for i64) or int32 (for every narrower type, whose
-// result is then the low bits of that int32).
+// the minimum of int64 (for i64, u32 and u64) or int32 (for every narrower
+// type), whose low bits are the result; uint64 takes [2^63, 2^64) as it is
+// and gives 0 from 2^64 up (the compiler's unsigned conversion on x86-64).
 template <typename To>
 inline To FloatToInt(double v) {
-  if constexpr (std::is_same_v<To, int64_t>) {
-    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return std::numeric_limits<int64_t>::min();
-    return static_cast<int64_t>(v);
+  if constexpr (std::is_same_v<To, int64_t> || std::is_same_v<To, uint32_t> || std::is_same_v<To, uint64_t>) {
+    if constexpr (std::is_same_v<To, uint64_t>) {
+      if (v >= 9223372036854775808.0) return v < 18446744073709551616.0 ? static_cast<uint64_t>(v) : 0;
+    }
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+      return static_cast<To>(std::numeric_limits<int64_t>::min());
+    }
+    return static_cast<To>(static_cast<int64_t>(v));  // modular (C++20)
   } else {
     int32_t w = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v)
                                                           : std::numeric_limits<int32_t>::min();

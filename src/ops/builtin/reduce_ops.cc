@@ -1,6 +1,7 @@
-// ReduceSum (opset 13: axes is an optional input, noop_with_empty_axes),
-// ReduceMean and ReduceMax (opset 13-17: axes is an attribute). No axes means
-// every axis.
+// ReduceSum, ReduceMean and ReduceMax. Axes come as the optional input of
+// opset 18 (13 for ReduceSum) or as the attribute of the opsets before, which
+// the dispatcher turns into that input (OpDef::AttrAsInput). No axes means
+// every axis, unless noop_with_empty_axes=1.
 //
 // Accumulation: f16/bf16 in float, f32 and f64 in double (running sums in
 // double keep f32 sums far below f32's rounding for any size we run; rows are
@@ -27,13 +28,12 @@ using shape_ops::IntsToString;
 enum class ReduceKind { kSum, kMean, kMax };
 
 // The axes to reduce for this call (empty = all, unless noop).
-std::vector<int64_t> AxesOf(std::string_view op, const Attrs& attrs, const Tensor* axes_input) {
-  if (op == "ReduceSum") return axes_input ? kernels::ToInt64s(*axes_input) : std::vector<int64_t>{};
-  return attrs.ints("axes");
+std::vector<int64_t> AxesOf(const Tensor* axes_input) {
+  return axes_input ? kernels::ToInt64s(*axes_input) : std::vector<int64_t>{};
 }
 
 bool IsNoop(std::string_view op, const Attrs& attrs, const std::vector<int64_t>& axes) {
-  return op == "ReduceSum" && axes.empty() && attrs.i("noop_with_empty_axes") != 0;
+  return axes.empty() && attrs.i("noop_with_empty_axes") != 0;
 }
 
 // Which dims are reduced.
@@ -47,10 +47,8 @@ StatusOr<std::vector<bool>> ReducedDims(std::string_view op, const std::vector<i
 Status InferReduce(InferContext& c) {
   const Shape& in = c.input(0).shape;
   std::vector<int64_t> axes;
-  if (c.op_name() == "ReduceSum" && c.has_input(1)) {
+  if (c.has_input(1)) {
     OPSCOPE_ASSIGN_OR_RETURN(axes, shape_ops::ValueInts(c, 1, "axes"));
-  } else {
-    axes = AxesOf(c.op_name(), c.attrs(), nullptr);
   }
   if (IsNoop(c.op_name(), c.attrs(), axes)) {
     c.SetOutput(0, c.input(0).dtype, in);
@@ -218,7 +216,7 @@ Status ReduceTyped(KernelContext& ctx, const std::vector<bool>& red) {
 
 template <ReduceKind K>
 Status ReduceCpu(KernelContext& ctx) {
-  std::vector<int64_t> axes = AxesOf(ctx.op_name(), ctx.attrs(), ctx.has_input(1) ? &ctx.in(1) : nullptr);
+  std::vector<int64_t> axes = AxesOf(ctx.has_input(1) ? &ctx.in(1) : nullptr);
   if (IsNoop(ctx.op_name(), ctx.attrs(), axes)) return shape_ops::CopyInto(ctx, "reduce_noop_cpu", ctx.in(0), ctx.out(0));
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<bool> red, ReducedDims(ctx.op_name(), axes, ctx.in(0).rank()));
   switch (ctx.in(0).dtype()) {
@@ -240,7 +238,7 @@ Status ReduceCpu(KernelContext& ctx) {
 template <ReduceKind K>
 Status ReduceReference(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  std::vector<int64_t> axes = AxesOf(ctx.op_name(), ctx.attrs(), ctx.has_input(1) ? &ctx.in(1) : nullptr);
+  std::vector<int64_t> axes = AxesOf(ctx.has_input(1) ? &ctx.in(1) : nullptr);
   std::vector<double> v = kernels::ToDoubles(x);
   if (IsNoop(ctx.op_name(), ctx.attrs(), axes)) {
     kernels::FromDoubles(ctx.out(0), v);
@@ -288,6 +286,7 @@ OPSCOPE_OP("ReduceSum")
     .Doc("Sum over axes (input; none = all, or identity when noop_with_empty_axes=1)")
     .Input("data", "T").ValueInput("axes", "I64", /*optional=*/true).Output("reduced", "T")
     .TypeConstraint("T", kSumTypes).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("axes", AttrType::kInts, 1)
     .Attr("keepdims", 1).Attr("noop_with_empty_axes", 0)
     .Infer(InferReduce)
     .Cost(ReduceCost)
@@ -296,10 +295,11 @@ OPSCOPE_OP("ReduceSum")
     .Kernel("cpu", ReduceCpu<ReduceKind::kSum>, "reduce_sum_cpu");
 
 OPSCOPE_OP("ReduceMean")
-    .Doc("Mean over axes (attribute; none = all); integer means truncate toward zero")
-    .Input("data", "T").Output("reduced", "T")
-    .TypeConstraint("T", kSumTypes)
-    .Attr("axes", std::vector<int64_t>{}).Attr("keepdims", 1)
+    .Doc("Mean over axes (input or attribute; none = all); integer means truncate toward zero")
+    .Input("data", "T").ValueInput("axes", "I64", /*optional=*/true).Output("reduced", "T")
+    .TypeConstraint("T", kSumTypes).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("axes", AttrType::kInts, 1)
+    .Attr("keepdims", 1).Attr("noop_with_empty_axes", 0)
     .Infer(InferReduce)
     .Cost(ReduceCost)
     .Tunable("block", {4096, 1024, 16384})
@@ -307,11 +307,13 @@ OPSCOPE_OP("ReduceMean")
     .Kernel("cpu", ReduceCpu<ReduceKind::kMean>, "reduce_mean_cpu");
 
 OPSCOPE_OP("ReduceMax")
-    .Doc("Max over axes (attribute; none = all); NaN propagates")
-    .Input("data", "T").Output("reduced", "T")
+    .Doc("Max over axes (input or attribute; none = all); NaN propagates")
+    .Input("data", "T").ValueInput("axes", "I64", /*optional=*/true).Output("reduced", "T")
     .TypeConstraint("T", {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64, DType::kI32, DType::kI8,
                           DType::kU8})
-    .Attr("axes", std::vector<int64_t>{}).Attr("keepdims", 1)
+    .TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("axes", AttrType::kInts, 1)
+    .Attr("keepdims", 1).Attr("noop_with_empty_axes", 0)
     .Infer(InferReduce)
     .Cost(ReduceCost)
     .Tunable("block", {4096, 1024, 16384})

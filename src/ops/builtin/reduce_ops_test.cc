@@ -90,7 +90,22 @@ TEST(ReduceErrors, AreNamed) {
   ExpectError("ReduceSum", {x, I64s({3})}, {}, {"ReduceSum", "axis 3 is out of range for rank 2"});
   ExpectError("ReduceMean", {x}, A({{"axes", std::vector<I>{0, -2}}}), {"names axis 0 twice"});
   ExpectError("ReduceMax", {Make(DType::kBool, Shape({2}), {1, 0})}, {}, {"ReduceMax", "dtype bool"});
-  ExpectError("ReduceMean", {x, I64s({1})}, {}, {"ReduceMean takes 1 input(s), got 2"});
+  ExpectError("ReduceMean", {x, I64s({1}), I64s({1})}, {}, {"ReduceMean takes 1 to 2 input(s), got 3"});
+  ExpectError("ReduceMean", {x, I64s({1})}, A({{"axes", std::vector<I>{1}}}),
+              {"'axes' given both as attribute and as input 1 (axes)"});
+}
+
+// Opset 18 gives ReduceMean and ReduceMax their axes as an input, the opsets
+// before as an attribute: both forms reduce the same axes.
+TEST(ReduceAxes, InputAndAttributeFormsAgree) {
+  Tensor x = F32(Shape({2, 3}), {1, 2, 3, 4, 5, 9});
+  ExpectOutput("ReduceMean", {x, I64s({1})}, A({{"keepdims", I{0}}}), Shape({2}), {2, 6});
+  ExpectOutput("ReduceMean", {x}, A({{"axes", std::vector<I>{1}}, {"keepdims", I{0}}}), Shape({2}), {2, 6});
+  ExpectOutput("ReduceMax", {x, I64s({0})}, {}, Shape({1, 3}), {4, 5, 9});
+  ExpectOutput("ReduceMax", {x}, A({{"axes", std::vector<I>{0}}}), Shape({1, 3}), {4, 5, 9});
+  ExpectOutput("ReduceSum", {x}, A({{"axes", std::vector<I>{-1}}}), Shape({2, 1}), {6, 18});
+  // noop_with_empty_axes=1 and no axes: the input as it is (opset 18 for ReduceMean and ReduceMax).
+  ExpectOutput("ReduceMax", {x}, A({{"noop_with_empty_axes", I{1}}}), Shape({2, 3}), {1, 2, 3, 4, 5, 9});
 }
 
 TEST(ArgMax, TiesAndSelectLastIndex) {

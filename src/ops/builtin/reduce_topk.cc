@@ -134,10 +134,11 @@ Status TopKReference(KernelContext& ctx) {
 OPSCOPE_OP("TopK")
     .Doc("K largest (largest=1) or smallest elements along axis and their int64 indices, best first; "
          "ties keep the lower index first")
-    .Input("X", "T").ValueInput("K", "I64").Output("Values", "T").Output("Indices", "I64")
+    .Input("X", "T").ValueInput("K", "I64", /*optional=*/true).Output("Values", "T").Output("Indices", "I64")
     .TypeConstraint("T", {DType::kF64, DType::kF32, DType::kF16, DType::kI64, DType::kI32, DType::kI16, DType::kI8,
                           DType::kU8})
     .TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("k", AttrType::kInt, 1)  // opsets 1-9
     .Attr("axis", -1).Attr("largest", 1).Attr("sorted", 1)
     .Infer(InferTopK)
     .Cost([](const OpCall& c) {

@@ -90,8 +90,10 @@ Status ConcatReference(KernelContext& ctx) {
   return shape_ops::ReferenceGather(all, src, ctx.out(0));
 }
 
-// The size of each part along the axis: the split input, or equal parts.
-StatusOr<std::vector<int64_t>> SplitSizes(const Shape& in, int axis, const Tensor* split, int parts) {
+// The size of each part along the axis: the split input, or equal parts
+// (with `uneven_last`, as opset 18's num_outputs: the last part may be shorter).
+StatusOr<std::vector<int64_t>> SplitSizes(const Shape& in, int axis, const Tensor* split, int parts,
+                                          bool uneven_last) {
   const int64_t dim = in[axis];
   if (split != nullptr) {
     std::vector<int64_t> sizes = kernels::ToInt64s(*split);
@@ -109,6 +111,16 @@ StatusOr<std::vector<int64_t>> SplitSizes(const Shape& in, int axis, const Tenso
                                   " but dim " + std::to_string(axis) + " of input " + in.ToString() + " is " +
                                   std::to_string(dim));
     }
+    return sizes;
+  }
+  if (uneven_last && dim % parts != 0) {  // opset 18's num_outputs: ceil-sized parts, the last one smaller
+    const int64_t size = (dim + parts - 1) / parts;
+    if (size * (parts - 1) >= dim && dim > 0) {
+      return InvalidArgumentError("Split: dim " + std::to_string(axis) + " of input " + in.ToString() + " (" +
+                                  std::to_string(dim) + ") is too short for " + std::to_string(parts) + " parts");
+    }
+    std::vector<int64_t> sizes(parts, size);
+    sizes.back() = dim - size * (parts - 1);
     return sizes;
   }
   if (dim % parts != 0) {
@@ -134,7 +146,13 @@ Status InferSplit(InferContext& c) {
   if (c.has_input(1) && split == nullptr) {
     return InvalidArgumentError("Split: the values of input 'split' are needed to infer the output shapes");
   }
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, SplitSizes(in, axis, split, c.num_outputs()));
+  const bool has_num_outputs = c.attrs().has("num_outputs");
+  if (has_num_outputs && c.attrs().i("num_outputs") != c.num_outputs()) {
+    return InvalidArgumentError("Split: num_outputs=" + std::to_string(c.attrs().i("num_outputs")) + " but " +
+                                std::to_string(c.num_outputs()) + " output(s) were requested");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                           SplitSizes(in, axis, split, c.num_outputs(), /*uneven_last=*/has_num_outputs));
   for (int k = 0; k < c.num_outputs(); ++k) {
     std::vector<int64_t> dims = in.dims();
     dims[axis] = sizes[k];
@@ -195,6 +213,8 @@ OPSCOPE_OP("Split")
     .Doc("Cuts input along axis into parts: sizes from the split input, else equal parts over the outputs requested")
     .Input("input", "T").ValueInput("split", "I64", /*optional=*/true).VariadicOutput("outputs", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("split", AttrType::kInts, 1)  // opsets 1-12
+    .OptionalAttr("num_outputs", AttrType::kInt)  // opset 18; it also sets how many outputs a call gets
     .Attr("axis", 0)
     .Infer(InferSplit)
     .Cost(shape_ops::MoveCost)

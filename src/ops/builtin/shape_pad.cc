@@ -158,8 +158,10 @@ Status PadReference(KernelContext& ctx) {
 
 OPSCOPE_OP("Pad")
     .Doc("Pads (or crops, with negative pads) each dim: constant value, reflection, or edge repetition")
-    .Input("data", "T").ValueInput("pads", "I64").OptionalInput("constant_value", "T").Output("output", "T")
+    .Input("data", "T").ValueInput("pads", "I64", /*optional=*/true).OptionalInput("constant_value", "T")
+    .Output("output", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("pads", AttrType::kInts, 1).AttrAsInput("value", AttrType::kFloat, 2)  // opsets 2-10
     .Attr("mode", "constant", {"constant", "reflect", "edge"})
     .Infer(InferPad)
     .Cost(shape_ops::MoveCost)

@@ -129,8 +129,9 @@ Status InferUnsqueeze(InferContext& c) {
 
 OPSCOPE_OP("Reshape")
     .Doc("Same elements in a new shape; 0 copies the input dim (unless allowzero=1), -1 is inferred")
-    .Input("data", "T").ValueInput("shape", "I64").Output("reshaped", "T")
+    .Input("data", "T").ValueInput("shape", "I64", /*optional=*/true).Output("reshaped", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("shape", AttrType::kInts, 1)  // Reshape-1
     .Attr("allowzero", 0)
     .Infer(InferReshape)
     .Cost(shape_ops::MoveCost)
@@ -153,6 +154,7 @@ OPSCOPE_OP("Squeeze")
     .Doc("Removes the given size-1 axes (all size-1 axes when axes is omitted)")
     .Input("data", "T").ValueInput("axes", "I64", /*optional=*/true).Output("squeezed", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("axes", AttrType::kInts, 1)  // opsets 1-12
     .Infer(InferSqueeze)
     .Cost(shape_ops::MoveCost)
     .Tunable("block", {65536, 16384, 262144})
@@ -161,8 +163,9 @@ OPSCOPE_OP("Squeeze")
 
 OPSCOPE_OP("Unsqueeze")
     .Doc("Inserts size-1 axes at the given positions of the output")
-    .Input("data", "T").ValueInput("axes", "I64").Output("expanded", "T")
+    .Input("data", "T").ValueInput("axes", "I64", /*optional=*/true).Output("expanded", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("I64", {DType::kI64})
+    .AttrAsInput("axes", AttrType::kInts, 1)  // opsets 1-12
     .Infer(InferUnsqueeze)
     .Cost(shape_ops::MoveCost)
     .Tunable("block", {65536, 16384, 262144})

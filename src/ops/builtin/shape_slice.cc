@@ -137,10 +137,12 @@ Status SliceReference(KernelContext& ctx) {
 OPSCOPE_OP("Slice")
     .Doc("Per axis: start, start+step, ... before end; negative values count from the end, out-of-range ones clamp")
     .Input("data", "T")
-    .ValueInput("starts", "Tind").ValueInput("ends", "Tind")
+    .ValueInput("starts", "Tind", /*optional=*/true).ValueInput("ends", "Tind", /*optional=*/true)
     .ValueInput("axes", "Tind", /*optional=*/true).ValueInput("steps", "Tind", /*optional=*/true)
     .Output("output", "T")
     .TypeConstraint("T", AllDTypes()).TypeConstraint("Tind", {DType::kI32, DType::kI64})
+    .AttrAsInput("starts", AttrType::kInts, 1).AttrAsInput("ends", AttrType::kInts, 2)  // opsets 1-9
+    .AttrAsInput("axes", AttrType::kInts, 3)
     .Infer(InferSlice)
     .Cost([](const OpCall& c) {
       return Cost{.bytes_read = c.out(0).bytes(), .bytes_written = c.out(0).bytes(), .flops = 0};

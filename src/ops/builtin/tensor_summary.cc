@@ -110,7 +110,19 @@ Status SampleCpu(KernelContext& ctx) {
 Status SampleReference(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const int64_t stride = SampleStride(x.numel(), ctx.attrs().i("count"));
-  for (int64_t k = 0; k < ctx.out(0).numel(); ++k) ctx.out(0).FlatSetFromDouble(k, x.FlatGetAsDouble(k * stride));
+  Tensor& out = ctx.out(0);
+  if (IsFloat(x.dtype())) {  // the reference's float output is float64
+    for (int64_t k = 0; k < out.numel(); ++k) out.FlatSetFromDouble(k, x.FlatGetAsDouble(k * stride));
+    return Status::Ok();
+  }
+  // Integers keep their dtype: copied as they are, since int64 and uint64
+  // beyond 2^53 would not survive a double.
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor c, x.Contiguous());
+  const size_t width = DTypeSize(x.dtype());
+  for (int64_t k = 0; k < out.numel(); ++k) {
+    std::memcpy(static_cast<char*>(out.raw_data()) + k * width,
+                static_cast<const char*>(c.raw_data()) + k * stride * width, width);
+  }
   return Status::Ok();
 }
 
