@@ -12,6 +12,11 @@ StatusOr<OpRunRequest> RequestFromFlags(const RunFlags& f) {
                  .baseline = f.baseline, .num_outputs = f.outputs, .tolerance = f.tolerance, .repeat = f.repeat,
                  .trace = f.trace, .report = f.report, .repro_dir = f.repro_dir, .save_outputs = f.save_outputs};
   if (f.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  // "x.npy,,max.npy": an empty entry leaves an optional input out, so the list is split here.
+  r.input_files.clear();
+  for (const std::string& item : f.inputs) {
+    for (std::string& part : SplitList(item, ',')) r.input_files.push_back(std::move(part));
+  }
   OPSCOPE_ASSIGN_OR_RETURN(r.input_shapes, ParseShapeList("--input-shapes", f.input_shapes));
   OPSCOPE_ASSIGN_OR_RETURN(r.dtypes, ParseDTypeList("--dtype", f.dtypes));
   auto fill = ParseFillKind(f.fill);
@@ -36,7 +41,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   run->add_option("--input-shapes", f.input_shapes, "one shape per input: \"[4,256,64];[64]\"");
   run->add_option("--dtype", f.dtypes, "float32, or one per input: float32,float16");
   run->add_option("--attrs", f.attrs, "attributes: \"eps=1e-6,axis=-1,kernel_shape=[3,3]\"");
-  run->add_option("--inputs", f.inputs, "inputs from .npy files, comma-separated")->delimiter(',');
+  run->add_option("--inputs", f.inputs, "inputs from .npy files, comma-separated; an empty entry leaves an optional input out");
   run->add_option("--seed", f.seed, "seed of the generated inputs (input i uses seed + i)");
   run->add_option("--fill", f.fill, "normal | uniform | int | constant | sequential");
   run->add_option("--device", f.device, "device to run the kernel on (cpu, cuda)");

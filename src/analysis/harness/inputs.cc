@@ -116,6 +116,15 @@ StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunReq
         inputs.push_back({InputName(op, i), f.input_tensors[i], "given"});
         continue;
       }
+      // An empty entry ("x.npy,,max.npy") leaves an optional input out, as an ONNX node's "" does.
+      if (f.input_files[i].empty()) {
+        if (i >= op.inputs.size() || op.inputs[i].kind != ArgDef::Kind::kOptional) {
+          return InvalidArgumentError("--inputs: entry " + std::to_string(i + 1) + " is empty, but input " +
+                                      InputName(op, i) + " of op " + op.name + " is required (only optional inputs can be left out)");
+        }
+        inputs.push_back({InputName(op, i), Tensor(), "omitted"});
+        continue;
+      }
       auto t = ReadNpy(f.input_files[i]);
       if (!t.ok()) return std::move(t).status().WithContext("--inputs");
       inputs.push_back({InputName(op, i), *t, f.input_files[i]});

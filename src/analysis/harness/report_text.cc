@@ -19,6 +19,10 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
     out << "  launch " << r.launches[i].name << "  " << r.launches[i].config.ToString() << "\n";
   }
   for (const OpRunInput& in : r.inputs) {
+    if (!in.tensor.defined()) {
+      out << "  input " << in.name << "  omitted\n";
+      continue;
+    }
     out << "  input " << in.name << "  " << in.tensor.Describe() << "  " << in.origin << "  @"
         << MaskAddress(in.tensor.raw_data()) << "\n";
   }

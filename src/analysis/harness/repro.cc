@@ -95,7 +95,8 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report)
     elements += in.tensor.numel();
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
-    skip.push_back(i < ctx.op.inputs.size() ? ctx.op.inputs[i].value_input : ctx.op.inputs.back().value_input);
+    skip.push_back(!tensors[i].defined() ||
+                   (i < ctx.op.inputs.size() ? ctx.op.inputs[i].value_input : ctx.op.inputs.back().value_input));
   }
 
   // The kernel on some inputs, that output only.
