@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
 

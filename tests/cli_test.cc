@@ -11,12 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 #include "cli/apps.h"
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
 #include "cli/run_command.h"
+#include "opscope/fill.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
 #include "tool_test_util.h"
@@ -241,6 +242,35 @@ TEST(OpsDebugCli, RunAgainstExpectedFiles) {
   ExpectUsageError(bad, "--expected " + yp + ": holds float32[2,3] but output Y is float32[3,2]");
 }
 
+
+// The number of --expected files sets how many outputs the op is asked for
+// (optional ones included); --outputs says it without files.
+TEST(OpsDebugCli, ExpectedFilesSetTheOutputCount) {
+  TempDir dir;
+  const std::string x = (dir.path() / "x.npy").string(), s = (dir.path() / "s.npy").string();
+  ToolResult saved = OpsDebug("run --op LayerNormalization --input-shapes '[3,8];[8]' --seed 5 --outputs 3 --save-outputs " +
+                              dir.path().string());
+  ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;
+  for (const char* out : {"Y", "Mean", "InvStdDev"}) {
+    EXPECT_TRUE(Contains(saved.out, std::string("output ") + out + "  float32")) << saved.out;
+  }
+  // The same inputs as files (input i is filled with seed + i), and the reference's three outputs as the golden.
+  for (int i = 0; i < 2; ++i) {
+    auto t = Tensor::Empty(DType::kF32, Shape(i == 0 ? std::vector<int64_t>{3, 8} : std::vector<int64_t>{8}));
+    ASSERT_TRUE(t.ok());
+    ASSERT_TRUE(Fill(*t, {.kind = FillKind::kNormal, .seed = static_cast<uint64_t>(5 + i)}).ok());
+    ASSERT_TRUE(WriteNpy(i == 0 ? x : s, *t).ok());
+  }
+  const std::string e = (dir.path() / "Y.expected.npy").string() + "," + (dir.path() / "Mean.expected.npy").string() +
+                        "," + (dir.path() / "InvStdDev.expected.npy").string();
+  ToolResult three = OpsDebug("run --op LayerNormalization --inputs " + x + "," + s + " --expected " + e);
+  EXPECT_EQ(three.exit_code, 0) << three.out << three.err;
+  EXPECT_TRUE(Contains(three.out, "output InvStdDev  float32[3,1]  PASSED")) << three.out;
+  ExpectUsageError(OpsDebug("run --op LayerNormalization --inputs " + x + "," + s + " --expected " + e + " --outputs 2"),
+                   "--outputs 2: but 3 expected tensor(s) were given");
+  ExpectUsageError(OpsDebug("run --op LayerNormalization --input-shapes '[3,8];[8]' --outputs 4"),
+                   "--outputs: op LayerNormalization has 1 to 3 output(s), 4 asked for");
+}
 // --readback stats|sample: the verdict from what the device summarised.
 TEST(OpsDebugCli, ReadbackStatsAndSample) {
   for (const char* mode : {"stats", "sample"}) {
@@ -316,7 +346,7 @@ TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
   ASSERT_EQ(report->inputs.size(), 1u);
   EXPECT_EQ(report->inputs[0].origin, "normal seed 11");
   ASSERT_EQ(report->outputs.size(), 1u);
-  const RunOutput& y = report->outputs[0];
+  const OpRunOutput& y = report->outputs[0];
   EXPECT_EQ(y.name, "y");
   EXPECT_EQ(y.compare.total, 48);
   EXPECT_EQ(y.compare.tolerance.atol, 1e-5);
@@ -327,7 +357,7 @@ TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
   EXPECT_NE(report->op_id, 0u);
 
   std::ostringstream out;
-  PrintRunReport(*report, out);
+  PrintOpReport(*report, out);
   EXPECT_TRUE(Contains(out.str(), "repro: " + report->repro)) << out.str();
 }
 

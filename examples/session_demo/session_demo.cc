@@ -8,34 +8,26 @@
 //   build/bin/inspector-cli export --input-dir /tmp/s --format json
 #include <cstdio>
 
-#include "capture/dispatcher.h"
-#include "graph/onnx_import.h"
-#include "graph/passes/pass_manager.h"
-#include "graph/runtime/executor.h"
-#include "graph/runtime/scheduler.h"
+#include "opscope/dispatch.h"
 #include "opscope/fill.h"
+#include "opscope/model.h"
 
 namespace {
 
 using namespace opscope;
 
 Status RunDemo(const std::string& model_path) {
-  OPSCOPE_ASSIGN_OR_RETURN(graph::Model model, graph::ImportOnnx(model_path));
-  OPSCOPE_RETURN_IF_ERROR(graph::Compile(model));
-  OPSCOPE_ASSIGN_OR_RETURN(graph::Schedule schedule, graph::ScheduleGraph(model.compiled, {.compute_streams = 2}));
-  OPSCOPE_ASSIGN_OR_RETURN(Device * cpu, GetDevice("cpu"));
-  OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult result,
-                           graph::Execute(model, schedule, {.device = cpu, .seed = 1}));
-  for (const auto& [name, t] : result.outputs) std::printf("output %s %s\n", name.c_str(), t.Describe().c_str());
+  // The whole model: import, compile, two streams, execute on cpu; nothing written.
+  OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport model, RunModel({.model = model_path, .streams = 2, .seed = 1}));
+  for (const auto& [name, t] : model.outputs) std::printf("output %s %s\n", name.c_str(), t.Describe().c_str());
 
   // Two ops of its own, straight through the dispatcher: the second one
   // asynchronous, waited for by synchronizing the stream.
+  OPSCOPE_ASSIGN_OR_RETURN(Device * cpu, GetDevice("cpu"));
   OPSCOPE_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(DType::kF32, Shape({4, 1024})));
   OPSCOPE_RETURN_IF_ERROR(Fill(x, {.kind = FillKind::kNormal, .seed = 2}));
-  RunOptions sync{.device = cpu};
-  OPSCOPE_ASSIGN_OR_RETURN(OpRun relu, Dispatcher::Global().Run("Relu", {x}, {}, sync));
-  RunOptions async{.device = cpu, .synchronize = false};
-  OPSCOPE_ASSIGN_OR_RETURN(OpRun add, Dispatcher::Global().Run("Add", {relu.outputs[0], x}, {}, async));
+  OPSCOPE_ASSIGN_OR_RETURN(OpRun relu, Dispatch("Relu", {x}, {}, {.device = cpu}));
+  OPSCOPE_ASSIGN_OR_RETURN(OpRun add, Dispatch("Add", {relu.outputs[0], x}, {}, {.device = cpu, .synchronize = false}));
   OPSCOPE_RETURN_IF_ERROR(cpu->default_stream().Synchronize());
   std::printf("dispatched Relu and Add: %s\n", add.outputs[0].Describe().c_str());
   return Status::Ok();

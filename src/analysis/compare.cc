@@ -1,4 +1,4 @@
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 
 #include <algorithm>
 #include <cmath>

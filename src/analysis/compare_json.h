@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 
 namespace opscope {
 

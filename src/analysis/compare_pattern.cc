@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 
 namespace opscope {
 

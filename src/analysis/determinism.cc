@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "analysis/compare.h"
+#include "opscope/compare.h"
 
 namespace opscope {
 

@@ -11,23 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "opscope/report.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
 
-struct RunDifference {
-  int output = 0;
-  std::string name;
-  int runs = 0;              // repeats compared with the first run
-  int runs_differing = 0;    // of those, how many differ in any bit
-  int first_differing_run = -1;           // 1-based repeat number
-  int64_t elements_differing = 0;         // the most over the repeats
-  int64_t first_index = -1;               // row-major, in the first differing repeat
-  std::vector<int64_t> first_coords;
-  double first_value = 0, other_value = 0;  // run 1 and the differing repeat there
-  double max_abs_diff = 0;                  // over all repeats
-  std::vector<int64_t> max_diff_coords;
-};
 
 // Accumulates repeats one at a time so only the first run's outputs are kept.
 class DeterminismCheck {

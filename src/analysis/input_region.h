@@ -16,16 +16,12 @@
 #include <vector>
 
 #include "opscope/op.h"
+#include "opscope/report.h"
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
 
-struct InputRegion {
-  std::vector<IndexBox> boxes;  // one per input; empty: the element does not read it
-  std::string method;           // "index map" or "perturbation"
-  int probes = 0;               // op runs the perturbation took
-};
 
 // Runs the op on `inputs` and returns the output under study on the host.
 using OutputProbe = std::function<StatusOr<Tensor>(const std::vector<Tensor>& inputs)>;

@@ -23,15 +23,6 @@ namespace opscope {
 // true: the call still fails on these inputs; an error: the op refuses them.
 using FailureCheck = std::function<StatusOr<bool>(const std::vector<Tensor>& inputs)>;
 
-struct MinimalRepro {
-  bool found = false;             // some crop smaller than the original still fails
-  std::vector<Tensor> inputs;     // the cropped inputs (host, contiguous)
-  std::vector<IndexBox> crops;    // per input, in the original's coordinates
-  int attempts = 0;               // crops tried
-  int64_t original_bytes = 0, repro_bytes = 0;
-  std::string note;               // why nothing was found
-  double Ratio() const { return repro_bytes ? static_cast<double>(original_bytes) / repro_bytes : 0; }
-};
 
 MinimalRepro MinimizeInputs(const std::vector<Tensor>& inputs, const InputRegion& region, const FailureCheck& fails);
 

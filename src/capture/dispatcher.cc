@@ -287,4 +287,9 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   return run;
 }
 
+StatusOr<OpRun> Dispatch(std::string_view op, const std::vector<Tensor>& inputs, Attrs attrs,
+                         const RunOptions& options) {
+  return Dispatcher::Global().Run(op, inputs, std::move(attrs), options);
+}
+
 }  // namespace opscope

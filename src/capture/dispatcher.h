@@ -21,19 +21,11 @@
 #include <vector>
 
 #include "opscope/device.h"
+#include "opscope/dispatch.h"
 #include "opscope/op.h"
 
 namespace opscope {
 
-struct RunOptions {
-  Device* device = nullptr;  // nullptr: run the op's reference kernel on the host
-  Stream* stream = nullptr;  // nullptr: the device's default stream
-  std::map<std::string, int64_t> tunables;  // unset tunables take their first listed value
-  int num_outputs = -1;      // -1: the op's required outputs
-  bool synchronize = true;   // wait for the kernel; its error is returned
-  bool fingerprint = true;   // compute each input's data fingerprint
-  TraceSink* trace = nullptr;  // where the kernel's OPSCOPE_TRACE hits go (opscope/trace.h)
-};
 
 // A light summary that tells apart two calls with equal shapes but other data:
 // the first elements, and for each dim d the minimum along the line
@@ -78,17 +70,6 @@ class DispatchHook {
   virtual void AfterLaunch(const LaunchRecord&) {}
 };
 
-struct OpRun {
-  std::vector<Tensor> outputs;
-  uint64_t op_id = 0;
-  uint64_t seq = 0;
-  std::string kernel;
-  std::vector<KernelLaunchInfo> launches;  // synchronous runs only
-  double device_us = -1;                   // synchronous runs with events only
-  std::shared_ptr<Event> start, end;
-  // Asynchronous runs: as LaunchRecord::async_launches (valid once `end` is reached).
-  std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
-};
 
 // Outputs of a reference run are float64 where the op's output is floating point.
 DType ReferenceDType(DType t);

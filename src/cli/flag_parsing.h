@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text_format.h"
 #include "opscope/dtype.h"
 #include "opscope/status.h"
 #include "opscope/tensor.h"
@@ -22,20 +23,5 @@ StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_v
 StatusOr<std::vector<DType>> ParseDTypeList(std::string_view flag, std::string_view text);
 // "block=256,vec=4" -> {block: 256, vec: 4}; values are integers.
 StatusOr<std::map<std::string, int64_t>> ParseIntAssignments(std::string_view flag, std::string_view text);
-
-// Quotes a word for a POSIX shell when it needs it (for repro lines).
-std::string ShellQuote(const std::string& word);
-// 1234567 -> "1,234,567"
-std::string WithThousands(int64_t n);
-// 0x7f3a12345678 -> "0x7f3a…5678": stable-looking, still tells buffers apart.
-std::string MaskAddress(const void* p);
-// op_id in hex, shortened the same way.
-std::string ShortHex(uint64_t v);
-// A number as reports print it: 7 significant digits ("%.7g").
-std::string ShortNum(double v);
-// Coordinates as reports print them: "[3,17,0,55]".
-std::string CoordsText(const std::vector<int64_t>& coords);
-// Collapses newlines so an error stays one line.
-std::string OneLine(std::string text);
 
 }  // namespace opscope::cli

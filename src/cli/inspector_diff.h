@@ -12,9 +12,6 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
-#include "cli/inspector_capture.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
@@ -25,14 +22,8 @@ struct InspectorDiffFlags {
   int64_t threshold_nodes = 0;
 };
 
-struct DiffResult {
-  nlohmann::json json;  // diff.json
-  bool regressed = false;
-};
-
 CLI::App* AddInspectorDiff(CLI::App& app, InspectorDiffFlags& flags);
-DiffResult DiffRuns(const CapturedRun& base, const CapturedRun& now, double threshold_time_pct,
-                    int64_t threshold_nodes);
+
 // Returns the exit code: 0 within thresholds, 1 a threshold crossed.
 StatusOr<int> RunInspectorDiff(const InspectorDiffFlags& flags, std::ostream& out);
 

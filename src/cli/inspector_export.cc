@@ -11,22 +11,12 @@
 
 namespace opscope::cli {
 
-StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run) {
-  const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
-                    summary = run.dir + "/summary.json";
-  OPSCOPE_RETURN_IF_ERROR(graph::WriteGraphJson(run.model, run.passes, graph));
-  OPSCOPE_RETURN_IF_ERROR(
-      graph::WriteTraceJson(trace, graph::BuildTraceData(run.schedule, run.model.compiled, run.device)));
-  OPSCOPE_RETURN_IF_ERROR(graph::WriteSummaryJson(summary, graph::Summarize(run.schedule, kSummaryTopTasks)));
-  return std::vector<std::string>{graph, trace, summary};
-}
-
 namespace {
 
 // A session folder (session.json, from `inspector-cli start`) holds records,
 // not a run: the library merges them into the same three files.
 Status ExportSessionDir(const InspectorExportFlags& flags, std::ostream& out) {
-  OPSCOPE_ASSIGN_OR_RETURN(graph::SessionExport e, graph::ExportSession(flags.input_dir, kSummaryTopTasks));
+  OPSCOPE_ASSIGN_OR_RETURN(graph::SessionExport e, graph::ExportSession(flags.input_dir, graph::kSummaryTopTasks));
   out << "session  " << e.processes << " process(es): " << e.graphs << " graph(s) with " << e.graph_tasks
       << " tasks, " << e.launches << " launches (" << e.launches_merged << " of them graph tasks)";
   if (e.dropped > 0) out << ", " << e.dropped << " launches dropped (collector full)";
@@ -60,8 +50,8 @@ Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) 
   if (json && graph::IsSessionDir(flags.input_dir)) {
     OPSCOPE_RETURN_IF_ERROR(ExportSessionDir(flags, out));
   } else if (json) {
-    OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.input_dir));
-    OPSCOPE_ASSIGN_OR_RETURN(files, WriteExports(run));
+    OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.input_dir));
+    OPSCOPE_ASSIGN_OR_RETURN(files, graph::WriteRunExports(run));
   }
   if (html) {
     OPSCOPE_ASSIGN_OR_RETURN(std::string report, WriteReportHtml(flags.input_dir));

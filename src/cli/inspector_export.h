@@ -1,8 +1,7 @@
 // File: cli/inspector_export.h
 // `inspector-cli export --input-dir DIR --format json|html|all`: json
 // (re)writes DIR/graph.json, DIR/trace.json and DIR/summary.json from
-// DIR/capture.json (inspector_capture.h), which `run` wrote; `run` calls
-// WriteExports too. A folder with session.json instead is a capture session
+// DIR/capture.json (graph/runtime/captured_run.h), which `run` wrote. A folder with session.json instead is a capture session
 // (`inspector-cli start`): its records are merged by
 // graph/runtime/session_export.h. html writes DIR/report.html from the three
 // JSON files (inspector_web.h); all does both.
@@ -13,15 +12,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/inspector_capture.h"
+#include "graph/runtime/captured_run.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
 
-inline constexpr int kSummaryTopTasks = 10;
-
-// Writes the three files (atomically) and returns their paths.
-StatusOr<std::vector<std::string>> WriteExports(const CapturedRun& run);
 
 struct InspectorExportFlags {
   std::string input_dir;

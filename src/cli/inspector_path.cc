@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "cli/inspector_capture.h"
+#include "graph/runtime/captured_run.h"
 #include "cli/inspector_summary.h"
 #include "graph/runtime/critical_path.h"
 #include "graph/runtime/session_export.h"
@@ -56,10 +56,10 @@ CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags) {
 StatusOr<json> PathReport(const graph::Model& m, const graph::Schedule& schedule, const std::string& node_name) {
   const graph::Node* f = nullptr;
   const graph::Node* c = nullptr;
-  if (auto found = FindNodeByName(m.framework, node_name); found.ok()) {
+  if (auto found = graph::FindNodeByName(m.framework, node_name); found.ok()) {
     f = *found;
     c = CompiledOf(m, *f);
-  } else if (auto compiled = FindNodeByName(m.compiled, node_name); compiled.ok()) {
+  } else if (auto compiled = graph::FindNodeByName(m.compiled, node_name); compiled.ok()) {
     c = *compiled;
     if (!c->fused_from.empty()) f = m.framework.FindNode(c->fused_from.front());
   } else {
@@ -93,7 +93,7 @@ Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
     j["session"] = {{"source", g.source}, {"graphs_collected", g.graphs_collected},
                     {"framework_known", g.framework_known}};
   } else {
-    OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.dir));
+    OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
     OPSCOPE_ASSIGN_OR_RETURN(j, PathReport(run.model, run.schedule, flags.node));
   }
   if (flags.json) {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "cli/inspector_capture.h"
+#include "graph/runtime/captured_run.h"
 #include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
 
@@ -68,7 +68,7 @@ Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out
     PrintTables(e.schedule, flags.top, out);
     return Status::Ok();
   }
-  OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture(flags.dir));
+  OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
   out << "model " << run.model.path << "  tasks " << run.schedule.tasks.size() << "\n\n";
   PrintTables(run.schedule, flags.top, out);
   return Status::Ok();

@@ -38,23 +38,15 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   if (run->parsed()) {
     auto report = RunOp(run_flags);
     if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
-    if (!run_flags.report.empty()) {
-      Status st = WriteReport(run_flags.report, RunReportJson(*report));
-      if (!st.ok()) return UsageError(err, kTool, st.ToString());
-    }
-    PrintRunReport(*report, out);
-    if (!run_flags.report.empty()) out << "report " << run_flags.report << "\n";
+    PrintOpReport(*report, out);
+    if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
     return report->ExitCode();
   }
   if (compare->parsed()) {
     auto report = CompareFiles(compare_flags);
     if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
-    if (!compare_flags.report.empty()) {
-      Status st = WriteReport(compare_flags.report, CompareReportJson(*report));
-      if (!st.ok()) return UsageError(err, kTool, st.ToString());
-    }
     PrintCompareReport(*report, out);
-    if (!compare_flags.report.empty()) out << "report " << compare_flags.report << "\n";
+    if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
     return report->ExitCode();
   }
   Status st = list->parsed() ? ListOps(list_flags, out) : describe->parsed() ? DescribeOp(describe_flags, out)

@@ -1,15 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 const DType kConvFloats[] = {DType::kF32, DType::kF64, DType::kF16};
 
@@ -61,7 +57,7 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
     for (const Case& c : cases) {
       std::vector<Tensor> in = {Random(t, c.x, seed++), Random(t, c.w, seed++)};
       if (c.bias) in.push_back(Random(t, Shape({c.w[0]}), seed++));
-      ExpectKernelMatchesReference("Conv", in, c.attrs);
+      ExpectMatchesReference("Conv", in, c.attrs);
     }
   }
 }
@@ -107,7 +103,7 @@ TEST(DenseConvTranspose, MatchesReferenceAcrossGeometriesAndDtypes) {
     for (const Case& c : cases) {
       std::vector<Tensor> in = {Random(t, c.x, seed++), Random(t, c.w, seed++)};
       if (c.bias_channels) in.push_back(Random(t, Shape({c.bias_channels}), seed++));
-      ExpectKernelMatchesReference("ConvTranspose", in, c.attrs);
+      ExpectMatchesReference("ConvTranspose", in, c.attrs);
     }
   }
 }

@@ -1,15 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 const DType kFloats[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
 
@@ -42,15 +38,15 @@ TEST(DenseMatMul, OneDimOperandsArePromotedAndDropped) {
 
 TEST(DenseMatMul, BatchedBroadcastMatchesReferenceForEveryFloatDtype) {
   for (DType t : kFloats) {
-    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({2, 1, 3, 5}), 1), Random(t, Shape({4, 5, 6}), 2)});
-    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({3, 7, 9}), 3), Random(t, Shape({9, 4}), 4)});
-    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({9}), 5), Random(t, Shape({2, 9, 3}), 6)});
+    ExpectMatchesReference("MatMul", {Random(t, Shape({2, 1, 3, 5}), 1), Random(t, Shape({4, 5, 6}), 2)});
+    ExpectMatchesReference("MatMul", {Random(t, Shape({3, 7, 9}), 3), Random(t, Shape({9, 4}), 4)});
+    ExpectMatchesReference("MatMul", {Random(t, Shape({9}), 5), Random(t, Shape({2, 9, 3}), 6)});
   }
 }
 
 TEST(DenseMatMul, IntegerMatchesReferenceExactly) {
   for (DType t : {DType::kI32, DType::kI64}) {
-    ExpectKernelMatchesReference("MatMul", {Random(t, Shape({2, 3, 4}), 7, -50, 50), Random(t, Shape({4, 5}), 8, -50, 50)});
+    ExpectMatchesReference("MatMul", {Random(t, Shape({2, 3, 4}), 7, -50, 50), Random(t, Shape({4, 5}), 8, -50, 50)});
   }
 }
 
@@ -79,14 +75,14 @@ TEST(DenseGemm, HandCheckedWithAllAttributes) {
 TEST(DenseGemm, MatchesReferenceForEveryFloatDtypeAndBiasShape) {
   for (DType t : kFloats) {
     Tensor a = Random(t, Shape({6, 5}), 11), b = Random(t, Shape({5, 7}), 12);
-    ExpectKernelMatchesReference("Gemm", {a, b});
-    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape({6, 7}), 13)}, "alpha=0.5,beta=2");
-    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape({6, 1}), 14)});
-    ExpectKernelMatchesReference("Gemm", {a, b, Random(t, Shape(), 15)});
-    ExpectKernelMatchesReference("Gemm", {Random(t, Shape({5, 6}), 16), Random(t, Shape({7, 5}), 17),
+    ExpectMatchesReference("Gemm", {a, b});
+    ExpectMatchesReference("Gemm", {a, b, Random(t, Shape({6, 7}), 13)}, "alpha=0.5,beta=2");
+    ExpectMatchesReference("Gemm", {a, b, Random(t, Shape({6, 1}), 14)});
+    ExpectMatchesReference("Gemm", {a, b, Random(t, Shape(), 15)});
+    ExpectMatchesReference("Gemm", {Random(t, Shape({5, 6}), 16), Random(t, Shape({7, 5}), 17),
                                           Random(t, Shape({7}), 18)}, "transA=1,transB=1");
   }
-  ExpectKernelMatchesReference("Gemm", {Random(DType::kI32, Shape({3, 4}), 1, -9, 9),
+  ExpectMatchesReference("Gemm", {Random(DType::kI32, Shape({3, 4}), 1, -9, 9),
                                         Random(DType::kI32, Shape({4, 2}), 2, -9, 9),
                                         Random(DType::kI32, Shape({2}), 3, -9, 9)});
 }

@@ -2,16 +2,12 @@
 
 #include <cmath>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 const DType kFloat3[] = {DType::kF32, DType::kF64, DType::kF16};
 const DType kFloat4[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
@@ -46,8 +42,8 @@ TEST(DenseBatchNorm, MatchesReferenceForEveryFloatDtype) {
     Tensor x = Random(t, Shape({2, 3, 4, 5}), 1);
     Tensor s = Random(t, Shape({3}), 2), b = Random(t, Shape({3}), 3), m = Random(t, Shape({3}), 4);
     Tensor v = Random(t, Shape({3}), 5, 0.5, 2.0);
-    ExpectKernelMatchesReference("BatchNormalization", {x, s, b, m, v});
-    ExpectKernelMatchesReference("BatchNormalization", {x, s, b, m, v}, "training_mode=1", 3);
+    ExpectMatchesReference("BatchNormalization", {x, s, b, m, v});
+    ExpectMatchesReference("BatchNormalization", {x, s, b, m, v}, "training_mode=1", 3);
   }
 }
 
@@ -65,7 +61,7 @@ TEST(DenseInstanceNorm, HandCheckedAndMatchesReference) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(r->outputs[0].FlatGetAsDouble(0), 2 * (1 - 2.5) / std::sqrt(1.25) + 1, 1e-5);
   for (DType t : kFloat3) {
-    ExpectKernelMatchesReference("InstanceNormalization",
+    ExpectMatchesReference("InstanceNormalization",
                                  {Random(t, Shape({2, 3, 5, 4}), 1), Random(t, Shape({3}), 2), Random(t, Shape({3}), 3)});
   }
   ExpectError(RunCpu("InstanceNormalization", {Random(DType::kF32, Shape({2, 3, 5}), 1),
@@ -89,9 +85,9 @@ TEST(DenseLayerNorm, HandCheckedWithStatistics) {
 TEST(DenseLayerNorm, MatchesReferenceForEveryFloatDtypeAndAxis) {
   for (DType t : kFloat4) {
     Tensor x = Random(t, Shape({2, 3, 8}), 1);
-    ExpectKernelMatchesReference("LayerNormalization", {x, Random(t, Shape({8}), 2), Random(t, Shape({8}), 3)}, "", 3);
-    ExpectKernelMatchesReference("LayerNormalization", {x, Random(t, Shape({3, 8}), 4)}, "axis=1");
-    ExpectKernelMatchesReference("LayerNormalization", {x, Random(t, Shape({1, 8}), 5)}, "axis=-2,epsilon=0.1", 2);
+    ExpectMatchesReference("LayerNormalization", {x, Random(t, Shape({8}), 2), Random(t, Shape({8}), 3)}, "", 3);
+    ExpectMatchesReference("LayerNormalization", {x, Random(t, Shape({3, 8}), 4)}, "axis=1");
+    ExpectMatchesReference("LayerNormalization", {x, Random(t, Shape({1, 8}), 5)}, "axis=-2,epsilon=0.1", 2);
   }
 }
 
@@ -116,8 +112,8 @@ TEST(DenseLpNorm, HandCheckedL1AndL2) {
 
 TEST(DenseLpNorm, MatchesReferenceAndRejectsBadP) {
   for (DType t : kFloat3) {
-    ExpectKernelMatchesReference("LpNormalization", {Random(t, Shape({3, 4, 5}), 1)});
-    ExpectKernelMatchesReference("LpNormalization", {Random(t, Shape({3, 4, 5}), 2)}, "axis=1,p=1");
+    ExpectMatchesReference("LpNormalization", {Random(t, Shape({3, 4, 5}), 1)});
+    ExpectMatchesReference("LpNormalization", {Random(t, Shape({3, 4, 5}), 2)}, "axis=1,p=1");
   }
   ExpectError(RunCpu("LpNormalization", {Random(DType::kF32, Shape({3}), 1)}, "p=3"), {"p=3", "expected 1 or 2"});
 }

@@ -1,15 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 Tensor Seq4x4() {
   std::vector<double> v;
@@ -46,10 +42,10 @@ TEST(DenseMaxPool, MatchesReferenceAcrossGeometriesAndDtypes) {
                          "kernel_shape=[2,2],storage_order=1,pads=[0,1,1,0]"};
   uint32_t seed = 1;
   for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kI8, DType::kU8}) {
-    for (const char* a : attrs) ExpectKernelMatchesReference("MaxPool", {Random(t, Shape({2, 3, 7, 6}), seed++, 0, 100)}, a, 2);
+    for (const char* a : attrs) ExpectMatchesReference("MaxPool", {Random(t, Shape({2, 3, 7, 6}), seed++, 0, 100)}, a, 2);
   }
-  ExpectKernelMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 9}), 5)}, "kernel_shape=[4],strides=[3]", 2);
-  ExpectKernelMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 4, 5, 3}), 6)},
+  ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 9}), 5)}, "kernel_shape=[4],strides=[3]", 2);
+  ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 4, 5, 3}), 6)},
                                "kernel_shape=[2,2,2],pads=[1,0,1,0,1,1]", 2);
 }
 
@@ -73,8 +69,8 @@ TEST(DenseAveragePool, MatchesReferenceAcrossGeometriesAndDtypes) {
                          "kernel_shape=[2,2],auto_pad=SAME_UPPER"};
   uint32_t seed = 50;
   for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
-    for (const char* a : attrs) ExpectKernelMatchesReference("AveragePool", {Random(t, Shape({2, 3, 7, 6}), seed++)}, a);
-    ExpectKernelMatchesReference("AveragePool", {Random(t, Shape({1, 2, 4, 5, 3}), seed++)}, "kernel_shape=[2,3,2]");
+    for (const char* a : attrs) ExpectMatchesReference("AveragePool", {Random(t, Shape({2, 3, 7, 6}), seed++)}, a);
+    ExpectMatchesReference("AveragePool", {Random(t, Shape({1, 2, 4, 5, 3}), seed++)}, "kernel_shape=[2,3,2]");
   }
 }
 
@@ -84,7 +80,7 @@ TEST(DenseGlobalAveragePool, HandCheckedAndMatchesReference) {
   EXPECT_EQ(r->outputs[0].shape(), Shape({1, 1, 1, 1}));
   EXPECT_EQ(r->outputs[0].FlatGetAsDouble(0), 7.5);
   for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
-    ExpectKernelMatchesReference("GlobalAveragePool", {Random(t, Shape({2, 3, 5, 4}), 3)});
+    ExpectMatchesReference("GlobalAveragePool", {Random(t, Shape({2, 3, 5, 4}), 3)});
   }
   ExpectError(RunCpu("GlobalAveragePool", {Random(DType::kF32, Shape({2, 3}), 1)}), {"[2,3]", "rank >= 3"});
 }

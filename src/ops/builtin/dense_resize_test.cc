@@ -1,15 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 Tensor Scales(std::vector<double> v) { return Values(DType::kF32, Shape({static_cast<int64_t>(v.size())}), v); }
 Tensor Sizes(std::vector<double> v) { return Values(DType::kI64, Shape({static_cast<int64_t>(v.size())}), v); }
@@ -41,20 +37,20 @@ TEST(DenseResize, MatchesReferenceForEveryModeAndDtype) {
     Tensor x = Random(t, Shape({2, 3, 5, 4}), seed++);
     for (int i = 0; i < 4; ++i) {
       const std::string ctm = std::string("coordinate_transformation_mode=") + ctms[i];
-      ExpectKernelMatchesReference("Resize", {x, Tensor(), Scales({1, 1, 1.7, 0.6})}, "mode=linear," + ctm);
-      ExpectKernelMatchesReference("Resize", {x, Tensor(), Tensor(), Sizes({1, 2, 9, 7})}, "mode=linear," + ctm);
-      ExpectKernelMatchesReference("Resize", {x, Tensor(), Scales({2, 1, 0.5, 2.5})},
+      ExpectMatchesReference("Resize", {x, Tensor(), Scales({1, 1, 1.7, 0.6})}, "mode=linear," + ctm);
+      ExpectMatchesReference("Resize", {x, Tensor(), Tensor(), Sizes({1, 2, 9, 7})}, "mode=linear," + ctm);
+      ExpectMatchesReference("Resize", {x, Tensor(), Scales({2, 1, 0.5, 2.5})},
                                    "mode=nearest," + ctm + ",nearest_mode=" + nearest[i]);
     }
     Tensor roi = Values(DType::kF32, Shape({8}), {0, 0, 0.2, -0.1, 1, 1, 0.9, 1.3});
-    ExpectKernelMatchesReference("Resize", {x, roi, Tensor(), Sizes({2, 3, 4, 6})},
+    ExpectMatchesReference("Resize", {x, roi, Tensor(), Sizes({2, 3, 4, 6})},
                                  "mode=linear,coordinate_transformation_mode=tf_crop_and_resize,extrapolation_value=7");
-    ExpectKernelMatchesReference("Resize", {x, roi, Tensor(), Sizes({2, 3, 4, 6})},
+    ExpectMatchesReference("Resize", {x, roi, Tensor(), Sizes({2, 3, 4, 6})},
                                  "mode=nearest,coordinate_transformation_mode=tf_crop_and_resize");
   }
-  ExpectKernelMatchesReference("Resize", {Random(DType::kF32, Shape({1, 2, 5}), 8), Tensor(), Scales({1, 1, 1.6})},
+  ExpectMatchesReference("Resize", {Random(DType::kF32, Shape({1, 2, 5}), 8), Tensor(), Scales({1, 1, 1.6})},
                                "mode=nearest,coordinate_transformation_mode=tf_half_pixel_for_nn");
-  ExpectKernelMatchesReference("Resize", {Random(DType::kU8, Shape({1, 3, 4}), 9, 0, 255), Tensor(),
+  ExpectMatchesReference("Resize", {Random(DType::kU8, Shape({1, 3, 4}), 9, 0, 255), Tensor(),
                                           Scales({1, 2, 1.5})}, "mode=nearest");
 }
 

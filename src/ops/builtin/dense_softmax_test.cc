@@ -2,16 +2,12 @@
 
 #include <cmath>
 
-#include "ops/builtin/dense_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using dense_test::ExpectError;
-using dense_test::ExpectKernelMatchesReference;
-using dense_test::Random;
-using dense_test::RunCpu;
-using dense_test::Values;
+using namespace op_test;
 
 TEST(DenseSoftmax, HandCheckedAndStableForLargeInputs) {
   const double e = std::exp(1.0), sum = 1 + e + e * e;
@@ -31,7 +27,7 @@ TEST(DenseSoftmax, MatchesReferenceForEveryFloatDtypeAndAxis) {
   for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
     for (const char* op : {"Softmax", "LogSoftmax"}) {
       Tensor x = Random(t, Shape({3, 4, 5}), 7, -4, 4);
-      for (const char* axis : {"", "axis=0", "axis=1", "axis=-2"}) ExpectKernelMatchesReference(op, {x}, axis);
+      for (const char* axis : {"", "axis=0", "axis=1", "axis=-2"}) ExpectMatchesReference(op, {x}, axis);
     }
   }
 }

@@ -1,15 +1,11 @@
 #include <cmath>
 
-#include "ops/builtin/ew_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using ew_test::ErrorOf;
-using ew_test::ExpectMatchesReference;
-using ew_test::ExpectValues;
-using ew_test::Make;
-using ew_test::Random;
+using namespace op_test;
 
 TEST(EwBinary, HandCheckedArithmeticWithBroadcasting) {
   Tensor a = Make(DType::kF32, Shape({2, 3}), {1, 2, 3, 4, 5, 6});
@@ -48,7 +44,7 @@ TEST(EwBinary, PowTakesMixedTypes) {
   ExpectValues("Pow", {x, y}, {1, 32, 729});
   Tensor xi = Make(DType::kI32, Shape({3}), {1, 2, 3});
   Tensor yf = Make(DType::kF32, Shape({3}), {4, 5, 6});
-  auto r = ew_test::RunCpu("Pow", {xi, yf});
+  auto r = op_test::RunCpu("Pow", {xi, yf});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outputs[0].dtype(), DType::kI32);
   ExpectValues("Pow", {xi, yf}, {1, 32, 729});
@@ -64,7 +60,7 @@ TEST(EwBinary, PReluComparisonsAndAnd) {
   ExpectValues("Equal", {a, b}, {0, 1, 0, 1});
   ExpectValues("Less", {a, b}, {1, 0, 0, 0});
   ExpectValues("Greater", {a, b}, {0, 0, 1, 0});
-  auto r = ew_test::RunCpu("Less", {a, b});
+  auto r = op_test::RunCpu("Less", {a, b});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->outputs[0].dtype(), DType::kBool);
   const double nan = std::nan("");
@@ -90,7 +86,7 @@ const std::vector<std::pair<Shape, Shape>>& ShapePairs() {
 TEST(EwBinary, KernelMatchesReferenceOnEveryBroadcastPathAndFloatDtype) {
   uint64_t seed = 100;
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater"}) {
-    for (DType dt : ew_test::kFloatTypes) {
+    for (DType dt : op_test::kFloatTypes) {
       for (const auto& [sa, sb] : ShapePairs()) {
         SCOPED_TRACE(std::string(op) + " " + DTypeName(dt) + " " + sa.ToString() + " " + sb.ToString());
         double lo = std::string(op) == "Pow" ? 0.1 : -3;
@@ -100,7 +96,7 @@ TEST(EwBinary, KernelMatchesReferenceOnEveryBroadcastPathAndFloatDtype) {
       }
     }
   }
-  for (DType dt : ew_test::kFloatTypes) {
+  for (DType dt : op_test::kFloatTypes) {
     ExpectMatchesReference("PRelu", {Random(dt, Shape({2, 3, 4}), seed++), Random(dt, Shape({3, 1}), seed++)});
   }
 }
@@ -126,17 +122,17 @@ TEST(EwBinary, KernelMatchesReferenceForIntegersAndStridedViews) {
 TEST(EwBinary, BadInputsNameTheProblem) {
   Tensor a = Make(DType::kF32, Shape({2, 3}), {1, 2, 3, 4, 5, 6});
   Tensor b = Make(DType::kF32, Shape({4}), {1, 2, 3, 4});
-  std::string e = ErrorOf(ew_test::RunCpu("Add", {a, b}));
+  std::string e = ErrorOf(op_test::RunCpu("Add", {a, b}));
   EXPECT_NE(e.find("Add"), std::string::npos) << e;
   EXPECT_NE(e.find("[4]"), std::string::npos) << e;
   EXPECT_NE(e.find("[2,3]"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("Mul", {a, Make(DType::kF64, Shape({3}), {1, 2, 3})}));
+  e = ErrorOf(op_test::RunCpu("Mul", {a, Make(DType::kF64, Shape({3}), {1, 2, 3})}));
   EXPECT_NE(e.find("float64"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("PRelu", {Make(DType::kF32, Shape({3}), {1, 2, 3}), a}));
+  e = ErrorOf(op_test::RunCpu("PRelu", {Make(DType::kF32, Shape({3}), {1, 2, 3}), a}));
   EXPECT_NE(e.find("slope of shape [2,3] does not broadcast to X of shape [3]"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("And", {a, a}));
+  e = ErrorOf(op_test::RunCpu("And", {a, a}));
   EXPECT_NE(e.find("dtype float32"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("Pow", {Make(DType::kU8, Shape({1}), {2}), a}));
+  e = ErrorOf(op_test::RunCpu("Pow", {Make(DType::kU8, Shape({1}), {2}), a}));
   EXPECT_NE(e.find("dtype uint8"), std::string::npos) << e;
 }
 

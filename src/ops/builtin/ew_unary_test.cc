@@ -1,15 +1,11 @@
 #include <cmath>
 
-#include "ops/builtin/ew_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using ew_test::ErrorOf;
-using ew_test::ExpectMatchesReference;
-using ew_test::ExpectValues;
-using ew_test::Make;
-using ew_test::Random;
+using namespace op_test;
 
 Attrs With(const std::string& name, AttrValue v) {
   Attrs a;
@@ -45,7 +41,7 @@ TEST(EwUnary, HandCheckedMath) {
   Tensor s = Make(DType::kF32, Shape({3}), {-3, 0, 2.5});
   ExpectValues("Abs", {s}, {3, 0, 2.5});
   ExpectValues("Neg", {s}, {3, 0, -2.5});
-  EXPECT_TRUE(std::isnan(ew_test::RunCpu("Log", {Make(DType::kF32, Shape({1}), {-1})})->outputs[0].FlatGetAsDouble(0)));
+  EXPECT_TRUE(std::isnan(op_test::RunCpu("Log", {Make(DType::kF32, Shape({1}), {-1})})->outputs[0].FlatGetAsDouble(0)));
 }
 
 TEST(EwUnary, IntegersWrapLikeNumpy) {
@@ -83,7 +79,7 @@ TEST(EwUnary, KernelMatchesReferenceForEveryFloatDtype) {
   };
   uint64_t seed = 1;
   for (const UnaryCase& c : cases) {
-    for (DType dt : ew_test::kFloatTypes) {
+    for (DType dt : op_test::kFloatTypes) {
       SCOPED_TRACE(std::string(c.op) + " " + DTypeName(dt));
       ExpectMatchesReference(c.op, {Random(dt, Shape({3, 41}), seed++, c.lo, c.hi)}, c.attrs);
     }
@@ -110,16 +106,16 @@ TEST(EwUnary, StridedInputAndSmallBlocks) {
 
 TEST(EwUnary, BadInputsNameTheProblem) {
   Tensor i32 = Make(DType::kI32, Shape({2}), {1, 2});
-  std::string e = ErrorOf(ew_test::RunCpu("Exp", {i32}));
+  std::string e = ErrorOf(op_test::RunCpu("Exp", {i32}));
   EXPECT_NE(e.find("dtype int32"), std::string::npos) << e;
   Tensor f = Make(DType::kF32, Shape({2}), {1, 2});
-  e = ErrorOf(ew_test::RunCpu("Gelu", {f}, With("approximate", std::string("fast"))));
+  e = ErrorOf(op_test::RunCpu("Gelu", {f}, With("approximate", std::string("fast"))));
   EXPECT_NE(e.find("'fast' is not one of none, tanh"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("LeakyRelu", {f}, With("alpah", 0.1)));
+  e = ErrorOf(op_test::RunCpu("LeakyRelu", {f}, With("alpah", 0.1)));
   EXPECT_NE(e.find("did you mean alpha"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("Relu", {f, f}));
+  e = ErrorOf(op_test::RunCpu("Relu", {f, f}));
   EXPECT_NE(e.find("takes 1 input(s), got 2"), std::string::npos) << e;
-  e = ErrorOf(ew_test::RunCpu("Neg", {Make(DType::kU8, Shape({1}), {1})}));
+  e = ErrorOf(op_test::RunCpu("Neg", {Make(DType::kU8, Shape({1}), {1})}));
   EXPECT_NE(e.find("dtype uint8"), std::string::npos) << e;
 }
 

@@ -2,12 +2,12 @@
 // random data of every float dtype (and exact integer cases), bad inputs.
 #include <cmath>
 
-#include "ops/builtin/shape_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using namespace shape_test;  // NOLINT: test helpers
+using namespace op_test;  // NOLINT: test helpers
 
 using I = int64_t;
 const double kNaN = std::nan("");
@@ -47,15 +47,15 @@ TEST_P(ReduceFloat, KernelsMatchReference) {
       SCOPED_TRACE("axes " + std::to_string(axes.size()) + " keepdims " + std::to_string(keep));
       ExpectMatchesReference("ReduceSum", {x, I64s(axes)}, A({{"keepdims", keep}}));
       ExpectMatchesReference("ReduceMean", {x}, A({{"axes", axes}, {"keepdims", keep}}));
-      ExpectMatchesReference("ReduceMax", {x}, A({{"axes", axes}, {"keepdims", keep}}), -1, 0);
+      ExpectMatchesReference("ReduceMax", {x}, A({{"axes", axes}, {"keepdims", keep}}), -1, Within(0));
     }
   }
   for (I axis : {0, 1, -1}) {
     ExpectMatchesReference("ArgMax", {x}, A({{"axis", axis}}));
     ExpectMatchesReference("ArgMax", {x}, A({{"axis", axis}, {"select_last_index", I{1}}, {"keepdims", I{0}}}));
     if (dt != DType::kBF16) {
-      ExpectMatchesReference("TopK", {x, I64s({3})}, A({{"axis", axis}}), 2, 0);
-      ExpectMatchesReference("TopK", {x, I64s({2})}, A({{"axis", axis}, {"largest", I{0}}}), 2, 0);
+      ExpectMatchesReference("TopK", {x, I64s({3})}, A({{"axis", axis}}), 2, Within(0));
+      ExpectMatchesReference("TopK", {x, I64s({2})}, A({{"axis", axis}, {"largest", I{0}}}), 2, Within(0));
     }
   }
 }
@@ -66,15 +66,15 @@ INSTANTIATE_TEST_SUITE_P(Floats, ReduceFloat, ::testing::ValuesIn(FloatDTypes())
 TEST(ReduceInteger, ExactAgainstReference) {
   for (DType dt : {DType::kI64, DType::kI32}) {
     Tensor x = Random(dt, Shape({3, 4, 5}), 8, -1000, 1000);
-    ExpectMatchesReference("ReduceSum", {x, I64s({0, 2})}, {}, -1, 0);
-    ExpectMatchesReference("ReduceMean", {x}, A({{"axes", std::vector<I>{1}}}), -1, 0);
-    ExpectMatchesReference("ReduceMax", {x}, A({{"axes", std::vector<I>{2, 0}}}), -1, 0);
+    ExpectMatchesReference("ReduceSum", {x, I64s({0, 2})}, Attrs(), -1, Within(0));
+    ExpectMatchesReference("ReduceMean", {x}, A({{"axes", std::vector<I>{1}}}), -1, Within(0));
+    ExpectMatchesReference("ReduceMax", {x}, A({{"axes", std::vector<I>{2, 0}}}), -1, Within(0));
   }
   // A small-range integer input has many ties: ArgMax/TopK must pick by index.
   Tensor t = Random(DType::kU8, Shape({5, 7}), 4, 0, 3);
-  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}}), -1, 0);
-  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}, {"select_last_index", I{1}}}), -1, 0);
-  ExpectMatchesReference("TopK", {t, I64s({4})}, {}, 2, 0);
+  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}}), -1, Within(0));
+  ExpectMatchesReference("ArgMax", {t}, A({{"axis", I{1}}, {"select_last_index", I{1}}}), -1, Within(0));
+  ExpectMatchesReference("TopK", {t, I64s({4})}, Attrs(), 2, Within(0));
 }
 
 TEST(ReduceLargeSum, ManyTermsStayAccurate) {

@@ -1,11 +1,11 @@
 // Shape and data-movement ops: hand-checked cases, kernel vs reference on
 // every dtype (data movement is exact, so the tolerance is 0), bad inputs.
-#include "ops/builtin/shape_test_util.h"
+#include "ops/builtin/op_test_util.h"
 
 namespace opscope {
 namespace {
 
-using namespace shape_test;  // NOLINT: test helpers
+using namespace op_test;  // NOLINT: test helpers
 
 using I = int64_t;
 

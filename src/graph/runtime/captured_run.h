@@ -1,4 +1,4 @@
-// File: cli/inspector_capture.h
+// File: graph/runtime/captured_run.h
 // What `inspector-cli run` leaves in its output folder beside the three
 // exports, so that export, summary, path and diff can rebuild the run without
 // running it again. DIR/capture.json (schema "opscope.capture/1") holds the
@@ -22,16 +22,16 @@
 #include "graph/runtime/scheduler.h"
 #include "opscope/status.h"
 
-namespace opscope::cli {
+namespace opscope::graph {
 
 inline constexpr char kCaptureSchema[] = "opscope.capture/1";
 inline constexpr char kCaptureFile[] = "capture.json";
 
 struct CapturedRun {
   std::string dir;
-  graph::Model model;
-  graph::Schedule schedule;
-  std::vector<graph::PassResult> passes;
+  Model model;
+  Schedule schedule;
+  std::vector<PassResult> passes;
   std::vector<std::string> plugins;
   std::string device = "cpu";
   int iterations = 1;
@@ -46,6 +46,11 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir);
 
 // The compiled (or, with `framework`, framework) node called `name`; the
 // error lists the closest names.
-StatusOr<const graph::Node*> FindNodeByName(const graph::Graph& g, const std::string& name);
+// The summary's "top tasks" count, the same in every export of a run.
+inline constexpr int kSummaryTopTasks = 10;
+// Writes DIR/graph.json, DIR/trace.json and DIR/summary.json (atomically) and returns their paths.
+StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run);
 
-}  // namespace opscope::cli
+StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name);
+
+}  // namespace opscope::graph

@@ -1,11 +1,11 @@
-#include "cli/run_inputs.h"
+#include "analysis/harness/inputs.h"
 
 #include <algorithm>
 
-#include "cli/flag_parsing.h"
+#include "core/text_format.h"
 #include "opscope/npy.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 namespace {
 
@@ -57,8 +57,7 @@ Status CheckInputCount(const OpSchema& op, const std::string& flag, size_t n, co
 // One dtype applies to every input sharing input 0's type variable (the
 // others keep their default); a list gives one per input.
 
-StatusOr<std::vector<DType>> ResolveDTypes(const OpSchema& op, const std::string& text, size_t n) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> given, ParseDTypeList("--dtype", text));
+StatusOr<std::vector<DType>> ResolveDTypes(const OpSchema& op, const std::vector<DType>& given, size_t n) {
   std::vector<DType> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = DefaultDType(op, i);
   if (given.empty() || n == 0) return out;
@@ -96,16 +95,30 @@ std::string OutputName(const OpSchema& op, size_t i) {
   return ArgName(OutputArg(op, i), i, std::min(i, op.outputs.size() - 1));
 }
 
-StatusOr<std::vector<RunInput>> BuildInputs(const OpSchema& op, const RunFlags& f) {
-  std::vector<RunInput> inputs;
-  if (!f.inputs.empty()) {
-    if (!f.input_shapes.empty()) return InvalidArgumentError("--input-shapes: not used with --inputs (the .npy files carry their shapes)");
-    if (!f.dtypes.empty()) return InvalidArgumentError("--dtype: not used with --inputs (the .npy files carry their dtypes)");
-    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--inputs", f.inputs.size(), "file"));
-    for (size_t i = 0; i < f.inputs.size(); ++i) {
-      auto t = ReadNpy(f.inputs[i]);
+StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunRequest& f) {
+  std::vector<OpRunInput> inputs;
+  const int sources = !f.input_files.empty() + !f.input_tensors.empty() + !f.input_shapes.empty();
+  if (sources > 1) {
+    return InvalidArgumentError(!f.input_files.empty() && !f.input_shapes.empty()
+                                    ? "--input-shapes: not used with --inputs (the .npy files carry their shapes)"
+                                    : "inputs: give files, tensors or shapes, not several of them");
+  }
+  if (!f.input_files.empty() || !f.input_tensors.empty()) {
+    if (!f.dtypes.empty()) {
+      return InvalidArgumentError(!f.input_files.empty() ? "--dtype: not used with --inputs (the .npy files carry their dtypes)"
+                                                         : "--dtype: not used with given tensors (they carry their dtypes)");
+    }
+    const bool files = !f.input_files.empty();
+    const size_t n = files ? f.input_files.size() : f.input_tensors.size();
+    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, files ? "--inputs" : "inputs", n, files ? "file" : "tensor"));
+    for (size_t i = 0; i < n; ++i) {
+      if (!files) {
+        inputs.push_back({InputName(op, i), f.input_tensors[i], "given"});
+        continue;
+      }
+      auto t = ReadNpy(f.input_files[i]);
       if (!t.ok()) return std::move(t).status().WithContext("--inputs");
-      inputs.push_back({InputName(op, i), *t, f.inputs[i]});
+      inputs.push_back({InputName(op, i), *t, f.input_files[i]});
     }
     return inputs;
   }
@@ -113,22 +126,19 @@ StatusOr<std::vector<RunInput>> BuildInputs(const OpSchema& op, const RunFlags& 
     return InvalidArgumentError("--input-shapes: required unless --inputs is given (op " + op.name + " takes " +
                                 InputList(op) + ")");
   }
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Shape> shapes, ParseShapeList("--input-shapes", f.input_shapes));
-  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--input-shapes", shapes.size(), "shape"));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, shapes.size()));
-  auto kind = ParseFillKind(f.fill);
-  if (!kind.ok()) return std::move(kind).status().WithContext("--fill");
-  for (size_t i = 0; i < shapes.size(); ++i) {
+  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--input-shapes", f.input_shapes.size(), "shape"));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, f.input_shapes.size()));
+  for (size_t i = 0; i < f.input_shapes.size(); ++i) {
     if (InputArg(op, i).value_input) {
       return InvalidArgumentError("--input-shapes: op " + op.name + " reads the values of input '" +
                                   InputArg(op, i).name + "': give the inputs as .npy files with --inputs");
     }
-    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtypes[i], shapes[i]));
-    FillSpec spec{.kind = *kind, .seed = f.seed + i};
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtypes[i], f.input_shapes[i]));
+    FillSpec spec{.kind = f.fill, .seed = f.seed + i};
     OPSCOPE_RETURN_IF_ERROR(Fill(t, spec).WithContext("input " + InputName(op, i)));
-    inputs.push_back({InputName(op, i), t, std::string(FillKindName(*kind)) + " seed " + std::to_string(f.seed + i)});
+    inputs.push_back({InputName(op, i), t, std::string(FillKindName(f.fill)) + " seed " + std::to_string(f.seed + i)});
   }
   return inputs;
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_command.h"
+#include "opscope/harness.h"
 #include "opscope/fill.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 const char* FillKindName(FillKind k);
 std::string InputName(const OpSchema& op, size_t i);
 std::string OutputName(const OpSchema& op, size_t i);
-StatusOr<std::vector<RunInput>> BuildInputs(const OpSchema& op, const RunFlags& flags);
+StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunRequest& flags);
 
-}  // namespace opscope::cli
+}  // namespace opscope

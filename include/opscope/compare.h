@@ -1,4 +1,4 @@
-// File: analysis/compare.h
+// File: opscope/compare.h
 // The compare engine: judges an actual tensor against an expected one, element
 // by element, under one rule, and gathers the numbers that say how and where
 // they differ (max/mean errors, RMSE, cosine, NaN/Inf per side, a histogram by
@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,22 @@ struct Tolerance {
 Tolerance DefaultTolerance(DType dtype);
 // "|a-e| <= 1e-05 + 1e-05*|e|", "ulp(a,e) <= 4", ... : the threshold applied.
 std::string DescribeTolerance(const Tolerance& t);
+
+// A rule and its thresholds as a user asks for them (ops-debug's --mode,
+// --abserr, --relerr, --max-ulp, --worst); unset fields keep the dtype's defaults.
+struct ToleranceSpec {
+  std::string rule;  // empty: mixed for floats, bit-exact for integers and bool; "ulp:4" sets max_ulp
+  std::optional<double> atol, rtol;
+  std::optional<int64_t> max_ulp;
+  int worst_k = 10;
+};
+
+// The dtype's defaults with `spec` applied; errors name the flag.
+StatusOr<Tolerance> ResolveTolerance(const ToleranceSpec& spec, DType dtype);
+// The spec as flags, for a repro line: " --mode ulp:4 --abserr 1e-05".
+std::string ToleranceSpecFlags(const ToleranceSpec& spec);
+// The --help text on rules and defaults.
+extern const char* const kToleranceHelp;
 
 // One element, as the worst-K list and the max fields report it.
 struct CompareElement {

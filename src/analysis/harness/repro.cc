@@ -1,13 +1,16 @@
-#include "cli/run_repro.h"
+#include "analysis/harness/repro.h"
 
 #include <filesystem>
 
 #include "capture/dispatcher.h"
-#include "cli/flag_parsing.h"
-#include "cli/run_inputs.h"
+#include "analysis/harness/readback.h"
+#include "analysis/minimal_repro.h"
+#include "core/file_util.h"
+#include "core/text_format.h"
+#include "analysis/harness/inputs.h"
 #include "opscope/npy.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 namespace {
 
@@ -17,46 +20,55 @@ constexpr int64_t kMaxPerturbElements = int64_t{1} << 24;
 
 }  // namespace
 
-std::string ReproCommand(const RunFlags& f, const OpSchema& op, const Attrs& attrs,
-                         const std::vector<RunInput>& inputs, const std::vector<std::string>& input_files) {
+std::string TunablesText(const std::map<std::string, int64_t>& tunables) {
+  std::string s;
+  for (const auto& [name, value] : tunables) s += (s.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return s;
+}
+
+std::string ReproCommand(const OpRunRequest& f, const OpSchema& op, const Attrs& attrs,
+                         const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files) {
   std::string s = "ops-debug run";
   for (const std::string& p : f.plugins) s += " --plugin " + ShellQuote(p);
   s += " --op " + ShellQuote(op.name);
-  std::vector<std::string> files = input_files.empty() ? f.inputs : input_files;
+  std::vector<std::string> files = input_files.empty() ? f.input_files : input_files;
   if (!files.empty()) {
     std::string list;
     for (const std::string& p : files) list += (list.empty() ? "" : ",") + p;
     s += " --inputs " + ShellQuote(list);
   } else if (!inputs.empty()) {
     std::string shapes, dtypes;
-    for (const RunInput& in : inputs) {
+    for (const OpRunInput& in : inputs) {
       shapes += (shapes.empty() ? "" : ";") + in.tensor.shape().ToString();
       dtypes += (dtypes.empty() ? "" : ",") + std::string(DTypeName(in.tensor.dtype()));
     }
     s += " --input-shapes " + ShellQuote(shapes) + " --dtype " + dtypes;
-    auto kind = ParseFillKind(f.fill);
-    s += std::string(" --fill ") + (kind.ok() ? FillKindName(*kind) : f.fill) + " --seed " + std::to_string(f.seed);
+    if (f.input_tensors.empty()) {
+      s += std::string(" --fill ") + FillKindName(f.fill) + " --seed " + std::to_string(f.seed);
+    }
   }
   if (!attrs.empty()) s += " --attrs " + ShellQuote(attrs.ToString());
   s += " --device " + ShellQuote(f.device);
-  if (!f.tunables.empty()) s += " --tunables " + ShellQuote(f.tunables);
+  if (!f.tunables.empty()) s += " --tunables " + ShellQuote(TunablesText(f.tunables));
   if (!f.baseline.empty()) s += " --baseline " + ShellQuote(f.baseline);
-  if (!f.expected.empty() && input_files.empty()) {
+  if (!f.expected_files.empty() && input_files.empty()) {
     std::string list;
-    for (const std::string& p : f.expected) list += (list.empty() ? "" : ",") + p;
+    for (const std::string& p : f.expected_files) list += (list.empty() ? "" : ",") + p;
     s += " --expected " + ShellQuote(list);
   }
-  s += ToleranceFlagsText(f.tolerance);
+  if (f.num_outputs >= 0 && f.expected_files.empty()) s += " --outputs " + std::to_string(f.num_outputs);
+  s += ToleranceSpecFlags(f.tolerance);
   if (f.repeat > 1) s += " --repeat " + std::to_string(f.repeat);
-  if (f.readback != "full") s += " --readback " + ShellQuote(f.readback);
+  if (f.readback != Readback::kFull) s += std::string(" --readback ") + ReadbackName(f.readback);
   if (f.trace) s += " --trace";
   if (f.checked) s += " --checked";
+  if (!f.input_tensors.empty() && input_files.empty()) s += "   # the inputs were given as tensors: other data";
   return s;
 }
 
-ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
+ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report) {
   ReproOutcome out;
-  const RunOutput* bad = nullptr;
+  const OpRunOutput* bad = nullptr;
   size_t bad_index = 0;
   for (size_t i = 0; i < report.outputs.size(); ++i) {
     if (!report.outputs[i].passed()) { bad = &report.outputs[i]; bad_index = i; break; }
@@ -67,7 +79,7 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
     out.note = "no reproducer: it needs the full readback of the failing output (--readback full)";
     return out;
   }
-  if (!ctx.flags.expected.empty()) {
+  if (!ctx.flags.expected_files.empty() || !ctx.flags.expected_tensors.empty()) {
     out.note = "no reproducer: --expected files hold the golden of the original inputs only; "
                "use the reference or --baseline to judge cropped inputs";
     return out;
@@ -77,7 +89,7 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
   std::vector<std::string> names;
   std::vector<bool> skip;
   int64_t elements = 0;
-  for (const RunInput& in : ctx.inputs) {
+  for (const OpRunInput& in : ctx.inputs) {
     tensors.push_back(in.tensor);
     names.push_back(in.name);
     elements += in.tensor.numel();
@@ -89,7 +101,8 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
   // The kernel on some inputs, that output only.
   auto kernel = [&](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
     auto run = Dispatcher::Global().Run(ctx.op, in, ctx.attrs,
-                                        RunOptions{.device = ctx.device, .tunables = ctx.tunables, .fingerprint = false});
+                                        RunOptions{.device = ctx.device, .tunables = ctx.tunables, .num_outputs = ctx.num_outputs,
+                                                   .fingerprint = false});
     if (!run.ok()) return std::move(run).status();
     std::vector<Tensor> host;
     for (const Tensor& t : run->outputs) {
@@ -102,7 +115,7 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
 
   if (ctx.op.input_region) {
     std::vector<Tensor> outputs;
-    for (const RunOutput& o : report.outputs) outputs.push_back(o.actual);
+    for (const OpRunOutput& o : report.outputs) outputs.push_back(o.actual);
     out.region = RegionFromIndexMap(ctx.op, tensors, outputs, ctx.attrs, static_cast<int>(bad_index), out.coords);
   } else if (elements > kMaxPerturbElements) {
     out.note = "no reproducer: inputs of " + std::to_string(elements) +
@@ -159,4 +172,4 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report) {
   return out;
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -8,20 +8,15 @@
 
 #include <string>
 
-#include "cli/run_command.h"
+#include "opscope/harness.h"
 
-namespace opscope::cli {
+namespace opscope {
 
-enum class Readback { kFull, kStats, kSample };
-
-inline constexpr int64_t kSampleCount = 4096;
-
-// Errors name --readback; a backend without the summary kernels is refused.
-StatusOr<Readback> ParseReadback(const std::string& text, const std::string& backend);
-const char* ReadbackName(Readback r);
+// A backend without the summary kernels is refused; errors name --readback.
+Status CheckReadback(Readback r, const std::string& backend);
 
 // `actual` lives on `device`; `golden` on the host.
-StatusOr<RunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual,
+StatusOr<OpRunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual,
                                        const Tensor& golden, const Tolerance& tol, int worst_k, Device* device);
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -1,9 +1,9 @@
-#include "cli/run_golden.h"
+#include "analysis/harness/golden.h"
 
 #include "capture/dispatcher.h"
 #include "opscope/npy.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 namespace {
 
@@ -108,22 +108,33 @@ StatusOr<std::vector<Tensor>> RunBaseline(const Baseline& b, const std::vector<T
 
 StatusOr<std::vector<Tensor>> ReadExpected(const std::vector<std::string>& files, const std::vector<TensorDesc>& outputs,
                                            const std::vector<std::string>& names) {
-  if (files.size() != outputs.size()) {
-    return InvalidArgumentError("--expected: " + std::to_string(files.size()) + " file(s) for " +
+  std::vector<Tensor> read;
+  for (const std::string& file : files) {
+    auto t = ReadNpy(file);
+    if (!t.ok()) return std::move(t).status().WithContext("--expected");
+    read.push_back(*std::move(t));
+  }
+  return CheckExpected(read, files, outputs, names);
+}
+
+StatusOr<std::vector<Tensor>> CheckExpected(const std::vector<Tensor>& tensors, const std::vector<std::string>& files,
+                                            const std::vector<TensorDesc>& outputs,
+                                            const std::vector<std::string>& names) {
+  if (tensors.size() != outputs.size()) {
+    return InvalidArgumentError("--expected: " + std::to_string(tensors.size()) + " file(s) for " +
                                 std::to_string(outputs.size()) + " output(s) (give one .npy per output, in order)");
   }
   std::vector<Tensor> out;
-  for (size_t i = 0; i < files.size(); ++i) {
-    auto t = ReadNpy(files[i]);
-    if (!t.ok()) return std::move(t).status().WithContext("--expected");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor* t = &tensors[i];
+    const std::string what = i < files.size() ? files[i] : "tensor " + std::to_string(i);
     if (t->shape() != outputs[i].shape) {
-      return InvalidArgumentError("--expected " + files[i] + ": holds " + t->Describe() + " but output " + names[i] +
+      return InvalidArgumentError("--expected " + what + ": holds " + t->Describe() + " but output " + names[i] +
                                   " is " + std::string(DTypeName(outputs[i].dtype)) + outputs[i].shape.ToString());
     }
-    if (t->numel() == 0) return InvalidArgumentError("--expected " + files[i] + ": empty array, nothing to compare");
-    out.push_back(*std::move(t));
+    out.push_back(*t);
   }
   return out;
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -1,4 +1,4 @@
-#include "cli/inspector_capture.h"
+#include "graph/runtime/captured_run.h"
 
 #include <filesystem>
 
@@ -6,11 +6,14 @@
 
 #include "graph/onnx_import.h"
 #include "graph/runtime/mapping.h"
-#include "cli/plugin_flags.h"
+#include "graph/graph_json.h"
+#include "graph/runtime/summary.h"
+#include "graph/runtime/trace_json.h"
+#include "opscope/plugin.h"
 #include "opscope/npy.h"
 #include "ops/text_distance.h"
 
-namespace opscope::cli {
+namespace opscope::graph {
 namespace {
 
 using nlohmann::json;
@@ -27,7 +30,7 @@ LaunchConfig LaunchFromJson(const json& j) {
   return l;
 }
 
-json TaskJson(const graph::ScheduledTask& t) {
+json TaskJson(const ScheduledTask& t) {
   json j = {{"task_id", t.desc.task_id},
             {"node_id", t.desc.op_node_id},
             {"stream_id", t.desc.stream_id},
@@ -44,7 +47,7 @@ json TaskJson(const graph::ScheduledTask& t) {
 }
 
 // Puts what the executor measured back on a freshly scheduled task.
-Status RestoreTask(const json& j, graph::ScheduledTask& t, const std::string& file) {
+Status RestoreTask(const json& j, ScheduledTask& t, const std::string& file) {
   if (j.at("node_id").get<int64_t>() != t.desc.op_node_id || j.at("stream_id").get<int>() != t.desc.stream_id) {
     return InvalidArgumentError(file + ": task " + std::to_string(t.desc.task_id) +
                                 " does not match the model's schedule (was the model or opscope changed?)");
@@ -82,11 +85,14 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const 
   if (fingerprint != j.at("model").at("fingerprint").get<std::string>()) {
     return InvalidArgumentError(file + ": the model " + model_path + " changed since the run (run it again)");
   }
-  OPSCOPE_RETURN_IF_ERROR(LoadPluginFlags(run.plugins));
-  OPSCOPE_ASSIGN_OR_RETURN(run.model, graph::ImportOnnx(model_path));
-  OPSCOPE_RETURN_IF_ERROR(graph::Compile(run.model));
+  for (const std::string& plugin : run.plugins) {
+    auto p = LoadPlugin(plugin);
+    if (!p.ok()) return std::move(p).status().WithContext(file + ": plugin");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
+  OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
-                           graph::ScheduleGraph(run.model.compiled, {.compute_streams = j.at("streams").get<int>()}));
+                           ScheduleGraph(run.model.compiled, {.compute_streams = j.at("streams").get<int>()}));
   const json& tasks = j.at("tasks");
   if (tasks.size() != run.schedule.tasks.size()) {
     return InvalidArgumentError(file + ": " + std::to_string(tasks.size()) + " tasks captured, the model schedules " +
@@ -102,7 +108,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const 
                           .wall_ms = p.at("wall_ms").get<double>(),
                           .nodes_after = p.at("nodes_after").get<int64_t>()});
   }
-  OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
+  OPSCOPE_RETURN_IF_ERROR(MapTasks(run.model, run.schedule));
   return run;
 }
 
@@ -122,8 +128,8 @@ Status WriteCapture(const CapturedRun& run) {
   std::error_code ec;
   const std::string model_path = std::filesystem::absolute(run.model.path, ec).string();
   json tasks = json::array(), passes = json::array();
-  for (const graph::ScheduledTask& t : run.schedule.tasks) tasks.push_back(TaskJson(t));
-  for (const graph::PassResult& p : run.passes) {
+  for (const ScheduledTask& t : run.schedule.tasks) tasks.push_back(TaskJson(t));
+  for (const PassResult& p : run.passes) {
     passes.push_back({{"index", p.index}, {"name", p.name}, {"rewrites", p.rewrites}, {"wall_ms", p.wall_ms},
                       {"nodes_after", p.nodes_after}});
   }
@@ -155,16 +161,25 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
   }
 }
 
-StatusOr<const graph::Node*> FindNodeByName(const graph::Graph& g, const std::string& name) {
+StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
+  const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
+                    summary = run.dir + "/summary.json";
+  OPSCOPE_RETURN_IF_ERROR(WriteGraphJson(run.model, run.passes, graph));
+  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, BuildTraceData(run.schedule, run.model.compiled, run.device)));
+  OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary, Summarize(run.schedule, kSummaryTopTasks)));
+  return std::vector<std::string>{graph, trace, summary};
+}
+
+StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name) {
   std::vector<std::string> names;
-  for (const graph::Node& n : g.nodes()) {
+  for (const Node& n : g.nodes()) {
     if (n.name == name) return &n;
     names.push_back(n.name);
   }
   std::vector<std::string> close = ClosestStrings(name, names, 3);
-  std::string msg = "--node '" + name + "': no " + graph::LayerName(g.layer()) + " node has that name";
+  std::string msg = "--node '" + name + "': no " + LayerName(g.layer()) + " node has that name";
   if (!close.empty()) msg += " (closest: " + JoinStrings(close, ", ") + ")";
   return NotFoundError(msg);
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope::graph

@@ -9,27 +9,29 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_command.h"
-#include "cli/run_golden.h"
+#include "opscope/harness.h"
+#include "analysis/harness/golden.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 struct ReproContext {
-  const RunFlags& flags;
+  const OpRunRequest& flags;
   const OpSchema& op;
   const Attrs& attrs;
   Device* device;
   const std::map<std::string, int64_t>& tunables;
-  const std::vector<RunInput>& inputs;
+  int num_outputs = -1;
+  const std::vector<OpRunInput>& inputs;
   const std::vector<Tolerance>& tolerances;
   const GoldenFn& golden;
 };
 
-ReproOutcome BuildReproducer(const ReproContext& ctx, const RunReport& report);
+ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report);
 
 // The `ops-debug run` line for these flags; `input_files` (when not empty)
 // replaces the inputs, and the report/repro-dir flags are left out.
-std::string ReproCommand(const RunFlags& flags, const OpSchema& op, const Attrs& attrs,
-                         const std::vector<RunInput>& inputs, const std::vector<std::string>& input_files);
+std::string TunablesText(const std::map<std::string, int64_t>& tunables);  // "block=256,vec=4"
+std::string ReproCommand(const OpRunRequest& flags, const OpSchema& op, const Attrs& attrs,
+                         const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files);
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -1,12 +1,12 @@
-#include "cli/run_readback.h"
+#include "analysis/harness/readback.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "capture/dispatcher.h"
-#include "cli/flag_parsing.h"
+#include "core/text_format.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 namespace {
 
@@ -22,7 +22,7 @@ TensorStats StatsFrom(const Tensor& t) {
 // brings its small output home.
 StatusOr<Tensor> Summarize(const char* op, const Tensor& t, Device* device) {
   Attrs attrs;
-  if (std::string(op) == kSampleOp) attrs.Set("count", kSampleCount);
+  if (std::string(op) == kSampleOp) attrs.Set("count", kReadbackSampleCount);
   auto run = Dispatcher::Global().Run(op, {t}, attrs, RunOptions{.device = device, .fingerprint = false});
   if (!run.ok()) return std::move(run).status().WithContext("--readback");
   return ToHost(run->outputs[0]);
@@ -64,18 +64,21 @@ void MapSampleIndices(CompareResult& c, const Shape& shape, int64_t stride) {
 
 }  // namespace
 
-StatusOr<Readback> ParseReadback(const std::string& text, const std::string& backend) {
-  Readback r;
+StatusOr<Readback> ParseReadbackName(std::string_view text) {
   if (text == "full") return Readback::kFull;
-  if (text == "stats") r = Readback::kStats;
-  else if (text == "sample") r = Readback::kSample;
-  else return InvalidArgumentError("--readback '" + text + "': expected full, stats or sample");
+  if (text == "stats") return Readback::kStats;
+  if (text == "sample") return Readback::kSample;
+  return InvalidArgumentError("--readback '" + std::string(text) + "': expected full, stats or sample");
+}
+
+Status CheckReadback(Readback r, const std::string& backend) {
+  if (r == Readback::kFull) return Status::Ok();
   const OpSchema* op = OpRegistry::Global().Find(r == Readback::kStats ? kStatsOp : kSampleOp);
   if (op == nullptr || !op->kernels.count(backend)) {
-    return InvalidArgumentError("--readback " + text + ": the " + backend +
+    return InvalidArgumentError(std::string("--readback ") + ReadbackName(r) + ": the " + backend +
                                 " backend has no kernel to summarise outputs on the device; use --readback full");
   }
-  return r;
+  return Status::Ok();
 }
 
 const char* ReadbackName(Readback r) {
@@ -87,9 +90,9 @@ const char* ReadbackName(Readback r) {
   return "?";
 }
 
-StatusOr<RunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual, const Tensor& golden,
+StatusOr<OpRunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual, const Tensor& golden,
                                        const Tolerance& tol, int worst_k, Device* device) {
-  RunOutput out;
+  OpRunOutput out;
   out.name = name;
   if (r == Readback::kFull) {
     OPSCOPE_ASSIGN_OR_RETURN(out.actual, ToHost(actual));
@@ -111,8 +114,8 @@ StatusOr<RunOutput> ReadBackAndCompare(Readback r, const std::string& name, cons
   OPSCOPE_ASSIGN_OR_RETURN(out.expected, Summarize(kSampleOp, golden, nullptr));
   OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, CompareOptions{.worst_k = worst_k}));
   const int64_t n = actual.numel();
-  MapSampleIndices(out.compare, actual.shape(), std::max<int64_t>(1, (n + kSampleCount - 1) / kSampleCount));
+  MapSampleIndices(out.compare, actual.shape(), std::max<int64_t>(1, (n + kReadbackSampleCount - 1) / kReadbackSampleCount));
   return out;
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope

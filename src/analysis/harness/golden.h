@@ -16,7 +16,7 @@
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
-namespace opscope::cli {
+namespace opscope {
 
 // Runs the golden on some inputs; the outputs come back on the host.
 using GoldenFn = std::function<StatusOr<std::vector<Tensor>>(const std::vector<Tensor>& inputs)>;
@@ -43,5 +43,9 @@ StatusOr<std::vector<Tensor>> RunBaseline(const Baseline& b, const std::vector<T
 // errors name --expected and say both shapes.
 StatusOr<std::vector<Tensor>> ReadExpected(const std::vector<std::string>& files, const std::vector<TensorDesc>& outputs,
                                            const std::vector<std::string>& output_names);
+// The same checks on tensors a caller gave (`files` names them where known).
+StatusOr<std::vector<Tensor>> CheckExpected(const std::vector<Tensor>& tensors, const std::vector<std::string>& files,
+                                            const std::vector<TensorDesc>& outputs,
+                                            const std::vector<std::string>& output_names);
 
-}  // namespace opscope::cli
+}  // namespace opscope

@@ -1,0 +1,83 @@
+// File: opscope/model.h
+// A whole model as one library call: import an ONNX file, compile it,
+// schedule its tasks onto streams, execute them on a device, map what ran
+// back onto both graph layers, and export graph.json, trace.json,
+// summary.json and capture.json into a folder (what `inspector-cli run`
+// does). And the run-to-run diff of two such folders.
+//
+//   ModelRunRequest req{.model = "examples/models/two_branch.onnx", .output_dir = "/tmp/run"};
+//   OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport r, RunModel(req));
+//   std::printf("%lld tasks, %.1f us span\n", (long long)r.tasks, r.span_us);
+//
+// Nothing is written under output_dir unless the whole run succeeded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "opscope/status.h"
+#include "opscope/tensor.h"
+
+namespace opscope {
+
+struct ModelRunRequest {
+  std::string model;                 // the .onnx file
+  std::string output_dir;            // --output-dir: empty runs without writing anything
+  int streams = 2;                   // --streams: compute streams (plus one copy stream)
+  int iterations = 1;                // --iterations: times are kept from the last
+  bool dump_passes = false;          // --dump-passes: DIR/passes/NN_<pass>.json
+  // Graph inputs: files in graph input order ("x.npy") or by name
+  // ("name=x.npy"), and/or tensors by name; the rest are filled from `seed`.
+  std::vector<std::string> input_files;  // --inputs
+  std::map<std::string, Tensor> input_tensors;
+  uint64_t seed = 0;                 // --seed
+  std::string save_outputs;          // --save-outputs: DIR2/<name>.npy per graph output
+  std::vector<std::string> plugins;  // --plugin
+  std::string device = "cpu";
+};
+
+struct OpTypeTime {
+  std::string op_type;
+  int64_t count = 0;
+  double total_us = 0;
+  double share_pct = 0;
+};
+
+struct ModelRunReport {
+  std::string model;
+  int64_t framework_nodes = 0, compiled_nodes = 0, tasks = 0;
+  int compute_streams = 0, streams = 0;  // streams includes the copy stream
+  int iterations = 1;
+  std::string device;
+  double total_task_us = 0, span_us = 0, critical_path_us = 0;  // calibrated, last iteration
+  bool memory_planned = false;
+  int64_t arena_bytes = 0, no_reuse_bytes = 0;  // peak memory with and without buffer reuse
+  std::vector<OpTypeTime> op_types;             // longest total time first
+  std::map<std::string, Tensor> outputs;        // graph outputs (host), from the last iteration
+  std::vector<std::string> files;               // written, in order
+  std::string repro;                            // the inspector-cli line that runs this again
+};
+
+StatusOr<ModelRunReport> RunModel(const ModelRunRequest& request);
+
+// What changed between two run folders (their capture.json); diff.json is
+// written into new_dir. regressed: total task time grew by more than
+// threshold_time_pct, or a layer's node count moved by more than threshold_nodes.
+struct RunDiffRequest {
+  std::string base_dir, new_dir;
+  double threshold_time_pct = 10;
+  int64_t threshold_nodes = 0;
+};
+
+struct RunDiffReport {
+  std::string json;   // diff.json ("opscope.diff/1")
+  std::string file;   // where it was written
+  bool regressed = false;
+  std::vector<std::string> regressions;  // why, in words
+};
+
+StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& request);
+
+}  // namespace opscope

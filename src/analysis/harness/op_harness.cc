@@ -1,0 +1,342 @@
+// The op harness (opscope/harness.h): everything `ops-debug run` does
+// between parsing its flags and printing, as one library call.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "analysis/determinism.h"
+#include "analysis/harness/golden.h"
+#include "analysis/harness/inputs.h"
+#include "analysis/harness/readback.h"
+#include "analysis/harness/repro.h"
+#include "capture/dispatcher.h"
+#include "core/text_format.h"
+#include "opscope/harness.h"
+#include "opscope/npy.h"
+#include "opscope/plugin.h"
+
+namespace opscope {
+
+namespace {
+
+// Turns checked allocation off again on the way out, so a library caller's
+// device is left as it was found.
+class CheckedAllocationScope {
+ public:
+  CheckedAllocationScope(Device* d, bool on) : device_(on && !d->checked_allocation() ? d : nullptr) {}
+  ~CheckedAllocationScope() { if (device_) (void)device_->SetCheckedAllocation(false); }
+
+ private:
+  Device* device_;
+};
+
+Status CheckTunables(const OpSchema& op, const std::map<std::string, int64_t>& tunables) {
+  for (const auto& [name, value] : tunables) {
+    if (op.FindTunable(name)) continue;
+    std::string have;
+    for (const TunableDef& t : op.tunables) have += (have.empty() ? "" : ", ") + t.name;
+    return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
+                                (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
+  }
+  return Status::Ok();
+}
+
+// -1 (the op's required outputs) or a count the schema allows.
+Status CheckOutputCount(const OpSchema& op, int n) {
+  if (n < 0) return Status::Ok();
+  int lo = 0, hi = 0;
+  for (const ArgDef& a : op.outputs) {
+    lo += a.kind == ArgDef::Kind::kSingle ? 1 : 0;
+    hi = a.kind == ArgDef::Kind::kVariadic ? INT32_MAX : hi == INT32_MAX ? hi : hi + 1;
+  }
+  if (n >= lo && n <= hi) return Status::Ok();
+  const std::string range = lo == hi ? std::to_string(lo) : hi == INT32_MAX ? "at least " + std::to_string(lo)
+                                                                            : std::to_string(lo) + " to " + std::to_string(hi);
+  return InvalidArgumentError("--outputs: op " + op.name + " has " + range + " output(s), " + std::to_string(n) +
+                              " asked for (an --expected file per output sets the count)");
+}
+
+StatusOr<std::vector<Tensor>> HostOutputs(const std::vector<Tensor>& outputs) {
+  std::vector<Tensor> host;
+  for (const Tensor& t : outputs) {
+    if (!t.defined()) { host.push_back(t); continue; }
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor h, ToHost(t));
+    // A host-accessible device hands back its own buffer: keep a copy, the
+    // next repeat writes into fresh outputs anyway but this must not alias.
+    if (h.raw_data() == t.raw_data()) {
+      OPSCOPE_ASSIGN_OR_RETURN(h, h.Clone());
+    }
+    host.push_back(std::move(h));
+  }
+  return host;
+}
+
+// Kernel and reference hits of the same name and order, side by side.
+std::vector<TraceComparison> CompareTracepoints(const std::vector<TracepointHit>& hits, uint64_t kernel_id,
+                                                uint64_t reference_id) {
+  std::vector<TraceComparison> out;
+  for (const TracepointHit& k : hits) {
+    if (k.reference || k.op_id != kernel_id) continue;
+    for (const TracepointHit& r : hits) {
+      if (!r.reference || r.op_id != reference_id || r.name != k.name || r.order != k.order) continue;
+      TraceComparison c{.name = k.name, .order = k.order};
+      const Tolerance tol = DefaultTolerance(k.dtype);
+      auto close = [&](double a, double e) { return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e); };
+      if (k.shape != r.shape) {
+        c.matches = false, c.detail = "shape " + k.shape.ToString() + " vs " + r.shape.ToString();
+      } else if (k.nan_count != r.nan_count || k.inf_count != r.inf_count) {
+        c.matches = false;
+        c.detail = "NaN " + std::to_string(k.nan_count) + " vs " + std::to_string(r.nan_count) + ", Inf " +
+                   std::to_string(k.inf_count) + " vs " + std::to_string(r.inf_count);
+      } else if (!close(k.mean, r.mean) || !close(k.min, r.min) || !close(k.max, r.max)) {
+        c.matches = false;
+        c.detail = "mean " + ShortNum(k.mean) + " vs " + ShortNum(r.mean) + ", min " + ShortNum(k.min) + " vs " + ShortNum(r.min) +
+                   ", max " + ShortNum(k.max) + " vs " + ShortNum(r.max);
+      } else {
+        for (size_t i = 0; i < k.first.size() && i < r.first.size(); ++i) {
+          if (close(k.first[i], r.first[i]) || (std::isnan(k.first[i]) && std::isnan(r.first[i]))) continue;
+          c.matches = false;
+          c.detail = "element " + std::to_string(i) + ": " + ShortNum(k.first[i]) + " vs " + ShortNum(r.first[i]);
+          break;
+        }
+      }
+      if (c.matches) c.detail = "mean " + ShortNum(k.mean) + ", min " + ShortNum(k.min) + ", max " + ShortNum(k.max);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool OpRunReport::passed() const {
+  if (!kernel_error.empty() || !nondeterminism.empty()) return false;
+  for (const OpRunOutput& o : outputs) {
+    if (!o.passed()) return false;
+  }
+  return true;
+}
+
+std::string OpRunReport::status() const {
+  if (!kernel_error.empty()) return "error";
+  if (!nondeterminism.empty()) return "nondeterministic";
+  return passed() ? "passed" : "failed";
+}
+
+double OpRunReport::median_us() const {
+  if (repeat_us.empty()) return -1;
+  std::vector<double> v = repeat_us;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
+  for (const std::string& path : f.plugins) {
+    auto p = LoadPlugin(path);
+    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+  }
+  if (f.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  auto found = OpRegistry::Global().Lookup(f.op);
+  if (!found.ok()) return std::move(found).status().WithContext("--op");
+  const OpSchema& op = **found;
+  OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(f.attrs));  // its errors name --attrs
+  for (const auto& [name, value] : f.attr_values.all()) attrs.Set(name, value);
+  const std::map<std::string, int64_t>& tunables = f.tunables;
+  OPSCOPE_RETURN_IF_ERROR(CheckTunables(op, tunables));
+  if (f.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(f.repeat));
+  const bool expected_given = !f.expected_files.empty() || !f.expected_tensors.empty();
+  if (!f.expected_files.empty() && !f.expected_tensors.empty()) {
+    return InvalidArgumentError("--expected: give files or tensors, not both");
+  }
+  if (expected_given + !f.baseline.empty() + f.reference > 1) {
+    return InvalidArgumentError("--reference, --expected and --baseline: give one golden (none: the op's reference)");
+  }
+
+  auto device_or = GetDevice(f.device);
+  if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
+  Device* device = *device_or;
+  const std::string backend = device->name().substr(0, device->name().find(':'));
+  if (!op.kernels.count(backend)) {
+    std::string have;
+    for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;
+    return InvalidArgumentError("--device: op " + op.name + " has no " + backend + " kernel" +
+                                (have.empty() ? "" : " (it has: " + have + ")"));
+  }
+  if (!expected_given && f.baseline.empty() && !op.reference) {
+    return InvalidArgumentError("--op: op " + op.name +
+                                " has no reference kernel to compare with (give --expected or --baseline)");
+  }
+  const Readback readback = f.readback;
+  OPSCOPE_RETURN_IF_ERROR(CheckReadback(readback, backend));
+
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<OpRunInput> inputs, BuildInputs(op, f));
+  std::vector<Tensor> tensors;
+  for (const OpRunInput& in : inputs) tensors.push_back(in.tensor);
+  // Attribute types, dtypes and shape inference: all before anything runs.
+  // The outputs asked for: as many as the expected tensors given, else the op's required ones.
+  int num_outputs = f.num_outputs;
+  const size_t expected_count = std::max(f.expected_files.size(), f.expected_tensors.size());
+  if (num_outputs >= 0 && expected_given && static_cast<size_t>(num_outputs) != expected_count) {
+    return InvalidArgumentError("--outputs " + std::to_string(num_outputs) + ": but " + std::to_string(expected_count) +
+                                " expected tensor(s) were given (one per output)");
+  }
+  if (num_outputs < 0 && expected_given) num_outputs = static_cast<int>(expected_count);
+  OPSCOPE_RETURN_IF_ERROR(CheckOutputCount(op, num_outputs));
+  Attrs validated = attrs;
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
+                           Dispatcher::Global().InferOutputs(op, tensors, validated, num_outputs));
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < out_desc.size(); ++i) out_names.push_back(OutputName(op, i));
+  std::vector<Tolerance> tolerances;
+  for (const TensorDesc& d : out_desc) {
+    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(f.tolerance, d.dtype));
+    tolerances.push_back(t);
+  }
+
+  // The golden, checked before anything runs.
+  GoldenFn golden;
+  std::string golden_name = "reference";
+  TraceSink sink;
+  TraceSink* trace = f.trace ? &sink : nullptr;
+  uint64_t reference_op_id = 0;
+  if (expected_given) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> files,
+                             f.expected_tensors.empty() ? ReadExpected(f.expected_files, out_desc, out_names)
+                                                        : CheckExpected(f.expected_tensors, {}, out_desc, out_names));
+    golden_name = "expected files";
+    // Files hold the golden of the original inputs only: a cropped reproducer cannot be judged.
+    golden = [files, original = tensors](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
+      if (in.size() != original.size() || (!in.empty() && in[0].raw_data() != original[0].raw_data())) {
+        return InvalidArgumentError("--expected files hold the golden of the original inputs only");
+      }
+      return files;
+    };
+  } else if (!f.baseline.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(f.baseline, op, attrs, device, tensors));
+    for (size_t i = 0; i < out_desc.size() && i < b.outputs.size(); ++i) {
+      if (b.outputs[i].shape == out_desc[i].shape) continue;
+      return InvalidArgumentError("--baseline '" + f.baseline + "': its output " + std::to_string(i) + " is " +
+                                  DTypeName(b.outputs[i].dtype) + b.outputs[i].shape.ToString() + " but " + op.name +
+                                  "'s output " + out_names[i] + " is " + DTypeName(out_desc[i].dtype) +
+                                  out_desc[i].shape.ToString());
+    }
+    golden_name = "baseline " + f.baseline;
+    golden = [b](const std::vector<Tensor>& in) { return RunBaseline(b, in); };
+  } else {
+    golden = [&op, attrs, tunables, num_outputs, trace, &reference_op_id](const std::vector<Tensor>& in)
+        -> StatusOr<std::vector<Tensor>> {
+      auto ref = Dispatcher::Global().Run(op, in, attrs,
+                                          RunOptions{.tunables = tunables, .num_outputs = num_outputs, .trace = trace});
+      if (!ref.ok()) return std::move(ref).status().WithContext("reference");
+      if (!reference_op_id) reference_op_id = ref->op_id;
+      return std::move(ref->outputs);
+    };
+  }
+
+  CheckedAllocationScope checked_scope(device, f.checked);
+  if (f.checked) {
+    Status st = device->SetCheckedAllocation(true);
+    if (!st.ok()) return std::move(st).WithContext("--checked");
+  }
+  if (!f.report.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(f.report).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+      return InvalidArgumentError("--report " + f.report + ": no folder " + parent.string());
+    }
+  }
+  for (const auto& [dir, flag] : {std::pair{f.save_outputs, "--save-outputs"}, std::pair{f.repro_dir, "--repro-dir"}}) {
+    if (dir.empty()) continue;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return InvalidArgumentError(std::string(flag) + ": cannot create folder " + dir + ": " + ec.message());
+  }
+
+  OpRunReport report;
+  report.op = op.name;
+  report.device = device->name();
+  report.kernel = op.kernel_names.count(backend) ? op.kernel_names.at(backend) : op.name + "_" + backend;
+  report.golden = golden_name;
+  report.readback = ReadbackName(readback);
+  report.inputs = inputs;
+  report.repeats = f.repeat;
+  report.repro = ReproCommand(f, op, attrs, inputs, {});
+
+  const RunOptions kernel_opts{.device = device, .tunables = tunables, .num_outputs = num_outputs, .trace = trace};
+  auto run = Dispatcher::Global().Run(op, tensors, attrs, kernel_opts);
+  if (!run.ok()) {
+    report.kernel_error = run.status().ToString();
+    return report;
+  }
+  report.kernel = run->kernel;
+  report.launches = run->launches;
+  report.device_us = run->device_us;
+  report.repeat_us.push_back(run->device_us);
+  report.op_id = run->op_id;
+
+  // Determinism first: every repeat against the first run, bit for bit.
+  if (f.repeat > 1) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> first, HostOutputs(run->outputs));
+    DeterminismCheck check(std::move(first), out_names);
+    for (int k = 1; k < f.repeat; ++k) {
+      auto again = Dispatcher::Global().Run(
+          op, tensors, attrs, RunOptions{.device = device, .tunables = tunables, .num_outputs = num_outputs});
+      if (!again.ok()) {
+        report.kernel_error = "repeat " + std::to_string(k + 1) + ": " + again.status().ToString();
+        return report;
+      }
+      report.repeat_us.push_back(again->device_us);
+      OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outs, HostOutputs(again->outputs));
+      check.AddRepeat(outs);
+    }
+    report.nondeterminism = check.Differences();
+  }
+
+  auto gold = golden(tensors);
+  if (!gold.ok()) {
+    report.kernel_error = "golden (" + golden_name + "): " + gold.status().ToString();
+    return report;
+  }
+  for (size_t i = 0; i < run->outputs.size() && i < gold->size(); ++i) {
+    if (!run->outputs[i].defined() || !(*gold)[i].defined()) continue;
+    if (run->outputs[i].shape() != (*gold)[i].shape()) {
+      report.kernel_error = "golden (" + golden_name + ") output " + out_names[i] + " is " + (*gold)[i].Describe() +
+                            " but the kernel's is " + run->outputs[i].Describe();
+      return report;
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(OpRunOutput out, ReadBackAndCompare(readback, out_names[i], run->outputs[i], (*gold)[i],
+                                                                 tolerances[i], f.tolerance.worst_k, device));
+    out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
+    report.outputs.push_back(std::move(out));
+  }
+  if (trace) {
+    report.tracepoints = sink.hits();
+    report.trace_comparisons = CompareTracepoints(report.tracepoints, report.op_id, reference_op_id);
+  }
+
+  if (!f.repro_dir.empty() && !report.passed() && report.nondeterminism.empty()) {
+    ReproContext ctx{.flags = f, .op = op, .attrs = validated, .device = device, .tunables = tunables,
+                     .num_outputs = num_outputs, .inputs = inputs, .tolerances = tolerances, .golden = golden};
+    report.repro_outcome = BuildReproducer(ctx, report);
+  }
+
+  if (!f.save_outputs.empty()) {
+    for (const OpRunOutput& out : report.outputs) {
+      const std::string actual = (std::filesystem::path(f.save_outputs) / (out.name + ".npy")).string();
+      const std::string expected = (std::filesystem::path(f.save_outputs) / (out.name + ".expected.npy")).string();
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(actual, out.actual).WithContext("--save-outputs"));
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(expected, out.expected).WithContext("--save-outputs"));
+      report.saved_files.push_back(actual);
+      report.saved_files.push_back(expected);
+    }
+  }
+  if (!f.report.empty()) {
+    OPSCOPE_RETURN_IF_ERROR(WriteOpReport(f.report, report));
+    report.report_file = f.report;
+  }
+  return report;
+}
+
+}  // namespace opscope

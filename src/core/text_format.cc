@@ -1,0 +1,78 @@
+#include "core/text_format.h"
+
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <string_view>
+
+namespace opscope {
+
+std::string ShellQuote(const std::string& word) {
+  if (word.empty()) return "''";
+  bool plain = true;
+  for (char c : word) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./=,:+@%").find(c) != std::string_view::npos)) {
+      plain = false;
+    }
+  }
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string WithThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string ShortHex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  std::string s = buf;
+  return s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
+}
+
+std::string MaskAddress(const void* p) {
+  if (p == nullptr) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRIxPTR, reinterpret_cast<uintptr_t>(p));
+  std::string s = buf;
+  if (s.size() <= 8) return "0x" + s;
+  return "0x" + s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
+}
+
+std::string ShortNum(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+std::string CoordsText(const std::vector<int64_t>& coords) {
+  std::string s = "[";
+  for (size_t i = 0; i < coords.size(); ++i) s += (i ? "," : "") + std::to_string(coords[i]);
+  return s + "]";
+}
+
+std::string OneLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+std::string FormatMicros(double us) {
+  char buf[64];
+  if (us < 0) return "n/a";
+  if (us < 1000) std::snprintf(buf, sizeof buf, "%.1f us", us);
+  else std::snprintf(buf, sizeof buf, "%.3f ms", us / 1000);
+  return buf;
+}
+
+}  // namespace opscope

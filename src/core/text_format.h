@@ -1,0 +1,31 @@
+// File: core/text_format.h
+// How every report of opscope writes numbers, coordinates, addresses and
+// command lines, so ops-debug's text, its report.json and inspector-cli's
+// summaries read the same.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+// Quotes a word for a POSIX shell when it needs it (for repro lines).
+std::string ShellQuote(const std::string& word);
+// 1234567 -> "1,234,567"
+std::string WithThousands(int64_t n);
+// 0x7f3a12345678 -> "0x7f3a…5678": stable-looking, still tells buffers apart.
+std::string MaskAddress(const void* p);
+// op_id in hex, shortened the same way.
+std::string ShortHex(uint64_t v);
+// A number as reports print it: 7 significant digits ("%.7g").
+std::string ShortNum(double v);
+// Coordinates as reports print them: "[3,17,0,55]".
+std::string CoordsText(const std::vector<int64_t>& coords);
+// Collapses newlines so an error stays one line.
+std::string OneLine(std::string text);
+
+// A duration in microseconds as "812.4 us" or "1.292 ms"; "n/a" when negative.
+std::string FormatMicros(double us);
+
+}  // namespace opscope

@@ -1,0 +1,160 @@
+// The model harness (opscope/model.h): what `inspector-cli run` and `diff`
+// do between parsing their flags and printing, as library calls.
+#include <cstdio>
+#include <filesystem>
+#include <utility>
+
+#include "core/text_format.h"
+#include "graph/graph_json.h"
+#include "graph/onnx_import.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/runtime/captured_run.h"
+#include "graph/runtime/executor.h"
+#include "graph/runtime/mapping.h"
+#include "graph/runtime/run_diff.h"
+#include "graph/runtime/summary.h"
+#include "opscope/model.h"
+#include "opscope/npy.h"
+#include "opscope/plugin.h"
+
+namespace opscope {
+namespace {
+
+// "x.npy" feeds the graph inputs in order; "name=x.npy" by name.
+StatusOr<std::map<std::string, Tensor>> ReadInputs(const ModelRunRequest& r, const graph::Graph& g) {
+  std::map<std::string, Tensor> inputs;
+  if (r.input_files.size() > g.inputs().size()) {
+    return InvalidArgumentError("--inputs: " + std::to_string(r.input_files.size()) + " files for " +
+                                std::to_string(g.inputs().size()) + " graph inputs");
+  }
+  for (size_t i = 0; i < r.input_files.size(); ++i) {
+    std::string name = g.inputs()[i], path = r.input_files[i];
+    if (size_t eq = path.find('='); eq != std::string::npos) {
+      name = path.substr(0, eq);
+      path = path.substr(eq + 1);
+    }
+    StatusOr<Tensor> t = ReadNpy(path);
+    if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+    inputs.emplace(name, std::move(t).value());
+  }
+  for (const auto& [name, t] : r.input_tensors) inputs[name] = t;
+  return inputs;
+}
+
+Status CheckExecutable(const graph::Model& m) {
+  for (const graph::Node& n : m.compiled.nodes()) {
+    if (!n.executable) {
+      return UnimplementedError(m.path + ": node '" + n.name + "' (" + n.op_type +
+                                ") is not executable: " + n.not_executable_reason);
+    }
+  }
+  return Status::Ok();
+}
+
+std::string RunCommand(const ModelRunRequest& r) {
+  std::string s = "inspector-cli run " + ShellQuote(r.model) + " --output-dir " + ShellQuote(r.output_dir) +
+                  " --streams " + std::to_string(r.streams) + " --iterations " + std::to_string(r.iterations) +
+                  " --seed " + std::to_string(r.seed);
+  if (!r.input_files.empty()) {
+    std::string list;
+    for (const std::string& f : r.input_files) list += (list.empty() ? "" : ",") + f;
+    s += " --inputs " + ShellQuote(list);
+  }
+  for (const std::string& p : r.plugins) s += " --plugin " + ShellQuote(p);
+  return s;
+}
+
+ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
+  const graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
+  const graph::MemoryPlan& mem = run.model.compiled.memory();
+  ModelRunReport out{.model = run.model.path,
+                     .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
+                     .compiled_nodes = static_cast<int64_t>(run.model.compiled.nodes().size()),
+                     .tasks = static_cast<int64_t>(run.schedule.tasks.size()),
+                     .compute_streams = run.schedule.compute_streams,
+                     .streams = run.schedule.num_streams(),
+                     .iterations = run.iterations,
+                     .device = run.device,
+                     .total_task_us = s.total_task_us,
+                     .span_us = s.span_us,
+                     .critical_path_us = s.critical_path.total_us,
+                     .memory_planned = mem.planned,
+                     .arena_bytes = mem.arena_bytes,
+                     .no_reuse_bytes = mem.no_reuse_bytes};
+  for (const graph::OpTypeRow& row : s.op_types) {
+    out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
+  }
+  out.repro = RunCommand(r);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
+  if (r.streams < 1) return InvalidArgumentError("--streams " + std::to_string(r.streams) + ": expected >= 1");
+  if (r.iterations < 1) return InvalidArgumentError("--iterations " + std::to_string(r.iterations) + ": expected >= 1");
+  for (const std::string& path : r.plugins) {
+    auto p = LoadPlugin(path);
+    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+  }
+  graph::CapturedRun run;
+  run.dir = r.output_dir;
+  run.plugins = r.plugins;
+  run.iterations = r.iterations;
+  run.seed = r.seed;
+  run.device = r.device;
+  OPSCOPE_ASSIGN_OR_RETURN(run.model, graph::ImportOnnx(r.model));
+  // Pass snapshots are kept in memory and written only once the run succeeded.
+  std::vector<std::pair<graph::PassResult, graph::Model>> snapshots;
+  graph::AfterPassFn keep = [&](const graph::PassResult& p, const graph::Model& m) {
+    snapshots.emplace_back(p, m);
+    return Status::Ok();
+  };
+  OPSCOPE_ASSIGN_OR_RETURN(run.passes, graph::PassManager::Default().Run(run.model, r.dump_passes ? keep : nullptr));
+  OPSCOPE_RETURN_IF_ERROR(CheckExecutable(run.model));
+  OPSCOPE_ASSIGN_OR_RETURN(auto inputs, ReadInputs(r, run.model.compiled));
+  OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = r.streams}));
+  auto device = GetDevice(run.device);
+  if (!device.ok()) return std::move(device).status().WithContext("--device");
+  OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult result,
+                           graph::Execute(run.model, run.schedule,
+                                          {.device = *device,
+                                           .iterations = r.iterations,
+                                           .inputs = std::move(inputs),
+                                           .seed = r.seed,
+                                           .save_outputs_dir = r.save_outputs}));
+  OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
+
+  ModelRunReport report = ReportOf(run, r);
+  report.outputs = std::move(result.outputs);
+  if (!r.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(r.output_dir, ec);
+    if (ec) return InvalidArgumentError("--output-dir " + r.output_dir + ": cannot create it (" + ec.message() + ")");
+    OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run));
+    OPSCOPE_RETURN_IF_ERROR(graph::WriteCapture(run));
+    report.files.push_back(r.output_dir + "/" + graph::kCaptureFile);
+    for (const auto& [pass, model] : snapshots) {
+      OPSCOPE_RETURN_IF_ERROR(graph::WritePassDump(r.output_dir + "/passes", pass, model));
+    }
+    if (!snapshots.empty()) {
+      report.files.push_back(r.output_dir + "/passes/ (" + std::to_string(snapshots.size()) + " files)");
+    }
+  }
+  for (const std::string& f : result.saved_files) report.files.push_back(f);
+  return report;
+}
+
+StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
+  if (!(r.threshold_time_pct >= 0)) return InvalidArgumentError("--threshold-time: expected a percentage >= 0");
+  if (r.threshold_nodes < 0) return InvalidArgumentError("--threshold-nodes: expected >= 0");
+  OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
+  OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
+  graph::RunDiff d = graph::DiffRuns(base, now, r.threshold_time_pct, r.threshold_nodes);
+  RunDiffReport out{.json = d.json.dump(2) + "\n", .file = r.new_dir + "/diff.json", .regressed = d.regressed};
+  for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out.file, out.json));
+  return out;
+}
+
+}  // namespace opscope
