@@ -139,6 +139,11 @@ TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
                    "--plugin: plugin libnope.so: cannot load: ");
   ExpectUsageError(OpsDebug("run --plugin " + kDupPlugin + " --op Relu --input-shapes '[2]'"),
                    "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin");
+  ExpectUsageError(OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
+                            "/lib/libabi_plugin.so --op abi_plugin_copy --input-shapes '[2]'"),
+                   "--plugin: plugin libabi_plugin.so: built against opscope plugin ABI version " +
+                       std::to_string(kPluginAbiVersion + 1) + ", but this libopscope has " +
+                       std::to_string(kPluginAbiVersion));
   ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2;'"), "--input-shapes: shape 1");
   ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --tunables blok=5"),
                    "--tunables: op Relu has no tunable 'blok'");

@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "opscope/op.h"
+#include "opscope/index_box.h"
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
+
+class Attrs;      // opscope/op.h
+struct OpSchema;  // opscope/op.h
 
 struct InputRegion {
   std::vector<IndexBox> boxes;  // one per input; empty: the element does not read it

@@ -8,7 +8,7 @@
 #include "graph/runtime/mapping.h"
 #include "cli/plugin_flags.h"
 #include "opscope/npy.h"
-#include "ops/text_distance.h"
+#include "core/text_distance.h"
 
 namespace opscope::cli {
 namespace {
