@@ -38,12 +38,10 @@ Status UnaryCpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const UnaryParams p = UnaryParams::From(ctx.attrs());
   const std::string kernel = KernelName(ctx.op_name());
-  Status st = UnimplementedError(std::string(ctx.op_name()) + ": no cpu kernel for dtype " + DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_NUMERIC(x.dtype(), {
+  return DispatchNumeric(x.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
     using C = ComputeT<scalar_t, Op::kIntegerMath>;
-    st = UnaryMap<scalar_t, scalar_t, C>(ctx, kernel, x, ctx.out(0), [&p](C v) { return Op::template Kernel<C>(v, p); });
+    return UnaryMap<scalar_t, scalar_t, C>(ctx, kernel, x, ctx.out(0), [&p](C v) { return Op::template Kernel<C>(v, p); });
   });
-  return st;
 }
 
 template <typename Op>
