@@ -284,6 +284,17 @@ TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {
   EXPECT_TRUE(Contains(bad_env.err, "OPSCOPE_PLUGINS: plugin libdup_plugin.so")) << bad_env.err;
 }
 
+// A kernel that reads an attribute its op does not declare is a failed check
+// (exit 1) that names the op and both names, not a run with epz = 0.
+TEST(OpsDebugCli, AKernelReadingAnUndeclaredAttributeFailsNamingIt) {
+  ToolResult r = OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
+                          "/lib/libtypo_plugin.so --op typo_norm --input-shapes '[2,3]'");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "kernel FAILED  op typo_norm read attribute 'epz', which it does not declare "
+                              "(it declares: eps)"))
+      << r.out;
+}
+
 TEST(OpsDebugCli, HelpAndVersionExitZero) {
   ToolResult help = OpsDebug("run --help");
   EXPECT_EQ(help.exit_code, 0);
