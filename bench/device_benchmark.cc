@@ -21,7 +21,7 @@ KernelLaunch EmptyKernel(int64_t blocks) {
   k.name = "empty";
   k.config.grid = {blocks};
   k.config.block = {1};
-  k.cpu = [](const BlockContext& b) { benchmark::DoNotOptimize(b.block_idx.x); };
+  k.host = [](const BlockContext& b) { benchmark::DoNotOptimize(b.block_idx.x); };
   return k;
 }
 

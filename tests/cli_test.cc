@@ -140,6 +140,11 @@ TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
                    "--plugin: plugin libnope.so: cannot load: ");
   ExpectUsageError(OpsDebug("run --plugin " + kDupPlugin + " --op Relu --input-shapes '[2]'"),
                    "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin");
+  ExpectUsageError(OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
+                            "/lib/libabi_plugin.so --op abi_plugin_copy --input-shapes '[2]'"),
+                   "--plugin: plugin libabi_plugin.so: built against opscope plugin ABI version " +
+                       std::to_string(kPluginAbiVersion + 1) + ", but this libopscope has " +
+                       std::to_string(kPluginAbiVersion));
   ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2;'"), "--input-shapes: shape 1");
   ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --tunables blok=5"),
                    "--tunables: op Relu has no tunable 'blok'");
@@ -307,6 +312,17 @@ TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {
   EXPECT_EQ(bad_env.exit_code, 2);
   EXPECT_EQ(bad_env.err_lines(), 1) << bad_env.err;
   EXPECT_TRUE(Contains(bad_env.err, "OPSCOPE_PLUGINS: plugin libdup_plugin.so")) << bad_env.err;
+}
+
+// A kernel that reads an attribute its op does not declare is a failed check
+// (exit 1) that names the op and both names, not a run with epz = 0.
+TEST(OpsDebugCli, AKernelReadingAnUndeclaredAttributeFailsNamingIt) {
+  ToolResult r = OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
+                          "/lib/libtypo_plugin.so --op typo_norm --input-shapes '[2,3]'");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "kernel FAILED  op typo_norm read attribute 'epz', which it does not declare "
+                              "(it declares: eps)"))
+      << r.out;
 }
 
 TEST(OpsDebugCli, HelpAndVersionExitZero) {

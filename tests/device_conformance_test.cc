@@ -90,7 +90,7 @@ class TestKernels {
     k.config.grid = {(n + kBlock - 1) / kBlock};
     k.config.block = {kBlock};
     if (dev_->host_accessible()) {
-      k.cpu = [x, n, a, b](const BlockContext& blk) {
+      k.host = [x, n, a, b](const BlockContext& blk) {
         int64_t begin = blk.block_idx.x * kBlock;
         for (int64_t i = begin; i < std::min<int64_t>(n, begin + kBlock); ++i) x[i] = x[i] * a + b;
       };
@@ -98,10 +98,10 @@ class TestKernels {
     }
 #ifdef OPSCOPE_HAVE_CUDA
     if (IsCuda(dev_)) {
-      OPSCOPE_ASSIGN_OR_RETURN(k.cuda_function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_affine"));
+      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_affine"));
       unsigned un = static_cast<unsigned>(n);
       void* args[] = {&x, &un, &a, &b};  // copied by the launch
-      k.cuda_args = args;
+      k.device.args = args;
       return s.Launch(k);
     }
 #endif
@@ -114,15 +114,15 @@ class TestKernels {
     k.config.grid = {1};
     k.config.block = {1};
     if (dev_->host_accessible()) {
-      k.cpu = [ms](const BlockContext&) { std::this_thread::sleep_for(ms); };
+      k.host = [ms](const BlockContext&) { std::this_thread::sleep_for(ms); };
       return s.Launch(k);
     }
 #ifdef OPSCOPE_HAVE_CUDA
     if (IsCuda(dev_)) {
-      OPSCOPE_ASSIGN_OR_RETURN(k.cuda_function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_sleep"));
+      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_sleep"));
       uint64_t ns = static_cast<uint64_t>(std::chrono::nanoseconds(ms).count());
       void* args[] = {&ns};
-      k.cuda_args = args;
+      k.device.args = args;
       return s.Launch(k);
     }
 #endif
@@ -389,7 +389,7 @@ TEST_P(DeviceConformanceDeathTest, CheckedAllocationFaultsPastTheEnd) {
   // The same overrun from inside a kernel, on a stream worker: block 1 runs past.
   auto overrun_in_kernel = [&] {
     KernelLaunch k{.name = "overrun", .config = {.grid = {2}, .block = {1}}};
-    k.cpu = [f](const BlockContext& b) { f[1024 * b.block_idx.x + 1] = 4; };
+    k.host = [f](const BlockContext& b) { f[1024 * b.block_idx.x + 1] = 4; };
     Status st = dev_->default_stream().Launch(k);
     if (st.ok()) st = dev_->default_stream().Synchronize();
   };

@@ -58,9 +58,8 @@ Status MyNormCpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (!x.is_contiguous()) return opscope::UnimplementedError("my_norm: the cpu kernel needs a contiguous x");
   const double eps = ctx.attrs().f("eps");
-  Status st = opscope::UnimplementedError(std::string("my_norm: dtype ") + opscope::DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_FLOAT(x.dtype(), { st = MyNormRows<scalar_t>(ctx, x, ctx.out(0), eps); });
-  return st;
+  return opscope::DispatchFloat(x.dtype(), ctx.op_name(),
+                                [&]<typename T>() { return MyNormRows<T>(ctx, x, ctx.out(0), eps); });
 }
 
 Status MyNormReference(KernelContext& ctx) {
@@ -123,9 +122,8 @@ Status BiasGeluCpu(KernelContext& ctx) {
   if (!x.is_contiguous() || !b.is_contiguous()) {
     return opscope::UnimplementedError("my_bias_gelu: the cpu kernel needs contiguous inputs");
   }
-  Status st = opscope::UnimplementedError(std::string("my_bias_gelu: dtype ") + opscope::DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_FLOAT(x.dtype(), { st = BiasGeluTyped<scalar_t>(ctx, x, b, ctx.out(0)); });
-  return st;
+  return opscope::DispatchFloat(x.dtype(), ctx.op_name(),
+                                [&]<typename T>() { return BiasGeluTyped<T>(ctx, x, b, ctx.out(0)); });
 }
 
 Status BiasGeluReference(KernelContext& ctx) {

@@ -6,7 +6,7 @@
 //   OPSCOPE_ASSIGN_OR_RETURN(Device* dev, GetDevice("cpu"));
 //   OPSCOPE_ASSIGN_OR_RETURN(auto stream, dev->CreateStream());
 //   KernelLaunch k{.name = "fill", .config = {.grid = {16}, .block = {256}},
-//                  .cpu = [&](const BlockContext& b) { ... }};
+//                  .host = [&](const BlockContext& b) { ... }};
 //   OPSCOPE_RETURN_IF_ERROR(stream->Launch(k));
 //   OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
 #pragma once
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "opscope/status.h"
+#include "opscope/tensor.h"
 
 namespace opscope {
 
@@ -47,15 +48,25 @@ struct BlockContext {
   int64_t linear_block() const { return block_idx.x + grid_dim.x * (block_idx.y + grid_dim.y * block_idx.z); }
 };
 
-using CpuKernelBody = std::function<void(const BlockContext&)>;
+// A kernel body the host runs, once per block: on the cpu backend's pool, or
+// inline for a reference run.
+using HostKernelBody = std::function<void(const BlockContext&)>;
 
+// A kernel compiled for an accelerator, in the terms of the backend that
+// launches it; which backend that is, the Device the launch goes to says.
+struct DeviceKernel {
+  const void* function = nullptr;  // the backend's handle (cuda: a __global__ function or CUfunction)
+  void** args = nullptr;           // the arguments, as the backend's launch call takes them
+  size_t shared_bytes = 0;         // dynamic shared memory per block
+};
+
+// One launch, backend-neutral: a backend runs the body it can run (host or
+// device) and refuses a launch that has none for it.
 struct KernelLaunch {
   std::string name;
   LaunchConfig config;
-  CpuKernelBody cpu;                  // run by the cpu backend, once per block
-  const void* cuda_function = nullptr;  // a __global__ function, for the cuda backend
-  void** cuda_args = nullptr;
-  size_t shared_bytes = 0;
+  HostKernelBody host;
+  DeviceKernel device;
 };
 
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
@@ -129,5 +140,18 @@ void RegisterDeviceFactory(const std::string& name, DeviceFactory factory);
 // FailedPrecondition when the backend is built but no device answers.
 StatusOr<Device*> GetDevice(std::string_view name);
 std::vector<std::string> RegisteredDeviceNames();
+
+// ---- tensors in device memory ----------------------------------------------------
+// Core's Tensor knows no device; these put one on a device and bring it back.
+// A nullptr device means ordinary host memory.
+
+// Memory from `device`'s allocator, freed back to it (zeroed host memory for nullptr).
+StatusOr<std::shared_ptr<Buffer>> AllocateBuffer(Device* device, size_t bytes);
+// A new contiguous tensor on `device`: undefined contents (zeroed on the host).
+StatusOr<Tensor> EmptyOnDevice(DType dtype, const Shape& shape, Device* device);
+// Host <-> device movement through the owning device's copy engine (a plain
+// memcpy for host memory).
+StatusOr<Tensor> ToDevice(const Tensor& host, Device* device);
+StatusOr<Tensor> ToHost(const Tensor& t);
 
 }  // namespace opscope

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "opscope/status.h"
@@ -97,6 +98,44 @@ template <> inline Half FromDouble<Half>(double v) { return Half::FromBits(Half:
 // Through float, as ml_dtypes and PyTorch convert float64 to bfloat16.
 template <> inline BFloat16 FromDouble<BFloat16>(double v) { return BFloat16(static_cast<float>(v)); }
 template <> inline bool FromDouble<bool>(double v) { return v != 0.0; }
+
+// Calls fn.template operator()<T>() with T the C++ type of `dtype`, for the
+// float dtypes (DispatchFloat) or the floats and integers (DispatchNumeric),
+// and returns what it returns; any other dtype is Unimplemented, naming `what`
+// and the dtype. A kernel's whole dtype switch, as one expression:
+//
+//   return DispatchFloat(x.dtype(), ctx.op_name(), [&]<typename T>() {
+//     return MyNormRows<T>(ctx, x, ctx.out(0), eps);
+//   });
+template <typename Fn>
+Status DispatchFloat(DType dtype, std::string_view what, Fn&& fn) {
+  switch (dtype) {
+    case DType::kF64: return fn.template operator()<double>();
+    case DType::kF32: return fn.template operator()<float>();
+    case DType::kF16: return fn.template operator()<Half>();
+    case DType::kBF16: return fn.template operator()<BFloat16>();
+    default:
+      return UnimplementedError(std::string(what) + ": no kernel for dtype " + DTypeName(dtype) +
+                                " (it takes the float types)");
+  }
+}
+
+template <typename Fn>
+Status DispatchNumeric(DType dtype, std::string_view what, Fn&& fn) {
+  switch (dtype) {
+    case DType::kI64: return fn.template operator()<int64_t>();
+    case DType::kI32: return fn.template operator()<int32_t>();
+    case DType::kI16: return fn.template operator()<int16_t>();
+    case DType::kI8: return fn.template operator()<int8_t>();
+    case DType::kU8: return fn.template operator()<uint8_t>();
+    case DType::kU16: return fn.template operator()<uint16_t>();
+    case DType::kU32: return fn.template operator()<uint32_t>();
+    case DType::kU64: return fn.template operator()<uint64_t>();
+    case DType::kBool:
+      return UnimplementedError(std::string(what) + ": no kernel for dtype bool (it takes the numeric types)");
+    default: return DispatchFloat(dtype, what, std::forward<Fn>(fn));
+  }
+}
 
 }  // namespace opscope
 

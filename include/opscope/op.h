@@ -16,12 +16,22 @@
 //       .Reference(my_norm_reference)   // plain loops, double accumulation
 //       .Kernel("cpu", my_norm_cpu);    // the kernel under test
 //
-// Kernels return Status; no exception may leave a kernel.
+// Kernels return Status; no exception may leave a kernel. A kernel that reads
+// an attribute or tunable its op does not declare fails its launch, naming
+// the op and the name (a typo must not silently read 0).
+//
+// A plugin is C++ compiled against these headers: std::function, std::map and
+// std::variant cross between it and libopscope.so, so both must be built from
+// the same version of include/opscope/. Every OPSCOPE_OP registration carries
+// the OPSCOPE_PLUGIN_ABI_VERSION it was compiled with, and the plugin loader
+// refuses a plugin whose version differs from the library's.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,12 +41,25 @@
 
 #include "opscope/device.h"
 #include "opscope/dtype.h"
+#include "opscope/index_box.h"  // IndexBox: the input elements one output element reads
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
+// Bump on any change to include/opscope/ that changes what a compiled plugin
+// and libopscope.so exchange (a struct's layout, a signature, an inline
+// function's behaviour). Only the negative test (examples/bad_plugin) defines
+// it on the command line, to stand for a plugin built against another version.
+#ifndef OPSCOPE_PLUGIN_ABI_VERSION
+#define OPSCOPE_PLUGIN_ABI_VERSION 2
+#endif
+
 namespace opscope {
 
-class TraceSink;  // opscope/trace.h
+inline constexpr int kPluginAbiVersion = OPSCOPE_PLUGIN_ABI_VERSION;
+
+class TraceSink;        // opscope/trace.h
+struct OpSchema;
+class UndeclaredReads;  // src/ops: the op's declared names and the first bad read
 
 // ---- attributes -------------------------------------------------------------
 
@@ -50,7 +73,8 @@ std::string AttrValueToString(const AttrValue& v);  // the --attrs syntax: 3, 1e
 
 class Attrs {
  public:
-  bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
+  // Whether the attr has a value (an OptionalAttr may have none).
+  bool has(std::string_view name) const;
   void Set(const std::string& name, AttrValue v) { values_[name] = std::move(v); }
   const AttrValue* Find(std::string_view name) const;
   const std::map<std::string, AttrValue>& all() const { return values_; }
@@ -58,7 +82,9 @@ class Attrs {
 
   // Typed reads. After the dispatcher validated the attrs against the schema,
   // every attr with a default is present. A missing or mistyped attr returns
-  // `fallback` (an int read of a float attr converts).
+  // `fallback` (an int read of a float attr converts). Reading (or has()) a
+  // name the op does not declare also returns `fallback`, and is recorded:
+  // the dispatcher then fails the launch with undeclared_read().
   int64_t i(std::string_view name, int64_t fallback = 0) const;
   double f(std::string_view name, double fallback = 0.0) const;
   std::string s(std::string_view name, const std::string& fallback = "") const;
@@ -69,8 +95,17 @@ class Attrs {
 
   std::string ToString() const;  // "axis=-1,eps=1e-06,kernel_shape=[3,3]"
 
+  // The first read of a name the op does not declare since OpSchema::ValidateAttrs
+  // ("op my_norm read attribute 'epz', which it does not declare (it declares: eps)"),
+  // else Ok. Unvalidated attrs check nothing.
+  Status undeclared_read() const;
+
  private:
+  friend struct OpSchema;  // ValidateAttrs attaches the declared names
+  void NoteRead(std::string_view name) const;
+
   std::map<std::string, AttrValue> values_;
+  std::shared_ptr<UndeclaredReads> check_;  // shared by copies; replaced by each validation
 };
 
 // ---- descriptions and contexts ---------------------------------------------------
@@ -161,10 +196,13 @@ class KernelContext {
   Stream* stream() const { return stream_; }
   bool is_reference() const { return device_ == nullptr; }
 
-  // The value chosen for a tunable, or `fallback` when the op has none by that name.
+  // The value chosen for a tunable. A name the op does not declare returns
+  // `fallback` and fails the launch (see undeclared_read()).
   int64_t tunable(std::string_view name, int64_t fallback) const;
 
-  // Launches on this call's stream (runs inline, one block at a time, on the host).
+  // Launches on this call's stream, as the device runs it (the cpu backend:
+  // blocks spread over its thread pool). A reference run has no stream: its
+  // blocks run inline, one after another, on the calling thread.
   Status Launch(const KernelLaunch& kernel);
   // Splits [0, n) into blocks and runs fn(begin, end) for each, as one launch
   // named `kernel_name`. The block size is the "block" tunable when the op has
@@ -181,6 +219,10 @@ class KernelContext {
   TraceSink* trace_sink() const { return trace_sink_; }
   void SetTrace(uint64_t op_id, TraceSink* sink) { op_id_ = op_id, trace_sink_ = sink; }
 
+  // The first read of an attribute or tunable the op does not declare, else
+  // Ok: the dispatcher turns it into a failed launch once the kernel returns.
+  Status undeclared_read() const;
+
  private:
   std::string_view op_;
   std::vector<Tensor> inputs_;
@@ -188,18 +230,12 @@ class KernelContext {
   const Attrs& attrs_;
   Device* device_;
   Stream* stream_;
-  const std::map<std::string, int64_t>& tunables_;
+  const std::map<std::string, int64_t>& tunables_;  // every declared tunable has a value
   std::vector<KernelLaunchInfo> launches_;
+  mutable std::mutex undeclared_mu_;        // blocks of a launch may read tunables at once
+  mutable std::string undeclared_tunable_;  // the first message; "" while none
   uint64_t op_id_ = 0;
   TraceSink* trace_sink_ = nullptr;
-};
-
-// The input elements one output element depends on: per dim, [lo, hi).
-struct IndexBox {
-  std::vector<int64_t> lo, hi;
-  int64_t numel() const;
-  bool empty() const { return numel() == 0; }
-  std::string ToString() const;  // "[3,17,0:2,54:57]"
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;
@@ -337,30 +373,27 @@ class OpDef {
 
 // ---- the registry ---------------------------------------------------------------------
 
+// Every op of the process: the built-ins and those of loaded plugins.
 class OpRegistry {
  public:
   static OpRegistry& Global();
   Status Register(OpSchema schema);  // AlreadyExists-style InvalidArgument on duplicates
-  void Unregister(const std::string& name);
   const OpSchema* Find(std::string_view name) const;
   // NotFound naming the closest known ops.
   StatusOr<const OpSchema*> Lookup(std::string_view name) const;
   std::vector<std::string> Names() const;
   std::vector<std::string> ClosestNames(std::string_view name, int k = 3) const;
-  // Static registration cannot return errors; they wait here for the plugin loader.
-  void AddPendingError(Status s);
-  std::vector<Status> TakePendingErrors();
-  // The source recorded on ops registered from now on ("builtin" by default).
-  void SetCurrentSource(std::string source);
 
  private:
   OpRegistry() = default;
-  struct Impl;
-  Impl& impl() const;
 };
 
+// What OPSCOPE_OP expands to. `abi_version` is the plugin's own
+// OPSCOPE_PLUGIN_ABI_VERSION (the default argument is evaluated where the
+// registration is compiled); on a mismatch the op is not registered and the
+// plugin loader refuses the whole plugin.
 struct OpRegistrar {
-  OpRegistrar(const OpDef& def);  // NOLINT: used by OPSCOPE_OP
+  OpRegistrar(const OpDef& def, int abi_version = OPSCOPE_PLUGIN_ABI_VERSION);  // NOLINT: used by OPSCOPE_OP
 };
 
 }  // namespace opscope

@@ -7,8 +7,10 @@
 //   // p->ops == {"my_bias_gelu", "my_norm"}: now in OpRegistry::Global()
 //   OPSCOPE_RETURN_IF_ERROR(LoadPluginsFromEnv());  // OPSCOPE_PLUGINS=a.so:b.so
 //
-// A plugin that fails (dlopen error, no op, an op name already taken) leaves
-// the registry as it was: the ops it added are removed and it is unloaded.
+// A plugin that fails (dlopen error, no op, an op name already taken, built
+// against another OPSCOPE_PLUGIN_ABI_VERSION than this library's, see
+// opscope/op.h) leaves the registry as it was: the ops it added are removed
+// and it is unloaded.
 #pragma once
 
 #include <string>

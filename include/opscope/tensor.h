@@ -55,12 +55,19 @@ StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // Normalises a possibly negative axis for a tensor of `rank`; error when out of range.
 StatusOr<int> NormalizeAxis(int64_t axis, int rank);
 
-// Owns (or wraps) one allocation.
+// Owns (or wraps) one allocation. Core knows a Device only by name: memory
+// on a device is allocated, freed and copied by the device layer
+// (opscope/device.h: EmptyOnDevice, ToDevice, ToHost), which records here
+// whether the host may touch it.
 class Buffer {
  public:
   using Deleter = std::function<void(void*)>;
-  Buffer(void* data, size_t bytes, Device* device, Deleter deleter)
-      : data_(data), bytes_(bytes), device_(device), deleter_(std::move(deleter)) {}
+  // Host memory (device() == nullptr).
+  Buffer(void* data, size_t bytes, Deleter deleter) : Buffer(data, bytes, nullptr, true, std::move(deleter)) {}
+  // Memory owned by `device`.
+  Buffer(void* data, size_t bytes, Device* device, bool host_accessible, Deleter deleter)
+      : data_(data), bytes_(bytes), device_(device), host_accessible_(host_accessible),
+        deleter_(std::move(deleter)) {}
   ~Buffer() { if (deleter_) deleter_(data_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -68,21 +75,21 @@ class Buffer {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   Device* device() const { return device_; }
+  bool host_accessible() const { return host_accessible_; }
 
   // 64-byte aligned host memory, zeroed.
   static StatusOr<std::shared_ptr<Buffer>> AllocateHost(size_t bytes);
   // Like AllocateHost, left as the allocator gave it: for memory that is about
   // to be overwritten whole (a file read), so no page is touched twice.
   static StatusOr<std::shared_ptr<Buffer>> AllocateHostUninitialized(size_t bytes);
-  // Memory from a device's allocator; freed back to it.
-  static StatusOr<std::shared_ptr<Buffer>> AllocateOn(Device* device, size_t bytes);
-  // Wraps memory owned elsewhere; nothing is freed.
-  static std::shared_ptr<Buffer> Borrow(void* data, size_t bytes, Device* device = nullptr);
+  // Wraps host memory owned elsewhere; nothing is freed.
+  static std::shared_ptr<Buffer> Borrow(void* data, size_t bytes);
 
  private:
   void* data_;
   size_t bytes_;
   Device* device_;
+  bool host_accessible_;
   Deleter deleter_;
 };
 
@@ -90,8 +97,8 @@ class Tensor {
  public:
   Tensor() = default;  // undefined: an omitted optional input or output
 
-  // A new contiguous tensor; memory is zeroed on the host, undefined on a device.
-  static StatusOr<Tensor> Empty(DType dtype, const Shape& shape, Device* device = nullptr);
+  // A new contiguous host tensor, zeroed. On a device: EmptyOnDevice (opscope/device.h).
+  static StatusOr<Tensor> Empty(DType dtype, const Shape& shape);
   static StatusOr<Tensor> Zeros(DType dtype, const Shape& shape);
   // A view over an existing buffer.
   Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape,
@@ -109,7 +116,8 @@ class Tensor {
   int64_t byte_offset() const { return byte_offset_; }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   Device* device() const { return buffer_ ? buffer_->device() : nullptr; }
-  bool on_host() const;  // host memory, or a device whose memory the host can read (cpu)
+  // Host memory, or a device whose memory the host can read (cpu).
+  bool on_host() const { return buffer_ == nullptr || buffer_->host_accessible(); }
   bool is_contiguous() const;  // row-major with no gaps
 
   void* raw_data() const;  // address of element [0,...,0]
@@ -140,10 +148,5 @@ class Tensor {
   std::vector<int64_t> strides_;
   int64_t byte_offset_ = 0;
 };
-
-// Host <-> device movement through the owning device's copy engine (a plain
-// memcpy for host memory).
-StatusOr<Tensor> ToDevice(const Tensor& host, Device* device);
-StatusOr<Tensor> ToHost(const Tensor& t);
 
 }  // namespace opscope

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "analysis/compare_pattern.h"
+#include "opscope/device.h"  // ToHost
 
 namespace opscope {
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "opscope/op.h"
+
 namespace opscope {
 
 namespace {

@@ -15,13 +15,15 @@
 #include <string>
 #include <vector>
 
-#include "opscope/op.h"
+#include "opscope/index_box.h"
 #include "opscope/report.h"
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
 
+class Attrs;      // opscope/op.h
+struct OpSchema;  // opscope/op.h
 
 // Runs the op on `inputs` and returns the output under study on the host.
 using OutputProbe = std::function<StatusOr<Tensor>(const std::vector<Tensor>& inputs)>;

@@ -105,6 +105,14 @@ static int DefaultOutputCount(const OpSchema& op, const std::vector<const Tensor
   return required;
 }
 
+// A kernel that read an attribute or tunable its op does not declare computed
+// with a fallback value: whatever it returned, that read is the error to report.
+static Status FinishKernel(Status st, const KernelContext& ctx, const std::string& context) {
+  OPSCOPE_RETURN_IF_ERROR(ctx.undeclared_read());
+  if (!st.ok()) return std::move(st).WithContext(context);
+  return Status::Ok();
+}
+
 static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
   std::vector<TensorDesc> d(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -133,7 +141,9 @@ StatusOr<std::vector<TensorDesc>> Dispatcher::InferOutputs(const OpSchema& op, c
     values[i] = &host_values[i];
   }
   if (num_outputs < 0) num_outputs = DefaultOutputCount(op, values, attrs);
-  return op.InferOutputs(in, values, attrs, num_outputs);
+  auto outputs = op.InferOutputs(in, values, attrs, num_outputs);
+  OPSCOPE_RETURN_IF_ERROR(attrs.undeclared_read());  // shape inference read a name the op lacks
+  return outputs;
 }
 
 StatusOr<OpRun> Dispatcher::Run(std::string_view op_name, const std::vector<Tensor>& inputs, Attrs attrs,
@@ -191,7 +201,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   std::vector<Tensor> outputs(out_desc.size());
   for (size_t i = 0; i < out_desc.size(); ++i) {
     DType dt = reference ? ReferenceDType(out_desc[i].dtype) : out_desc[i].dtype;
-    OPSCOPE_ASSIGN_OR_RETURN(outputs[i], Tensor::Empty(dt, out_desc[i].shape, device));
+    OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, out_desc[i].shape, device));
   }
 
   // Every tunable has a value: the caller's, else the first listed.
@@ -229,8 +239,8 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     for (const auto& h : *hooks) h->BeforeLaunch(rec);
     KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
     ctx.SetTrace(rec.op_id, options.trace);
-    Status st = kernel(ctx);
-    if (!st.ok()) return std::move(st).WithContext("op " + op.name + " reference kernel");
+    Status st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
+    if (!st.ok()) return st;
     rec.launches = ctx.launches();
     for (const auto& h : *hooks) h->AfterLaunch(rec);
     run.outputs = std::move(ctx.outputs());
@@ -262,13 +272,13 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
         stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches]() -> Status {
           Status st = kernel(*ctx);
           if (async_launches) *async_launches = ctx->launches();
-          if (!st.ok()) return std::move(st).WithContext("op " + name + " kernel");
-          return Status::Ok();
+          return FinishKernel(std::move(st), *ctx, "op " + name + " kernel");
         }));
   } else {
     Status st = kernel(*ctx);
     if (async_launches) *async_launches = ctx->launches();
-    if (!st.ok()) return std::move(st).WithContext("op " + op.name + " kernel");
+    st = FinishKernel(std::move(st), *ctx, "op " + op.name + " kernel");
+    if (!st.ok()) return st;
   }
   rec.async_launches = async_launches;
   run.async_launches = async_launches;

@@ -429,8 +429,12 @@ struct NpyParts {
 
 StatusOr<NpyParts> PrepareNpy(const Tensor& t) {
   if (!t.defined()) return InvalidArgumentError("cannot write an undefined tensor");
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(t));
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor contiguous, host.Contiguous());
+  // Core cannot copy from a device: the caller brings the tensor home (ToHost).
+  if (!t.on_host()) {
+    return FailedPreconditionError("cannot write a " + t.Describe() + " that lives on a device the host cannot read: "
+                                   "copy it to the host first (ToHost in opscope/device.h)");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor contiguous, t.Contiguous());
   std::string header = NpyHeaderFor(contiguous.dtype(), contiguous.shape());
   return NpyParts{std::move(contiguous), std::move(header)};
 }
@@ -477,7 +481,7 @@ Tensor TryMapNpy(const std::string& path, int64_t min_bytes) {
     return Tensor();
   }
   ::madvise(base, size, MADV_WILLNEED);  // start reading ahead of the first use; advice only
-  auto buffer = std::make_shared<Buffer>(static_cast<char*>(base) + h->data_offset, h->data_bytes, nullptr,
+  auto buffer = std::make_shared<Buffer>(static_cast<char*>(base) + h->data_offset, h->data_bytes,
                                          [base, size](void*) { ::munmap(base, size); });
   return Tensor(std::move(buffer), h->descr.dtype, h->shape, h->shape.ContiguousStrides());
 }

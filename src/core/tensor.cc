@@ -10,8 +10,6 @@
 #include <numeric>
 #include <type_traits>
 
-#include "opscope/device.h"
-
 namespace opscope {
 
 namespace {
@@ -42,17 +40,11 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHost(size_t bytes) {
 StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHostUninitialized(size_t bytes) {
   void* p = AllocateHostBytes(bytes);
   if (!p) return InternalError("host allocation of " + std::to_string(bytes) + " bytes failed");
-  return std::make_shared<Buffer>(p, bytes, nullptr, [](void* q) { std::free(q); });
+  return std::make_shared<Buffer>(p, bytes, [](void* q) { std::free(q); });
 }
 
-StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateOn(Device* device, size_t bytes) {
-  if (!device) return AllocateHost(bytes);
-  OPSCOPE_ASSIGN_OR_RETURN(void* p, device->Allocate(std::max<size_t>(bytes, 1)));
-  return std::make_shared<Buffer>(p, bytes, device, [device](void* q) { device->Free(q); });
-}
-
-std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes, Device* device) {
-  return std::make_shared<Buffer>(data, bytes, device, nullptr);
+std::shared_ptr<Buffer> Buffer::Borrow(void* data, size_t bytes) {
+  return std::make_shared<Buffer>(data, bytes, nullptr);
 }
 
 Tensor::Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, std::vector<int64_t> strides,
@@ -62,19 +54,14 @@ Tensor::Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, std::ve
   if (strides_.empty() && shape_.rank() > 0) strides_ = shape_.ContiguousStrides();
 }
 
-StatusOr<Tensor> Tensor::Empty(DType dtype, const Shape& shape, Device* device) {
+StatusOr<Tensor> Tensor::Empty(DType dtype, const Shape& shape) {
   OPSCOPE_RETURN_IF_ERROR(shape.Validate());
   size_t bytes = static_cast<size_t>(shape.numel()) * DTypeSize(dtype);
-  OPSCOPE_ASSIGN_OR_RETURN(auto buf, Buffer::AllocateOn(device, bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(auto buf, Buffer::AllocateHost(bytes));
   return Tensor(std::move(buf), dtype, shape, shape.ContiguousStrides());
 }
 
-StatusOr<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) { return Empty(dtype, shape, nullptr); }
-
-bool Tensor::on_host() const {
-  Device* d = device();
-  return d == nullptr || d->host_accessible();
-}
+StatusOr<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) { return Empty(dtype, shape); }
 
 bool Tensor::is_contiguous() const {
   int64_t expect = 1;
@@ -239,30 +226,5 @@ StatusOr<Tensor> Tensor::CastTo(DType dtype) const {
 }
 
 std::string Tensor::Describe() const { return std::string(DTypeName(dtype_)) + shape_.ToString(); }
-
-StatusOr<Tensor> ToDevice(const Tensor& host, Device* device) {
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor src, host.Contiguous());
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(src.dtype(), src.shape(), device));
-  if (src.nbytes() == 0) return out;
-  if (device) {
-    OPSCOPE_RETURN_IF_ERROR(device->CopySync(out.raw_data(), src.raw_data(), src.nbytes(), CopyKind::kHostToDevice));
-  } else {
-    std::memcpy(out.raw_data(), src.raw_data(), src.nbytes());
-  }
-  return out;
-}
-
-StatusOr<Tensor> ToHost(const Tensor& t) {
-  Device* d = t.device();
-  if (d == nullptr) return t;
-  if (!t.is_contiguous()) {
-    if (d->host_accessible()) return t.Clone();
-    return UnimplementedError("copying a non-contiguous device tensor to the host");
-  }
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(t.dtype(), t.shape(), nullptr));
-  if (t.nbytes() == 0) return out;
-  OPSCOPE_RETURN_IF_ERROR(d->CopySync(out.raw_data(), t.raw_data(), t.nbytes(), CopyKind::kDeviceToHost));
-  return out;
-}
 
 }  // namespace opscope

@@ -2,7 +2,7 @@
 #include <mutex>
 
 #include "opscope/device.h"
-#include "ops/text_distance.h"
+#include "core/text_distance.h"
 
 namespace opscope {
 

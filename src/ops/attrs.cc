@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "opscope/op.h"
+#include "ops/undeclared_reads.h"
 
 namespace opscope {
 
@@ -53,8 +54,22 @@ std::string AttrValueToString(const AttrValue& v) {
 
 const AttrValue* Attrs::Find(std::string_view name) const {
   auto it = values_.find(std::string(name));
-  return it == values_.end() ? nullptr : &it->second;
+  if (it == values_.end()) {
+    NoteRead(name);
+    return nullptr;
+  }
+  return &it->second;
 }
+
+// Only a name with no value can be undeclared: validation rejects undeclared
+// names and fills every default, so a present name costs no check.
+void Attrs::NoteRead(std::string_view name) const {
+  if (check_ && !check_->declares(name)) check_->Note("attribute", name);
+}
+
+bool Attrs::has(std::string_view name) const { return Find(name) != nullptr; }
+
+Status Attrs::undeclared_read() const { return check_ ? check_->status() : Status::Ok(); }
 
 int64_t Attrs::i(std::string_view name, int64_t fallback) const {
   const AttrValue* v = Find(name);

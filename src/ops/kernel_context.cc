@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "opscope/op.h"
+#include "ops/undeclared_reads.h"
 
 namespace opscope {
 
@@ -12,21 +13,34 @@ KernelContext::KernelContext(std::string_view op, std::vector<Tensor> inputs, st
 
 int64_t KernelContext::tunable(std::string_view name, int64_t fallback) const {
   auto it = tunables_.find(std::string(name));
-  return it == tunables_.end() ? fallback : it->second;
+  if (it != tunables_.end()) return it->second;
+  std::lock_guard<std::mutex> lock(undeclared_mu_);
+  if (undeclared_tunable_.empty()) {
+    std::vector<std::string> declared;
+    for (const auto& [k, v] : tunables_) declared.push_back(k);
+    undeclared_tunable_ = UndeclaredReads::Message(op_, "tunable", name, declared);
+  }
+  return fallback;
+}
+
+Status KernelContext::undeclared_read() const {
+  OPSCOPE_RETURN_IF_ERROR(attrs_.undeclared_read());
+  std::lock_guard<std::mutex> lock(undeclared_mu_);
+  return undeclared_tunable_.empty() ? Status::Ok() : InvalidArgumentError(undeclared_tunable_);
 }
 
 Status KernelContext::Launch(const KernelLaunch& kernel) {
   launches_.push_back({kernel.name, kernel.config});
   if (stream_ != nullptr) return stream_->Launch(kernel);
   // Host (reference) run: the blocks one after another on this thread.
-  if (!kernel.cpu) return UnimplementedError("kernel " + kernel.name + " has no host body");
+  if (!kernel.host) return UnimplementedError("kernel " + kernel.name + " has no host body");
   const LaunchConfig& c = kernel.config;
   BlockContext b{.grid_dim = c.grid, .block_dim = c.block, .vector_width = c.vector_width};
   for (int64_t z = 0; z < c.grid.z; ++z)
     for (int64_t y = 0; y < c.grid.y; ++y)
       for (int64_t x = 0; x < c.grid.x; ++x) {
         b.block_idx = {x, y, z};
-        kernel.cpu(b);
+        kernel.host(b);
       }
   return Status::Ok();
 }
@@ -34,14 +48,19 @@ Status KernelContext::Launch(const KernelLaunch& kernel) {
 Status KernelContext::ParallelFor(std::string_view kernel_name, int64_t n,
                                   const std::function<void(int64_t, int64_t)>& fn, int64_t default_block) {
   if (n <= 0) return Status::Ok();
-  int64_t block = std::max<int64_t>(1, tunable("block", default_block));
+  // Not tunable(): an op need not declare "block" or "vec" to use ParallelFor.
+  auto declared_or = [this](const char* name, int64_t fallback) {
+    auto it = tunables_.find(name);
+    return it == tunables_.end() ? fallback : it->second;
+  };
+  int64_t block = std::max<int64_t>(1, declared_or("block", default_block));
   int64_t grid = (n + block - 1) / block;
   KernelLaunch k;
   k.name = std::string(kernel_name);
   k.config.grid = {grid, 1, 1};
   k.config.block = {block, 1, 1};
-  k.config.vector_width = static_cast<int>(tunable("vec", 1));
-  k.cpu = [&fn, n, block](const BlockContext& b) {
+  k.config.vector_width = static_cast<int>(declared_or("vec", 1));
+  k.host = [&fn, n, block](const BlockContext& b) {
     int64_t begin = b.block_idx.x * block;
     fn(begin, std::min(n, begin + block));
   };

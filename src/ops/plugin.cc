@@ -11,6 +11,7 @@
 #include <set>
 
 #include "opscope/op.h"
+#include "ops/registry_internal.h"
 
 namespace opscope {
 
@@ -45,8 +46,8 @@ std::string RealPath(const std::string& path) {
 // Restores the registry's source even when loading fails half-way.
 class ScopedSource {
  public:
-  explicit ScopedSource(const std::string& source) { OpRegistry::Global().SetCurrentSource(source); }
-  ~ScopedSource() { OpRegistry::Global().SetCurrentSource("builtin"); }
+  explicit ScopedSource(const std::string& source) { registry_internal::SetCurrentSource(source); }
+  ~ScopedSource() { registry_internal::SetCurrentSource("builtin"); }
 };
 
 }  // namespace
@@ -63,7 +64,7 @@ StatusOr<const PluginInfo*> LoadPlugin(const std::string& path) {
 
   OpRegistry& registry = OpRegistry::Global();
   // Errors already waiting belong to someone else: set them aside and put them back.
-  std::vector<Status> earlier = registry.TakePendingErrors();
+  std::vector<Status> earlier = registry_internal::TakePendingErrors();
   const std::vector<std::string> before = registry.Names();
 
   void* handle;
@@ -72,8 +73,8 @@ StatusOr<const PluginInfo*> LoadPlugin(const std::string& path) {
     dlerror();
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  std::vector<Status> errors = registry.TakePendingErrors();
-  for (Status& s : earlier) registry.AddPendingError(std::move(s));
+  std::vector<Status> errors = registry_internal::TakePendingErrors();
+  for (Status& s : earlier) registry_internal::AddPendingError(std::move(s));
 
   if (handle == nullptr) {
     const char* why = dlerror();
@@ -85,10 +86,15 @@ StatusOr<const PluginInfo*> LoadPlugin(const std::string& path) {
   std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
 
   if (!errors.empty()) {
-    for (const std::string& op : added) registry.Unregister(op);
+    for (const std::string& op : added) registry_internal::Unregister(op);
     dlclose(handle);
+    // Each op of a plugin of another ABI says the same: say it once.
+    std::vector<std::string> messages;
+    for (const Status& e : errors) {
+      if (std::find(messages.begin(), messages.end(), e.message()) == messages.end()) messages.push_back(e.message());
+    }
     std::string msg = "plugin " + name + ": ";
-    for (size_t i = 0; i < errors.size(); ++i) msg += (i ? "; " : "") + errors[i].message();
+    for (size_t i = 0; i < messages.size(); ++i) msg += (i ? "; " : "") + messages[i];
     return InvalidArgumentError(msg);
   }
   if (added.empty()) {

@@ -8,6 +8,7 @@
 
 #include "capture/dispatcher.h"
 #include "opscope/op.h"
+#include "ops/registry_internal.h"
 
 namespace opscope {
 namespace {
@@ -65,7 +66,21 @@ TEST(Plugin, ADuplicateOpFailsTheWholePlugin) {
   ASSERT_NE(OpRegistry::Global().Find("Relu"), nullptr);
   EXPECT_EQ(OpRegistry::Global().Find("Relu")->source, "builtin");
   EXPECT_FALSE(Loaded("libdup_plugin.so"));
-  EXPECT_TRUE(OpRegistry::Global().TakePendingErrors().empty());
+  EXPECT_TRUE(registry_internal::TakePendingErrors().empty());
+}
+
+TEST(Plugin, APluginOfAnotherAbiVersionIsRefusedBeforeAnyOfItsOps) {
+  auto p = LoadPlugin(kLibDir + "libabi_plugin.so");
+  ASSERT_FALSE(p.ok());
+  // Its two ops say the same thing: the message says it once.
+  EXPECT_EQ(p.status().message(), "plugin libabi_plugin.so: built against opscope plugin ABI version " +
+                                      std::to_string(kPluginAbiVersion + 1) + ", but this libopscope has " +
+                                      std::to_string(kPluginAbiVersion) +
+                                      ": rebuild it against this opscope's include/opscope/");
+  EXPECT_EQ(OpRegistry::Global().Find("abi_plugin_copy"), nullptr);
+  EXPECT_EQ(OpRegistry::Global().Find("abi_plugin_copy2"), nullptr);
+  EXPECT_FALSE(Loaded("libabi_plugin.so"));
+  EXPECT_TRUE(registry_internal::TakePendingErrors().empty());
 }
 
 TEST(Plugin, APluginWithoutOpsIsAnError) {

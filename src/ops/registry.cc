@@ -1,29 +1,35 @@
 #include <mutex>
 
+#include "core/text_distance.h"
 #include "opscope/op.h"
-#include "ops/text_distance.h"
+#include "ops/registry_internal.h"
 
 namespace opscope {
 
-struct OpRegistry::Impl {
-  mutable std::mutex mu;
+namespace {
+
+// The registry's state, one per process.
+struct RegistryState {
+  std::mutex mu;
   std::map<std::string, OpSchema, std::less<>> ops;
   std::vector<Status> pending;
   std::string source = "builtin";
 };
 
+RegistryState& State() {
+  static RegistryState* state = new RegistryState();  // never destroyed: plugins may outlive exit order
+  return *state;
+}
+
+}  // namespace
+
 OpRegistry& OpRegistry::Global() {
-  static OpRegistry* registry = new OpRegistry();  // never destroyed: plugins may outlive exit order
+  static OpRegistry* registry = new OpRegistry();
   return *registry;
 }
 
-OpRegistry::Impl& OpRegistry::impl() const {
-  static Impl* impl = new Impl();
-  return *impl;
-}
-
 Status OpRegistry::Register(OpSchema schema) {
-  Impl& im = impl();
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   if (schema.name.empty()) return InvalidArgumentError("an op was registered without a name");
   auto it = im.ops.find(schema.name);
@@ -38,14 +44,14 @@ Status OpRegistry::Register(OpSchema schema) {
   return Status::Ok();
 }
 
-void OpRegistry::Unregister(const std::string& name) {
-  Impl& im = impl();
+void registry_internal::Unregister(const std::string& name) {
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   im.ops.erase(name);
 }
 
 const OpSchema* OpRegistry::Find(std::string_view name) const {
-  Impl& im = impl();
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   auto it = im.ops.find(name);
   return it == im.ops.end() ? nullptr : &it->second;
@@ -60,7 +66,7 @@ StatusOr<const OpSchema*> OpRegistry::Lookup(std::string_view name) const {
 }
 
 std::vector<std::string> OpRegistry::Names() const {
-  Impl& im = impl();
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   std::vector<std::string> names;
   for (const auto& [k, v] : im.ops) names.push_back(k);
@@ -71,22 +77,22 @@ std::vector<std::string> OpRegistry::ClosestNames(std::string_view name, int k) 
   return ClosestStrings(name, Names(), k);
 }
 
-void OpRegistry::AddPendingError(Status s) {
-  Impl& im = impl();
+void registry_internal::AddPendingError(Status s) {
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   im.pending.push_back(std::move(s));
 }
 
-std::vector<Status> OpRegistry::TakePendingErrors() {
-  Impl& im = impl();
+std::vector<Status> registry_internal::TakePendingErrors() {
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   std::vector<Status> out;
   out.swap(im.pending);
   return out;
 }
 
-void OpRegistry::SetCurrentSource(std::string source) {
-  Impl& im = impl();
+void registry_internal::SetCurrentSource(std::string source) {
+  RegistryState& im = State();
   std::lock_guard<std::mutex> lock(im.mu);
   im.source = std::move(source);
 }

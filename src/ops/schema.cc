@@ -6,7 +6,9 @@
 #include <cstdlib>
 
 #include "opscope/op.h"
-#include "ops/text_distance.h"
+#include "core/text_distance.h"
+#include "ops/registry_internal.h"
+#include "ops/undeclared_reads.h"
 
 namespace opscope {
 
@@ -57,6 +59,7 @@ static bool AttrTypeAccepts(AttrType want, const AttrValue& v) {
 }
 
 Status OpSchema::ValidateAttrs(Attrs& a) const {
+  a.check_ = nullptr;  // what another op declared says nothing about this one
   for (const auto& [k, v] : a.all()) {
     const AttrDef* def = FindAttr(k);
     if (!def) {
@@ -98,6 +101,10 @@ Status OpSchema::ValidateAttrs(Attrs& a) const {
                                   AttrTypeName(def.type) + ")");
     }
   }
+  // From now on, reading a name the op does not declare is an error.
+  std::vector<std::string> declared;
+  for (const auto& def : attrs) declared.push_back(def.name);
+  a.check_ = std::make_shared<UndeclaredReads>(name, std::move(declared));
   return Status::Ok();
 }
 
@@ -480,20 +487,6 @@ OpDef& OpDef::Infer(ShapeFn fn) { schema_.infer = std::move(fn); return *this; }
 OpDef& OpDef::Cost(CostFn fn) { schema_.cost = std::move(fn); return *this; }
 OpDef& OpDef::InputRegion(RegionFn fn) { schema_.input_region = std::move(fn); return *this; }
 
-int64_t IndexBox::numel() const {
-  int64_t n = 1;
-  for (size_t d = 0; d < lo.size(); ++d) n *= std::max<int64_t>(0, hi[d] - lo[d]);
-  return n;
-}
-
-std::string IndexBox::ToString() const {
-  std::string s = "[";
-  for (size_t d = 0; d < lo.size(); ++d) {
-    s += d ? "," : "";
-    s += hi[d] - lo[d] == 1 ? std::to_string(lo[d]) : std::to_string(lo[d]) + ":" + std::to_string(hi[d]);
-  }
-  return s + "]";
-}
 OpDef& OpDef::Tunable(std::string n, std::vector<int64_t> v) {
   schema_.tunables.push_back({std::move(n), std::move(v)});
   return *this;
@@ -506,9 +499,16 @@ OpDef& OpDef::Kernel(std::string device, KernelFn fn, std::string kernel_name) {
   return *this;
 }
 
-OpRegistrar::OpRegistrar(const OpDef& def) {
+OpRegistrar::OpRegistrar(const OpDef& def, int abi_version) {
+  // A plugin of another ABI may lay out OpDef differently: do not touch `def`.
+  if (abi_version != kPluginAbiVersion) {
+    registry_internal::AddPendingError(InvalidArgumentError(
+        "built against opscope plugin ABI version " + std::to_string(abi_version) + ", but this libopscope has " +
+        std::to_string(kPluginAbiVersion) + ": rebuild it against this opscope's include/opscope/"));
+    return;
+  }
   Status st = OpRegistry::Global().Register(def.schema());
-  if (!st.ok()) OpRegistry::Global().AddPendingError(std::move(st));
+  if (!st.ok()) registry_internal::AddPendingError(std::move(st));
 }
 
 }  // namespace opscope

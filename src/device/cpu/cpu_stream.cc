@@ -13,7 +13,7 @@ thread_local const CpuStream* tls_current_stream = nullptr;
 
 Status CheckLaunch(const KernelLaunch& k) {
   const LaunchConfig& c = k.config;
-  if (!k.cpu) return InvalidArgumentError("kernel '" + k.name + "' has no cpu body: the cpu device cannot run it");
+  if (!k.host) return InvalidArgumentError("kernel '" + k.name + "' has no host body: the cpu device cannot run it");
   auto positive = [](const Dim3& d) { return d.x > 0 && d.y > 0 && d.z > 0; };
   if (!positive(c.grid) || !positive(c.block)) {
     return InvalidArgumentError("kernel '" + k.name + "': launch config " + c.ToString() +
@@ -106,7 +106,7 @@ Status CpuStream::RunGrid(const KernelLaunch& k) {
                    .block_dim = c.block,
                    .vector_width = c.vector_width,
                    .worker = worker};
-    k.cpu(b);
+    k.host(b);
   });
   return Status::Ok();
 }

@@ -23,7 +23,7 @@ KernelLaunch Fill(std::vector<int>* v, int value, int64_t blocks) {
   k.config.grid = {blocks};
   k.config.block = {1};
   int64_t per = static_cast<int64_t>(v->size()) / blocks;
-  k.cpu = [v, value, per](const BlockContext& b) {
+  k.host = [v, value, per](const BlockContext& b) {
     for (int64_t i = 0; i < per; ++i) (*v)[b.block_idx.x * per + i] = value;
   };
   return k;

@@ -49,7 +49,7 @@ CudaStream::~CudaStream() {
 }
 
 Status CudaStream::Launch(const KernelLaunch& k) {
-  if (k.cuda_function == nullptr) {
+  if (k.device.function == nullptr) {
     return InvalidArgumentError("kernel '" + k.name + "' has no cuda function: the cuda device cannot run it");
   }
   const LaunchConfig& c = k.config;
@@ -61,8 +61,8 @@ Status CudaStream::Launch(const KernelLaunch& k) {
     }
   }
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
-  return CudaStatus(cudaLaunchKernel(k.cuda_function, ToDim3(c.grid), ToDim3(c.block), k.cuda_args,
-                                     k.shared_bytes, stream_),
+  return CudaStatus(cudaLaunchKernel(k.device.function, ToDim3(c.grid), ToDim3(c.block), k.device.args,
+                                     k.device.shared_bytes, stream_),
                     "launch of kernel '" + k.name + "' " + c.ToString());
 }
 

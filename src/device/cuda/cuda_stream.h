@@ -1,6 +1,6 @@
 // File: device/cuda/cuda_stream.h
-// A non-blocking cudaStream_t. Launches take KernelLaunch::cuda_function and
-// cuda_args (cudaLaunchKernel); copies are cudaMemcpyAsync.
+// A non-blocking cudaStream_t. Launches take KernelLaunch::device (function and
+// args, for cudaLaunchKernel); copies are cudaMemcpyAsync.
 //
 // Host functions run through cudaLaunchHostFunc, in stream order, on a CUDA
 // runtime thread: unlike on cpu they must not call CUDA or opscope device

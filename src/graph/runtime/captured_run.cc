@@ -11,7 +11,7 @@
 #include "graph/runtime/trace_json.h"
 #include "opscope/plugin.h"
 #include "opscope/npy.h"
-#include "ops/text_distance.h"
+#include "core/text_distance.h"
 
 namespace opscope::graph {
 namespace {

@@ -146,7 +146,7 @@ class Run {
       if (!it->second.is_contiguous()) return InternalError("output '" + t.value + "' is not contiguous");
       src = it->second;
     }
-    OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, Tensor::Empty(src.dtype(), src.shape(), h2d ? device_ : nullptr));
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, EmptyOnDevice(src.dtype(), src.shape(), h2d ? device_ : nullptr));
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device_->CreateEvent());
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device_->CreateEvent());
     OPSCOPE_RETURN_IF_ERROR(stream.Record(*start));

@@ -111,9 +111,8 @@ Status BatchNormTyped(KernelContext& ctx) {
 }
 
 Status BatchNormCpu(KernelContext& ctx) {
-  Status st = UnimplementedError(std::string("BatchNormalization: dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = BatchNormTyped<scalar_t>(ctx); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return BatchNormTyped<scalar_t>(ctx); });
 }
 
 Status BatchNormReference(KernelContext& ctx) {
@@ -192,9 +191,8 @@ Status InstanceNormTyped(KernelContext& ctx) {
 }
 
 Status InstanceNormCpu(KernelContext& ctx) {
-  Status st = UnimplementedError(std::string("InstanceNormalization: dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = InstanceNormTyped<scalar_t>(ctx); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return InstanceNormTyped<scalar_t>(ctx); });
 }
 
 Status InstanceNormReference(KernelContext& ctx) {
@@ -330,9 +328,8 @@ Status LayerNormTyped(KernelContext& ctx, const LayerNormDims& d) {
 
 Status LayerNormCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(LayerNormDims d, LayerNormShapes(ctx.in(0).shape(), ctx.attrs()));
-  Status st = UnimplementedError(std::string("LayerNormalization: dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = LayerNormTyped<scalar_t>(ctx, d); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return LayerNormTyped<scalar_t>(ctx, d); });
 }
 
 Status LayerNormReference(KernelContext& ctx) {
@@ -401,9 +398,8 @@ Status LpNormTyped(KernelContext& ctx) {
 }
 
 Status LpNormCpu(KernelContext& ctx) {
-  Status st = UnimplementedError(std::string("LpNormalization: dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = LpNormTyped<scalar_t>(ctx); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return LpNormTyped<scalar_t>(ctx); });
 }
 
 Status LpNormReference(KernelContext& ctx) {

@@ -172,9 +172,8 @@ Status AveragePoolTyped(KernelContext& ctx, const WindowGeometry& g) {
 Status AveragePoolCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(WindowGeometry g, PoolGeometry("AveragePool", ctx.in(0).shape(), ctx.attrs()));
   g = dense::As3d(g);
-  Status st = UnimplementedError(std::string("AveragePool: dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = AveragePoolTyped<scalar_t>(ctx, g); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return AveragePoolTyped<scalar_t>(ctx, g); });
 }
 
 // ---- references -----------------------------------------------------------------------------------
@@ -284,11 +283,10 @@ Status GlobalAveragePoolInfer(InferContext& c) {
 Status GlobalAveragePoolCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(const Tensor x, ctx.in(0).Contiguous());
   const int64_t planes = x.dim(0) * x.dim(1), sp = planes ? x.numel() / planes : 0;
-  Status st = UnimplementedError(std::string("GlobalAveragePool: dtype ") + DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_FLOAT(x.dtype(), {
+  return DispatchFloat(x.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
     const scalar_t* xp = x.data<scalar_t>();
     scalar_t* yp = ctx.out(0).data<scalar_t>();
-    st = ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
+    return ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
       for (int64_t nc = begin; nc < end; ++nc) {
         double sum = 0;
         const scalar_t* p = xp + nc * sp;
@@ -297,7 +295,6 @@ Status GlobalAveragePoolCpu(KernelContext& ctx) {
       }
     }, 64);
   });
-  return st;
 }
 
 Status GlobalAveragePoolReference(KernelContext& ctx) {

@@ -89,9 +89,8 @@ Status SoftmaxTyped(KernelContext& ctx) {
 
 template <bool kLog>
 Status SoftmaxCpu(KernelContext& ctx) {
-  Status st = UnimplementedError(std::string(ctx.op_name()) + ": dtype " + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_FLOAT(ctx.in(0).dtype(), { st = SoftmaxTyped<scalar_t, kLog>(ctx); });
-  return st;
+  return DispatchFloat(ctx.in(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return SoftmaxTyped<scalar_t, kLog>(ctx); });
 }
 
 template <bool kLog>

@@ -70,7 +70,13 @@ StatusOr<WindowGeometry> SlidingWindow(std::string_view op, const Shape& x, cons
   g.in.assign(x.dims().begin() + 2, x.dims().end());
   g.kernel = kernel;
   OPSCOPE_ASSIGN_OR_RETURN(g.strides, PerDim(op, attrs, "strides", n, 1, 1));
-  OPSCOPE_ASSIGN_OR_RETURN(g.dilations, PerDim(op, attrs, "dilations", n, 1, 1));
+  // Validated attrs hold every declared name; AveragePool declares no
+  // dilations (its windows are dense), and reading one it lacks is an error.
+  if (attrs.all().count("dilations")) {
+    OPSCOPE_ASSIGN_OR_RETURN(g.dilations, PerDim(op, attrs, "dilations", n, 1, 1));
+  } else {
+    g.dilations.assign(n, 1);
+  }
   const std::string auto_pad = attrs.s("auto_pad", "NOTSET");
   g.pads_begin.assign(n, 0);
   g.pads_end.assign(n, 0);

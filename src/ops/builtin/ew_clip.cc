@@ -37,9 +37,8 @@ Status ClipTyped(KernelContext& ctx) {
 }
 
 Status ClipCpu(KernelContext& ctx) {
-  Status st = UnimplementedError(std::string("Clip: no cpu kernel for dtype ") + DTypeName(ctx.in(0).dtype()));
-  OPSCOPE_SWITCH_NUMERIC(ctx.in(0).dtype(), st = ClipTyped<scalar_t>(ctx));
-  return st;
+  return DispatchNumeric(ctx.in(0).dtype(), ctx.op_name(),
+                         [&]<typename scalar_t>() { return ClipTyped<scalar_t>(ctx); });
 }
 
 Status ClipReference(KernelContext& ctx) {

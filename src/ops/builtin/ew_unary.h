@@ -16,11 +16,20 @@
 namespace opscope::ew {
 
 // The attributes the unary ops take, read once per call (absent ones are 0).
+// Each op declares only those it uses, and reading an undeclared name fails
+// the launch: so take the ones that are there rather than ask for all four.
 struct UnaryParams {
   double alpha = 0, beta = 0, gamma = 0;
   bool tanh_approximation = false;  // Gelu approximate=tanh
   static UnaryParams From(const Attrs& a) {
-    return UnaryParams{a.f("alpha"), a.f("beta"), a.f("gamma"), a.s("approximate") == "tanh"};
+    UnaryParams p;
+    for (const auto& [name, value] : a.all()) {
+      if (name == "alpha") p.alpha = a.f(name);
+      if (name == "beta") p.beta = a.f(name);
+      if (name == "gamma") p.gamma = a.f(name);
+      if (name == "approximate") p.tanh_approximation = a.s(name) == "tanh";
+    }
+    return p;
   }
 };
 
@@ -29,12 +38,10 @@ Status UnaryCpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const UnaryParams p = UnaryParams::From(ctx.attrs());
   const std::string kernel = KernelName(ctx.op_name());
-  Status st = UnimplementedError(std::string(ctx.op_name()) + ": no cpu kernel for dtype " + DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_NUMERIC(x.dtype(), {
+  return DispatchNumeric(x.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
     using C = ComputeT<scalar_t, Op::kIntegerMath>;
-    st = UnaryMap<scalar_t, scalar_t, C>(ctx, kernel, x, ctx.out(0), [&p](C v) { return Op::template Kernel<C>(v, p); });
+    return UnaryMap<scalar_t, scalar_t, C>(ctx, kernel, x, ctx.out(0), [&p](C v) { return Op::template Kernel<C>(v, p); });
   });
-  return st;
 }
 
 template <typename Op>

@@ -62,9 +62,8 @@ template <typename Op, bool kMean = false>
 Status FoldCpu(KernelContext& ctx) {
   const DType dt = ctx.in(0).dtype();
   const std::string kernel = ew::KernelName(ctx.op_name());
-  Status st = UnimplementedError(std::string(ctx.op_name()) + ": no cpu kernel for dtype " + DTypeName(dt));
-  OPSCOPE_SWITCH_NUMERIC(dt, st = (FoldTyped<Op, scalar_t>(ctx, kernel, kMean)));
-  return st;
+  return DispatchNumeric(dt, ctx.op_name(),
+                         [&]<typename scalar_t>() { return FoldTyped<Op, scalar_t>(ctx, kernel, kMean); });
 }
 
 template <typename Op, bool kMean = false>

@@ -76,12 +76,11 @@ Status RunEpilogue(KernelContext& ctx, const Epilogue& e, const Tensor* bias) {
     }
     return Status::Ok();
   }
-  Status st = UnimplementedError(std::string(ctx.op_name()) + ": no cpu kernel for dtype " + DTypeName(y.dtype()));
-  OPSCOPE_SWITCH_FLOAT(y.dtype(), {
+  return DispatchFloat(y.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
     using C = typename ComputeTypeOf<scalar_t>::type;
     scalar_t* p = y.data<scalar_t>();
     std::vector<C> bc(b.begin(), b.end());
-    st = ctx.ParallelFor(std::string(ctx.op_name()) + "_epilogue", y.numel(), [&](int64_t s, int64_t end) {
+    return ctx.ParallelFor(std::string(ctx.op_name()) + "_epilogue", y.numel(), [&](int64_t s, int64_t end) {
       for (int64_t i = s; i < end; ++i) {
         C v = static_cast<C>(p[i]);
         if (nb) v += bc[i % nb];
@@ -89,7 +88,6 @@ Status RunEpilogue(KernelContext& ctx, const Epilogue& e, const Tensor* bias) {
       }
     });
   });
-  return st;
 }
 
 // The base op's kernel (cpu or reference) into out(0), then the epilogue.

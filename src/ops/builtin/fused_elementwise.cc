@@ -148,9 +148,8 @@ Status RunTyped(KernelContext& ctx, const std::vector<Step>& steps) {
 
 Status FusedElementwiseCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<Step> steps, ReadProgram(ctx.attrs(), ctx.num_inputs()));
-  Status st = UnimplementedError("FusedElementwise: no cpu kernel for dtype " + std::string(DTypeName(ctx.out(0).dtype())));
-  OPSCOPE_SWITCH_FLOAT(ctx.out(0).dtype(), st = RunTyped<scalar_t>(ctx, steps));
-  return st;
+  return DispatchFloat(ctx.out(0).dtype(), ctx.op_name(),
+                       [&]<typename scalar_t>() { return RunTyped<scalar_t>(ctx, steps); });
 }
 
 // Independent of the tiled kernel: whole-tensor steps in double.

@@ -84,12 +84,10 @@ Status ArgMaxCpu(KernelContext& ctx) {
   const kernels::AxisSplit s = kernels::SplitAtAxis(x.shape(), axis);
   const bool last = ctx.attrs().i("select_last_index") != 0;
   int64_t* y = ctx.out(0).data<int64_t>();
-  Status st = UnimplementedError(std::string("ArgMax: dtype ") + DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_NUMERIC(x.dtype(), {
-    st = last ? ArgMaxTyped<scalar_t, true>(ctx, x.data<scalar_t>(), y, s)
-              : ArgMaxTyped<scalar_t, false>(ctx, x.data<scalar_t>(), y, s);
+  return DispatchNumeric(x.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
+    return last ? ArgMaxTyped<scalar_t, true>(ctx, x.data<scalar_t>(), y, s)
+                : ArgMaxTyped<scalar_t, false>(ctx, x.data<scalar_t>(), y, s);
   });
-  return st;
 }
 
 Status ArgMaxReference(KernelContext& ctx) {

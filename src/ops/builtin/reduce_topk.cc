@@ -83,9 +83,8 @@ Status TopKCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(int axis, TopKAxis(ctx.attrs().i("axis", -1), x.shape()));
   const int64_t k = ctx.out(0).dim(axis);
   const kernels::AxisSplit s = kernels::SplitAtAxis(x.shape(), axis);
-  Status st = UnimplementedError(std::string("TopK: dtype ") + DTypeName(x.dtype()));
-  OPSCOPE_SWITCH_NUMERIC(x.dtype(), { st = TopKTyped<scalar_t>(ctx, x.data<scalar_t>(), k, s); });
-  return st;
+  return DispatchNumeric(x.dtype(), ctx.op_name(),
+                         [&]<typename scalar_t>() { return TopKTyped<scalar_t>(ctx, x.data<scalar_t>(), k, s); });
 }
 
 Status TopKReference(KernelContext& ctx) {

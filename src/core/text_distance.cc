@@ -1,4 +1,4 @@
-#include "ops/text_distance.h"
+#include "core/text_distance.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""layering_test: no library file includes a header of a higher layer.
+
+The layers, bottom to top, and the public headers each owns are read from
+src/LAYERS, the one place the rule is written (src/CMakeLists.txt reads the
+same file to give each component its include path). The build already stops
+an upward include of a src/ header; this test also covers the public headers
+in include/opscope/, which are on every include path. It scans src/<layer>/
+(library files: tests and test utilities may include anything) and
+include/opscope/, prints each offending file:line with both layers, and exits 1.
+
+  /usr/bin/python3 tests/layering_test.py <repository root>
+"""
+import os
+import re
+import sys
+import tempfile
+
+INCLUDE = re.compile(r'\s*#\s*include\s*[<"]([^>"]+)[>"]')
+TEST_FILE = re.compile(r'_(test|test_util|benchmark)\.(h|cc)$')
+
+
+def read_layers(root):
+    """Returns (order, public) from src/LAYERS: layer names bottom to top, and
+    {public header file name: layer}."""
+    order, public = [], {}
+    with open(os.path.join(root, 'src', 'LAYERS')) as f:
+        for line in f:
+            m = re.match(r'([a-z_]+):(.*)', line)
+            if not m:
+                continue
+            order.append(m.group(1))
+            for header in m.group(2).split():
+                public[header] = m.group(1)
+    return order, public
+
+
+def library_files(root, order):
+    """Yields (path relative to root, layer) for every file the rule covers."""
+    for layer in order:
+        for dirpath, _, names in os.walk(os.path.join(root, 'src', layer)):
+            for name in sorted(names):
+                if name.endswith(('.h', '.cc')) and not TEST_FILE.search(name):
+                    yield os.path.relpath(os.path.join(dirpath, name), root), layer
+    include_dir = os.path.join(root, 'include', 'opscope')
+    for name in sorted(os.listdir(include_dir)):
+        if name.endswith('.h'):
+            yield os.path.join('include', 'opscope', name), None  # layer from src/LAYERS
+
+
+def check(root):
+    """Returns one line per violation; empty when the tree keeps the rule."""
+    order, public = read_layers(root)
+    rank = {layer: i for i, layer in enumerate(order)}
+    problems = []
+    for entry in sorted(os.listdir(os.path.join(root, 'src'))):
+        if os.path.isdir(os.path.join(root, 'src', entry)) and entry not in rank:
+            problems.append(f'src/{entry}/: a component with no layer: add it to src/LAYERS')
+    for name in sorted(os.listdir(os.path.join(root, 'include', 'opscope'))):
+        if name.endswith('.h') and name not in public:
+            problems.append(f'include/opscope/{name}: a public header with no layer: list it in src/LAYERS')
+    for path, layer in library_files(root, order):
+        if layer is None:
+            layer = public.get(os.path.basename(path))
+            if layer is None:
+                continue  # reported above
+        with open(os.path.join(root, path), errors='replace') as f:
+            for number, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                header = m.group(1)
+                top = header.split('/')[0]
+                if top == 'opscope':
+                    target = public.get(header[len('opscope/'):])
+                    if target is None:
+                        problems.append(f'{path}:{number}: includes "{header}", which is no public header')
+                        continue
+                elif top in rank and '/' in header:
+                    target = top
+                else:
+                    continue  # a system or third-party header
+                if rank[target] > rank[layer]:
+                    allowed = ', '.join(order[:rank[layer] + 1])
+                    problems.append(f'{path}:{number}: {layer} includes "{header}" of {target}, '
+                                    f'a higher layer ({layer} may use only {allowed})')
+    return problems
+
+
+def self_test():
+    """The checker itself must catch an upward include, or this test proves nothing."""
+    with tempfile.TemporaryDirectory() as root:
+        def write(path, text):
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            with open(os.path.join(root, path), 'w') as f:
+                f.write(text)
+        write('src/LAYERS', 'core: a.h\nops: b.h\n')
+        write('include/opscope/a.h', '#include <string>\n')
+        write('include/opscope/b.h', '#include "opscope/a.h"\n')
+        write('src/ops/y.cc', '#include "core/x.h"\n#include "opscope/b.h"\n')
+        write('src/core/x_test.cc', '#include "ops/y.h"\n')  # tests may include anything
+        write('src/core/x.h', '#include <vector>\n')
+        if check(root):
+            return 'self-test: a clean tree was reported: ' + '; '.join(check(root))
+        write('src/core/x.cc', '#include "opscope/a.h"\n#include "ops/y.h"\n')
+        write('include/opscope/a.h', '#include "opscope/b.h"\n')
+        found = check(root)
+        want = ['src/core/x.cc:2', 'include/opscope/a.h:1']
+        if sorted(p.split(': ')[0] for p in found) != sorted(want):
+            return f'self-test: expected {want}, got {found}'
+    return None
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
+    failure = self_test()
+    if failure:
+        print(failure)
+        return 1
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f'{len(problems)} layering violation(s); the layers are in src/LAYERS')
+        return 1
+    order, _ = read_layers(root)
+    print('layering ok: ' + ' < '.join(order))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
