@@ -11,7 +11,9 @@ TEST(Device, CudaIsEitherBuiltOrSaidToBeNotBuilt) {
   StatusOr<Device*> d = GetDevice("cuda");
 #ifdef OPSCOPE_HAVE_CUDA
   // Built: the backend answers, with a device or with "no GPU here".
-  if (!d.ok()) EXPECT_EQ(d.status().code(), StatusCode::kFailedPrecondition) << d.status().ToString();
+  if (!d.ok()) {
+    EXPECT_EQ(d.status().code(), StatusCode::kFailedPrecondition) << d.status().ToString();
+  }
 #else
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kNotFound);
