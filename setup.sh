@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs every dependency from Debian's packages, then builds opscope twice:
-# build/ (optimised, with tools, tests, benchmarks) and build-asan/ (unit tests
-# under AddressSanitizer + UndefinedBehaviorSanitizer). Safe to run again.
+# Installs every dependency from Debian's packages, then builds opscope three
+# times: build/ (optimised, with tools, tests, benchmarks), build-asan/ (the
+# library, tools, plugins and every test under AddressSanitizer +
+# UndefinedBehaviorSanitizer) and build-tsan/ (the tests of the concurrent
+# parts, under ThreadSanitizer). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -39,8 +41,12 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$jobs"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
+  -DOPSCOPE_BUILD_BENCH=OFF >/dev/null
+ninja -C build-asan -j"$jobs"
+# Only what the ThreadSanitizer run needs: see OPSCOPE_SANITIZE=thread in CMakeLists.txt.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=thread \
   -DOPSCOPE_BUILD_BENCH=OFF -DOPSCOPE_BUILD_TOOLS=OFF >/dev/null
-ninja -C build-asan -j"$jobs" opscope_unit_tests
+ninja -C build-tsan -j"$jobs"
 
 # The tools on PATH (root installs into /usr/local/bin; others get a hint).
 if [ -w /usr/local/bin ]; then

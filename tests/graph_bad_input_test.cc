@@ -1,6 +1,7 @@
 // Bad ONNX input: each case fails the import with one message naming the
 // file and what is wrong (or, for an unknown op, imports and marks the node).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -40,8 +41,10 @@ onnx::ModelProto Skeleton() {
   return m;
 }
 
+// The pid keeps runs of this test in several build folders or worktrees apart.
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("opscope_graph_bad_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("opscope_graph_bad_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 TEST(GraphBadInput, TruncatedFileNamesTheFile) {

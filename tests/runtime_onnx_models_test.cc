@@ -5,7 +5,13 @@
 // its outputs are checked against the set's expected outputs with ONNX's
 // backend-test tolerance (rtol 1e-3; atol 1e-5 here, looser than ONNX's 1e-7
 // for float32 results near zero) and against an unfused, in-order run of the
-// framework graph. Models skipped are counted with their reasons.
+// framework graph. Models skipped are counted with their reasons; a model
+// that does not import is a failure, not a skip.
+//
+// Every model's outcome (pass, or skip with its reason) is pinned in
+// tests/onnx_model_expected.txt: a model that does not reach its listed status
+// fails the test by name. OPSCOPE_UPDATE_EXPECTED=1 rewrites the list from
+// this run (review the diff).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +20,7 @@
 #include <iostream>
 #include <map>
 
+#include "expected_status.h"
 #include "graph/inorder_eval.h"
 #include "graph/onnx_convert.h"
 #include "graph/onnx_import.h"
@@ -52,14 +59,6 @@ std::vector<fs::path> SortedPb(const fs::path& dir, const std::string& prefix) {
   return files;
 }
 
-// Models that fail for a reason outside the runtime, named so that the count
-// stays honest: the test checks they still fail, so a fix shows up here.
-const std::map<std::string, std::string>& KnownFailures() {
-  static const auto* known = new std::map<std::string, std::string>{
-  };
-  return *known;
-}
-
 struct Outcome {
   enum Kind { kPassed, kFailed, kSkipped } kind;
   std::string reason;
@@ -69,10 +68,7 @@ Outcome RunModel(const fs::path& dir, Device* cpu) {
   const fs::path data = dir / "test_data_set_0";
   if (!fs::exists(dir / "model.onnx") || !fs::exists(data)) return {Outcome::kSkipped, "no model.onnx / test_data_set_0"};
   StatusOr<Model> imported = ImportOnnx((dir / "model.onnx").string());
-  if (!imported.ok()) {
-    const std::string msg = imported.status().message();
-    return {Outcome::kSkipped, "import: " + std::string(StatusCodeName(imported.status().code()))};
-  }
+  if (!imported.ok()) return {Outcome::kFailed, "import: " + imported.status().ToString()};
   Model m = std::move(imported).value();
   for (const Node& n : m.framework.nodes()) {
     if (!n.executable) return {Outcome::kSkipped, "unsupported op " + n.op_type};
@@ -116,9 +112,16 @@ Outcome RunModel(const fs::path& dir, Device* cpu) {
 
 TEST(RuntimeOnnxModels, EverySupportedModelMatchesItsTestData) {
   if (!fs::exists(kTestData)) GTEST_FAIL() << kTestData << " is missing: apt-get install libonnx-testdata";
+  const fs::path expected_path = fs::path(OPSCOPE_SOURCE_DIR) / "tests" / "onnx_model_expected.txt";
+  ::opscope::testing::ExpectedList expected;
+  std::string load_error;
+  const bool update = ::opscope::testing::UpdateExpectedRequested();
+  if (!expected.Load(expected_path, &load_error) && !update) GTEST_FAIL() << load_error;
+
   Device* cpu = GetDevice("cpu").value();
   int run = 0, passed = 0, failed = 0, skipped = 0;
   std::map<std::string, int> skip_reasons;
+  std::map<std::string, ::opscope::testing::CaseOutcome> observed;
   for (const char* set : {"pytorch-converted", "pytorch-operator", "simple"}) {
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(fs::path(kTestData) / set)) {
@@ -128,22 +131,19 @@ TEST(RuntimeOnnxModels, EverySupportedModelMatchesItsTestData) {
     for (const fs::path& dir : dirs) {
       Outcome o = RunModel(dir, cpu);
       const std::string name = std::string(set) + "/" + dir.filename().string();
-      if (auto k = KnownFailures().find(name); k != KnownFailures().end()) {
-        EXPECT_EQ(o.kind, Outcome::kFailed) << name << " now passes: remove it from KnownFailures";
-        ++skipped;
-        ++skip_reasons["known failure outside the runtime: " + k->second];
-        continue;
-      }
       if (o.kind == Outcome::kSkipped) {
         ++skipped;
         ++skip_reasons[o.reason];
+        observed[name] = {"skip", o.reason};
         continue;
       }
       ++run;
       if (o.kind == Outcome::kPassed) {
         ++passed;
+        observed[name] = {"pass", ""};
       } else {
         ++failed;
+        observed[name] = {"fail", o.reason};
         ADD_FAILURE() << name << ": " << o.reason;
       }
     }
@@ -152,7 +152,14 @@ TEST(RuntimeOnnxModels, EverySupportedModelMatchesItsTestData) {
             << " skipped\n";
   for (const auto& [reason, count] : skip_reasons) std::cout << "  skipped " << count << ": " << reason << "\n";
   EXPECT_EQ(failed, 0);
-  EXPECT_GT(passed, 0);
+  if (update) {
+    const std::string error =
+        expected.Write(observed, "# Expected status of every ONNX model test (tests/runtime_onnx_models_test.cc).\n");
+    ASSERT_EQ(error, "");
+    std::cout << "wrote " << expected_path.string() << " (" << observed.size() << " models): review the diff\n";
+    return;
+  }
+  for (const std::string& line : expected.Differences(observed, /*complete=*/true)) ADD_FAILURE() << line;
 }
 
 }  // namespace

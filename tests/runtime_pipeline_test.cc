@@ -87,9 +87,13 @@ void ExpectTimesAndMapping(const Pipeline& p) {
       EXPECT_GE(static_cast<double>(t.cal_start_ns) + slack, static_cast<double>(dt.cal_end_ns)) << t.desc.task_id;
     }
   }
-  // On the cpu every stream reads steady_clock: the measured offsets are small.
+  // On the cpu every stream reads steady_clock: the event's timestamp lies
+  // inside the host's before/after bracket, so the measured offset is within
+  // the calibration's own uncertainty (half the widest bracket), however long
+  // a loaded machine made that bracket.
   for (const StreamClock& c : p.result.clocks) {
-    EXPECT_LT(std::fabs(c.begin_offset_ns), 1e6) << c.stream_id;  // under 1 ms even on a loaded machine
+    EXPECT_LE(std::fabs(c.begin_offset_ns), c.uncertainty_ns + 1) << c.stream_id;
+    EXPECT_LE(std::fabs(c.end_offset_ns), c.uncertainty_ns + 1) << c.stream_id;
   }
   for (const Node& c : p.model.compiled.nodes()) {
     if (c.executed) {

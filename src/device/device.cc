@@ -72,6 +72,12 @@ StatusOr<Device*> GetDevice(std::string_view name) {
   auto dev = t.devices.find(key);
   if (dev != t.devices.end()) return dev->second.get();
   auto f = t.factories.find(backend);
+#ifndef OPSCOPE_CUDA_BACKEND_BUILT
+  // Named apart from a typo: the backend exists, this build just lacks it.
+  if (f == t.factories.end() && backend == "cuda") {
+    return NotFoundError("the cuda backend is not built into this opscope (no CUDA toolkit at build time)");
+  }
+#endif
   if (f == t.factories.end()) {
     std::vector<std::string> names;
     for (const auto& [k, v] : t.factories) names.push_back(k);
