@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/app_driver.h"
+#include "cli/calibrate_command.h"
 #include "cli/apps.h"
 #include "cli/compare_command.h"
 #include "cli/describe_command.h"
@@ -29,6 +30,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* compare = AddCompareCommand(app, compare_flags);
   CLI::App* list = AddListCommand(app, list_flags);
   CLI::App* describe = AddDescribeCommand(app, describe_flags);
+  CalibrateFlags calibrate_flags;
+  CLI::App* calibrate = AddCalibrateCommand(app, calibrate_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
@@ -49,8 +52,10 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
     if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
     return report->ExitCode();
   }
-  Status st = list->parsed() ? ListOps(list_flags, out) : describe->parsed() ? DescribeOp(describe_flags, out)
-                                                                              : InternalError("no command ran");
+  Status st = list->parsed()        ? ListOps(list_flags, out)
+              : describe->parsed()  ? DescribeOp(describe_flags, out)
+              : calibrate->parsed() ? RunCalibrate(calibrate_flags, out)
+                                    : InternalError("no command ran");
   if (!st.ok()) return UsageError(err, kTool, st.ToString());
   return 0;
 }

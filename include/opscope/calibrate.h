@@ -1,0 +1,48 @@
+// File: opscope/calibrate.h
+// Measured peaks of a device, the roof a kernel's time is held against: the
+// memory bandwidth (read, write, copy and a STREAM-style triad on buffers far
+// larger than the last-level cache), the FLOP/s of an FMA loop at the vector
+// width the compiler gives, the rate OpenBLAS's GEMM reaches (the practical
+// roof), and the cost of one empty launch. Every figure is measured with the
+// worker threads the backend really uses, best of `repetitions` (as STREAM
+// reports). Results are cached per machine (CPU model, thread count, opscope
+// version) under $XDG_CACHE_HOME/opscope (or ~/.cache/opscope).
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice({.device = "cpu"}));
+//   double bound_us = bytes / (p.triad_gbs * 1e3);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "opscope/status.h"
+
+namespace opscope {
+
+struct CalibrateRequest {
+  std::string device = "cpu";   // --device
+  int64_t buffer_bytes = 0;     // per array; 0: 8x the last-level cache, at least 256 MiB
+  int64_t gemm_n = 1024;        // the square GEMM's size
+  int repetitions = 5;          // best of
+  bool use_cache = true;        // read the cached figures when the machine's key matches
+  bool refresh = false;         // --refresh: measure again and rewrite the cache
+};
+
+struct DevicePeaks {
+  std::string device, description;  // "cpu", "AMD EPYC ... "
+  std::string key;                  // what the cache is keyed on
+  int threads = 1;                  // worker threads used
+  int64_t buffer_bytes = 0, last_level_cache_bytes = 0;
+  double read_gbs = 0, write_gbs = 0, copy_gbs = 0, triad_gbs = 0;  // GB/s (1e9 bytes)
+  double fma_gflops_f32 = 0, fma_gflops_f64 = 0;                    // the FMA loop
+  double gemm_gflops_f32 = 0, gemm_gflops_f64 = 0;                  // OpenBLAS sgemm / dgemm
+  int64_t gemm_n = 0;
+  double launch_us = 0;     // one empty launch and its synchronisation
+  bool from_cache = false;  // read from cache_file, not measured now
+  std::string cache_file;
+};
+
+StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& request);
+std::string DevicePeaksJson(const DevicePeaks& peaks);  // "opscope.peaks/1"
+
+}  // namespace opscope

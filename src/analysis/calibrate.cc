@@ -1,0 +1,267 @@
+// CalibrateDevice (opscope/calibrate.h): the roofs, measured on the device
+// with the threads its backend uses, and cached per machine.
+#include "opscope/calibrate.h"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "opscope/device.h"
+#include "opscope/npy.h"
+
+namespace opscope {
+namespace {
+
+constexpr char kSchema[] = "opscope.peaks/1";
+constexpr int64_t kMinBufferBytes = int64_t{256} << 20;
+constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;  // three arrays: 3 GiB at most
+constexpr int kFmaLanes = 64;        // independent accumulators: enough vectors to hide the FMA latency
+constexpr int64_t kFmaSteps = 1 << 20;  // per block
+
+int64_t LastLevelCacheBytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long v = sysconf(name);
+    if (v > 0) return v;
+  }
+  return 32 << 20;  // unknown: assume a large one
+}
+
+// Runs `body(block, blocks)` on `threads` blocks of the device's pool, `reps`
+// times, and returns the best wall time in seconds (events around the launch).
+StatusOr<double> BestSeconds(Device* device, int threads, int reps, const std::function<void(int64_t, int64_t)>& body) {
+  Stream& s = device->default_stream();
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device->CreateEvent());
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device->CreateEvent());
+  KernelLaunch k{.name = "opscope_calibrate",
+                 .config = {.grid = {threads, 1, 1}, .block = {1, 1, 1}},
+                 .host = [&](const BlockContext& b) { body(b.linear_block(), threads); }};
+  double best = INFINITY;
+  for (int r = 0; r < reps; ++r) {
+    OPSCOPE_RETURN_IF_ERROR(s.Record(*start));
+    OPSCOPE_RETURN_IF_ERROR(s.Launch(k));
+    OPSCOPE_RETURN_IF_ERROR(s.Record(*end));
+    OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
+    OPSCOPE_ASSIGN_OR_RETURN(double us, end->ElapsedUsSince(*start));
+    best = std::min(best, std::max(us, 1e-3) * 1e-6);
+  }
+  return best;
+}
+
+// Block `b` of `n` takes elements [lo, hi) of `count`.
+std::pair<int64_t, int64_t> Share(int64_t b, int64_t n, int64_t count) { return {count * b / n, count * (b + 1) / n}; }
+
+// The FMA loop at the widest vector unit this cpu has: one clone per ISA,
+// picked at load time (ifunc), each compiled with contraction into FMA on
+// (ISO C++ mode leaves it off) and full vectorization.
+#define OPSCOPE_FMA_LOOP(NAME, T)                                                        \
+  __attribute__((target_clones("avx512f", "avx2,fma", "default"), optimize("O3", "fp-contract=fast"))) \
+  void NAME(int64_t steps, T* sink) {                                                    \
+    T acc[kFmaLanes];                                                                    \
+    for (int j = 0; j < kFmaLanes; ++j) acc[j] = T(1) + T(j) * T(1e-3);                  \
+    const T m = T(0.999999), c = T(1e-7);                                                \
+    for (int64_t i = 0; i < steps; ++i) {                                                \
+      for (int j = 0; j < kFmaLanes; ++j) acc[j] = acc[j] * m + c;                       \
+    }                                                                                    \
+    T total = 0;                                                                         \
+    for (int j = 0; j < kFmaLanes; ++j) total += acc[j];                                 \
+    *sink = total; /* the result is used: the loop cannot be dropped */                  \
+  }
+OPSCOPE_FMA_LOOP(FmaLoopF32, float)
+OPSCOPE_FMA_LOOP(FmaLoopF64, double)
+#undef OPSCOPE_FMA_LOOP
+
+StatusOr<double> GemmGflops(int64_t n, int reps, bool f32) {
+  std::vector<double> a64, b64, c64;
+  std::vector<float> a32, b32, c32;
+  const size_t count = static_cast<size_t>(n * n);
+  if (f32) a32.assign(count, 0.5f), b32.assign(count, 0.25f), c32.assign(count, 0.f);
+  else a64.assign(count, 0.5), b64.assign(count, 0.25), c64.assign(count, 0.);
+  double best = INFINITY;
+  for (int r = 0; r < reps + 1; ++r) {  // the first run warms OpenBLAS's threads and buffers
+    const auto t0 = std::chrono::steady_clock::now();
+    if (f32) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a32.data(), n, b32.data(), n, 0.f, c32.data(), n);
+    else cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a64.data(), n, b64.data(), n, 0.0, c64.data(), n);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) best = std::min(best, s);
+  }
+  return 2.0 * n * n * n / best * 1e-9;
+}
+
+nlohmann::json ToJson(const DevicePeaks& p) {
+  return {{"schema", kSchema},
+          {"key", p.key},
+          {"device", p.device},
+          {"description", p.description},
+          {"threads", p.threads},
+          {"buffer_bytes", p.buffer_bytes},
+          {"last_level_cache_bytes", p.last_level_cache_bytes},
+          {"bandwidth_gbs", {{"read", p.read_gbs}, {"write", p.write_gbs}, {"copy", p.copy_gbs}, {"triad", p.triad_gbs}}},
+          {"fma_gflops", {{"float32", p.fma_gflops_f32}, {"float64", p.fma_gflops_f64}}},
+          {"gemm_gflops", {{"float32", p.gemm_gflops_f32}, {"float64", p.gemm_gflops_f64}, {"n", p.gemm_n}}},
+          {"launch_us", p.launch_us}};
+}
+
+// The cached figures, when the file is ours and its key is this machine's.
+std::optional<DevicePeaks> ReadCache(const std::string& path, const std::string& key) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kSchema || j.value("key", "") != key) {
+    return std::nullopt;
+  }
+  try {
+    DevicePeaks p{.device = j.at("device").get<std::string>(),
+                  .description = j.at("description").get<std::string>(),
+                  .key = key,
+                  .threads = j.at("threads").get<int>(),
+                  .buffer_bytes = j.at("buffer_bytes").get<int64_t>(),
+                  .last_level_cache_bytes = j.at("last_level_cache_bytes").get<int64_t>(),
+                  .read_gbs = j.at("bandwidth_gbs").at("read").get<double>(),
+                  .write_gbs = j.at("bandwidth_gbs").at("write").get<double>(),
+                  .copy_gbs = j.at("bandwidth_gbs").at("copy").get<double>(),
+                  .triad_gbs = j.at("bandwidth_gbs").at("triad").get<double>(),
+                  .fma_gflops_f32 = j.at("fma_gflops").at("float32").get<double>(),
+                  .fma_gflops_f64 = j.at("fma_gflops").at("float64").get<double>(),
+                  .gemm_gflops_f32 = j.at("gemm_gflops").at("float32").get<double>(),
+                  .gemm_gflops_f64 = j.at("gemm_gflops").at("float64").get<double>(),
+                  .gemm_n = j.at("gemm_gflops").at("n").get<int64_t>(),
+                  .launch_us = j.at("launch_us").get<double>(),
+                  .from_cache = true,
+                  .cache_file = path};
+    return p;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // an older or damaged file: measure again
+  }
+}
+
+std::string CacheDir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/opscope";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/opscope";
+  return "";
+}
+
+std::string FileSafe(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
+  if (r.repetitions < 1) return InvalidArgumentError("--repetitions: must be >= 1, got " + std::to_string(r.repetitions));
+  if (r.buffer_bytes < 0 || r.gemm_n < 1) return InvalidArgumentError("calibrate: buffer size and GEMM size must be positive");
+  auto device_or = GetDevice(r.device);
+  if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
+  Device* device = *device_or;
+  if (!device->host_accessible()) {
+    return UnimplementedError("--device " + r.device + ": calibration runs host kernels; this backend has none yet");
+  }
+  DevicePeaks p;
+  p.device = device->name();
+  p.description = device->info().description;
+  p.threads = std::max(1, device->info().compute_units);
+  p.last_level_cache_bytes = LastLevelCacheBytes();
+  // 8x the LLC, within [256 MiB, 1 GiB] and an eighth of the memory (a VM may report its host's LLC).
+  const int64_t most = std::min(kMaxBufferBytes, std::max(kMinBufferBytes, device->info().memory_bytes / 8));
+  p.buffer_bytes = r.buffer_bytes ? r.buffer_bytes : std::clamp(8 * p.last_level_cache_bytes, kMinBufferBytes, most);
+  p.gemm_n = r.gemm_n;
+  p.key = p.device + "|" + p.description + "|" + std::to_string(p.threads) + " threads|opscope " + OPSCOPE_VERSION;
+  const std::string dir = CacheDir();
+  // The figures depend on the sizes measured: a non-default size is its own entry.
+  const std::string sizes = r.buffer_bytes || r.gemm_n != 1024 ? "-" + std::to_string(p.buffer_bytes) + "-" + std::to_string(p.gemm_n) : "";
+  p.key += sizes;
+  if (!dir.empty()) p.cache_file = dir + "/peaks-" + FileSafe(p.device) + "-" + std::to_string(std::hash<std::string>{}(p.key)) + ".json";
+  if (r.use_cache && !r.refresh && !p.cache_file.empty()) {
+    if (std::optional<DevicePeaks> cached = ReadCache(p.cache_file, p.key)) return *cached;
+  }
+
+  // Three arrays of doubles, touched once first so page faults are not timed.
+  const int64_t n = std::max<int64_t>(p.buffer_bytes / 8, p.threads);
+  std::vector<double> a(n, 1.0), b(n, 2.0), c(n, 0.5);
+  std::vector<double> sinks(p.threads, 0.0);
+  const double bytes = static_cast<double>(n) * 8;
+  auto gbs = [&](double seconds, double arrays) { return arrays * bytes / seconds * 1e-9; };
+  OPSCOPE_ASSIGN_OR_RETURN(double t_read, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t blocks) {
+    auto [lo, hi] = Share(blk, blocks, n);
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4) s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+    for (; i < hi; ++i) s0 += a[i];
+    sinks[blk] = s0 + s1 + s2 + s3;
+  }));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_write, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t blocks) {
+    auto [lo, hi] = Share(blk, blocks, n);
+    std::fill(a.begin() + lo, a.begin() + hi, 1.5);
+  }));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_copy, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t blocks) {
+    auto [lo, hi] = Share(blk, blocks, n);
+    std::memcpy(c.data() + lo, a.data() + lo, (hi - lo) * sizeof(double));
+  }));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_triad, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t blocks) {
+    auto [lo, hi] = Share(blk, blocks, n);
+    const double s = 3.0;
+    for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
+  }));
+  p.read_gbs = gbs(t_read, 1);
+  p.write_gbs = gbs(t_write, 1);
+  p.copy_gbs = gbs(t_copy, 2);
+  p.triad_gbs = gbs(t_triad, 3);
+
+  std::vector<float> fsinks(p.threads);
+  OPSCOPE_ASSIGN_OR_RETURN(double t_f32, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t) {
+    FmaLoopF32(kFmaSteps, &fsinks[blk]);
+  }));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_f64, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t) {
+    FmaLoopF64(kFmaSteps, &sinks[blk]);
+  }));
+  const double fma_flops = 2.0 * kFmaLanes * kFmaSteps * p.threads;
+  p.fma_gflops_f32 = fma_flops / t_f32 * 1e-9;
+  p.fma_gflops_f64 = fma_flops / t_f64 * 1e-9;
+  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f32, GemmGflops(r.gemm_n, r.repetitions, true));
+  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f64, GemmGflops(r.gemm_n, r.repetitions, false));
+
+  // One empty launch and its synchronisation, the median of 200.
+  {
+    Stream& s = device->default_stream();
+    KernelLaunch empty{.name = "opscope_empty", .config = {.grid = {1, 1, 1}, .block = {1, 1, 1}},
+                       .host = [](const BlockContext&) {}};
+    std::vector<double> us;
+    for (int i = 0; i < 200; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      OPSCOPE_RETURN_IF_ERROR(s.Launch(empty));
+      OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+    p.launch_us = us[us.size() / 2];
+  }
+
+  if (!p.cache_file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    // A cache that cannot be written costs a measurement next time, nothing more.
+    if (!ec) (void)WriteFileAtomic(p.cache_file, ToJson(p).dump(2) + "\n");
+  }
+  return p;
+}
+
+std::string DevicePeaksJson(const DevicePeaks& p) {
+  nlohmann::json j = ToJson(p);
+  j["from_cache"] = p.from_cache;
+  j["cache_file"] = p.cache_file;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace opscope

@@ -1,0 +1,101 @@
+// CalibrateDevice: every figure measured and positive, the cache keyed on the
+// machine and read back, a damaged cache measured again. No test depends on
+// how fast this machine is.
+#include "opscope/calibrate.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace opscope {
+namespace {
+
+class Calibrate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("opscope_calibrate_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    if (old) old_ = old;
+    had_ = old != nullptr;
+    ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (had_) ::setenv("XDG_CACHE_HOME", old_.c_str(), 1);
+    else ::unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(dir_);
+  }
+  // Small sizes: the behaviour, not the figures, is under test.
+  CalibrateRequest Small() const { return {.device = "cpu", .buffer_bytes = 4 << 20, .gemm_n = 64, .repetitions = 2}; }
+  std::filesystem::path dir_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST_F(Calibrate, EveryFigureIsMeasuredAndCached) {
+  auto p = CalibrateDevice(Small());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->from_cache);
+  for (double v : {p->read_gbs, p->write_gbs, p->copy_gbs, p->triad_gbs, p->fma_gflops_f32, p->fma_gflops_f64,
+                   p->gemm_gflops_f32, p->gemm_gflops_f64, p->launch_us}) {
+    EXPECT_TRUE(std::isfinite(v) && v > 0) << v;
+  }
+  EXPECT_EQ(p->buffer_bytes, 4 << 20);
+  EXPECT_GE(p->threads, 1);
+  EXPECT_NE(p->key.find("opscope "), std::string::npos) << p->key;
+  ASSERT_EQ(p->cache_file.rfind((dir_ / "opscope").string(), 0), 0u) << p->cache_file;
+  EXPECT_TRUE(std::filesystem::exists(p->cache_file));
+
+  auto again = CalibrateDevice(Small());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(again->triad_gbs, p->triad_gbs);
+  EXPECT_EQ(again->gemm_gflops_f32, p->gemm_gflops_f32);
+
+  CalibrateRequest refresh = Small();
+  refresh.refresh = true;
+  auto measured = CalibrateDevice(refresh);
+  ASSERT_TRUE(measured.ok());
+  EXPECT_FALSE(measured->from_cache);
+}
+
+TEST_F(Calibrate, ADamagedCacheIsMeasuredAgain) {
+  auto p = CalibrateDevice(Small());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::ofstream(p->cache_file) << "{\"schema\": \"opscope.peaks/1\", \"key\": \"" << p->key << "\"}";
+  auto again = CalibrateDevice(Small());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->from_cache);
+  EXPECT_GT(again->triad_gbs, 0);
+}
+
+TEST_F(Calibrate, AnotherSizeIsAnotherEntry) {
+  auto p = CalibrateDevice(Small());
+  ASSERT_TRUE(p.ok());
+  CalibrateRequest bigger = Small();
+  bigger.gemm_n = 96;
+  auto q = CalibrateDevice(bigger);
+  ASSERT_TRUE(q.ok());
+  EXPECT_FALSE(q->from_cache);
+  EXPECT_NE(q->cache_file, p->cache_file);
+}
+
+TEST_F(Calibrate, BadRequestsNameTheFlag) {
+  CalibrateRequest bad = Small();
+  bad.device = "tpu";
+  auto d = CalibrateDevice(bad);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("--device"), std::string::npos) << d.status().message();
+  CalibrateRequest reps = Small();
+  reps.repetitions = 0;
+  auto r = CalibrateDevice(reps);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--repetitions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,41 @@
+#include "cli/calibrate_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+namespace opscope::cli {
+
+Status RunCalibrate(const CalibrateFlags& flags, std::ostream& out) {
+  OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice(flags.request));
+  if (flags.json) {
+    out << DevicePeaksJson(p);
+    return Status::Ok();
+  }
+  char line[256];
+  out << p.device << "  " << p.description << "  " << p.threads << " worker thread(s)\n";
+  std::snprintf(line, sizeof line, "memory   read %.1f  write %.1f  copy %.1f  triad %.1f GB/s  (%.0f MiB arrays, LLC %.0f MiB)\n",
+                p.read_gbs, p.write_gbs, p.copy_gbs, p.triad_gbs, p.buffer_bytes / 1048576.0,
+                p.last_level_cache_bytes / 1048576.0);
+  out << line;
+  std::snprintf(line, sizeof line, "compute  FMA loop %.1f GFLOP/s float32, %.1f float64;  OpenBLAS GEMM %lldx%lld %.1f GFLOP/s float32, %.1f float64\n",
+                p.fma_gflops_f32, p.fma_gflops_f64, static_cast<long long>(p.gemm_n), static_cast<long long>(p.gemm_n),
+                p.gemm_gflops_f32, p.gemm_gflops_f64);
+  out << line;
+  std::snprintf(line, sizeof line, "launch   %.2f us per empty launch + synchronize\n", p.launch_us);
+  out << line;
+  if (p.from_cache) out << "cached   " << p.cache_file << " (--refresh measures again)\n";
+  else if (!p.cache_file.empty()) out << "measured now, cached in " << p.cache_file << "\n";
+  return Status::Ok();
+}
+
+CLI::App* AddCalibrateCommand(CLI::App& app, CalibrateFlags& f) {
+  CLI::App* c = app.add_subcommand("calibrate", "Measure the device's peak bandwidth, FLOP/s and launch cost (cached)");
+  c->add_option("--device", f.request.device, "the device to measure (cpu)");
+  c->add_flag("--json", f.json, "print the figures as JSON (schema opscope.peaks/1)");
+  c->add_flag("--refresh", f.request.refresh, "measure again even when this machine's figures are cached");
+  c->add_option("--repetitions", f.request.repetitions, "best of N runs of each measurement (default 5)");
+  return c;
+}
+
+}  // namespace opscope::cli
