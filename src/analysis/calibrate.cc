@@ -63,8 +63,15 @@ std::pair<int64_t, int64_t> Share(int64_t b, int64_t n, int64_t count) { return 
 // The FMA loop at the widest vector unit this cpu has: one clone per ISA,
 // picked at load time (ifunc), each compiled with contraction into FMA on
 // (ISO C++ mode leaves it off) and full vectorization.
+// ThreadSanitizer's runtime is not up when ifunc resolvers run at load time
+// (the process faults before main), so a TSan build keeps the default clone.
+#if defined(__SANITIZE_THREAD__)
+#define OPSCOPE_ISA_CLONES
+#else
+#define OPSCOPE_ISA_CLONES target_clones("avx512f", "avx2,fma", "default"),
+#endif
 #define OPSCOPE_FMA_LOOP(NAME, T)                                                        \
-  __attribute__((target_clones("avx512f", "avx2,fma", "default"), optimize("O3", "fp-contract=fast"))) \
+  __attribute__((OPSCOPE_ISA_CLONES optimize("O3", "fp-contract=fast")))                 \
   void NAME(int64_t steps, T* sink) {                                                    \
     T acc[kFmaLanes];                                                                    \
     for (int j = 0; j < kFmaLanes; ++j) acc[j] = T(1) + T(j) * T(1e-3);                  \
@@ -79,6 +86,7 @@ std::pair<int64_t, int64_t> Share(int64_t b, int64_t n, int64_t count) { return 
 OPSCOPE_FMA_LOOP(FmaLoopF32, float)
 OPSCOPE_FMA_LOOP(FmaLoopF64, double)
 #undef OPSCOPE_FMA_LOOP
+#undef OPSCOPE_ISA_CLONES
 
 StatusOr<double> GemmGflops(int64_t n, int reps, bool f32) {
   std::vector<double> a64, b64, c64;
