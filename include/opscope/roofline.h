@@ -1,0 +1,78 @@
+// File: opscope/roofline.h
+// How far one kernel's time is from what the machine allows. From the op's
+// cost model (bytes read and written, FLOPs) and the device's measured peaks
+// (opscope/calibrate.h): the memory-bound time (bytes / bandwidth), the
+// compute-bound time (FLOPs / the peak for that dtype), the lower bound (the
+// larger of the two), which bound applies, and the efficiency (lower bound /
+// measured time). ops-debug profile, sweep and inspector-cli's summary all
+// ask this one component; an op without a cost model is timed and said to
+// have none, nothing is guessed.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice({.device = "cpu"}));
+//   RoofPeaks roof = RoofPeaksFrom(p);
+//   RooflinePoint r = Roofline(op.EstimateCost(in, out, attrs), DType::kF32, measured_us, roof);
+//   if (r.slowdown() > 2) std::printf("%.1fx its lower bound\n", r.slowdown());
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opscope/calibrate.h"
+#include "opscope/dtype.h"
+#include "opscope/op.h"
+
+namespace opscope {
+
+// The roofs a kernel is held against. Bandwidth is the STREAM triad (the
+// rate a kernel that reads and writes streams reaches); compute is the rate
+// OpenBLAS's GEMM reaches (the practical roof, not the FMA loop's paper one).
+struct RoofPeaks {
+  double bandwidth_gbs = 0;   // 1e9 bytes/s
+  double gflops_f32 = 0;      // float32 and every narrower float
+  double gflops_f64 = 0;
+  std::string source;         // "calibrated (cache file)", "--peak-bw/--peak-flops"
+  double GflopsFor(DType dtype) const { return dtype == DType::kF64 ? gflops_f64 : gflops_f32; }
+};
+
+RoofPeaks RoofPeaksFrom(const DevicePeaks& peaks);
+
+enum class Bound { kNone, kMemory, kCompute };  // kNone: no cost model
+const char* BoundName(Bound b);                  // "none", "memory", "compute"
+
+struct RooflinePoint {
+  bool has_cost = false;
+  int64_t bytes = 0;          // read + written
+  double flops = 0;
+  double measured_us = -1;    // -1: not timed
+  double memory_bound_us = 0, compute_bound_us = 0, lower_bound_us = 0;
+  Bound bound = Bound::kNone;
+  double achieved_gbs = 0, achieved_gflops = 0;  // over measured_us; 0 when untimed
+  double intensity = 0;       // FLOPs per byte; 0 when no bytes
+  // lower bound / measured, in (0, ...): above 1 means faster than the DRAM
+  // roof (the data stayed in cache). -1 when untimed or without a cost model.
+  double efficiency() const;
+  // measured / lower bound: "4.8x its lower bound". -1 when unknown.
+  double slowdown() const;
+};
+
+// The op's cost model asked about one call; empty when the op has none
+// (OpSchema::EstimateCost would fall back to counting tensor bytes).
+std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& inputs,
+                           const std::vector<TensorDesc>& outputs, const Attrs& attrs);
+
+// `cost` empty: the op has no cost model (has_cost = false, bound kNone).
+RooflinePoint Roofline(const std::optional<Cost>& cost, DType dtype, double measured_us, const RoofPeaks& peaks);
+
+// A roofline chart as one inline <svg> element: log-log axes (FLOPs/byte
+// against GFLOP/s), the memory roof's slope and the compute roofs of the
+// dtypes present, one labelled point per kernel (with a <title> tooltip).
+// Points without a cost model or a time are left out and counted in a note.
+struct RooflineChartPoint {
+  std::string label;  // "Relu_cpu"
+  DType dtype = DType::kF32;
+  RooflinePoint point;
+};
+std::string RooflineSvg(const RoofPeaks& peaks, const std::vector<RooflineChartPoint>& points);
+
+}  // namespace opscope
