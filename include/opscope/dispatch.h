@@ -10,6 +10,7 @@
 //   OPSCOPE_RETURN_IF_ERROR(cpu->default_stream().Synchronize());
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +23,34 @@
 
 namespace opscope {
 
+// Where the time of one call goes, each phase a span the dispatcher measured
+// on the host's steady_clock (never estimated): the phases follow one another,
+// phase i running from the end of phase i-1 (from `begin_ns` for the first)
+// to end_ns[i]. kWait is the host blocked on the stream: the kernel's
+// queueing and its run; the device's own events time the kernel alone.
+enum class DispatchPhase : int {
+  kValidate,     // attributes and input dtypes/ranks against the schema
+  kInfer,        // shape inference (value inputs read on the host) and the kernel's lookup
+  kPlaceInputs,  // inputs copied to the device where they are not on it
+  kAllocate,     // outputs allocated from the inferred shapes
+  kSetup,        // tunables, the launch record, device events, the hooks before launch
+  kEnqueue,      // the kernel handed to the stream, between its two events
+  kWait,         // synchronisation: queueing and the kernel, until the end event
+  kFinish,       // launch configs collected, the hooks after launch
+  kCount
+};
+inline constexpr int kDispatchPhaseCount = static_cast<int>(DispatchPhase::kCount);
+const char* DispatchPhaseName(DispatchPhase p);  // "validate", "infer", "place inputs", ...
+
+struct DispatchTimes {
+  int64_t begin_ns = -1;  // steady_clock when the call entered the dispatcher; -1: not timed
+  std::array<int64_t, kDispatchPhaseCount> end_ns{};  // 0: the phase was not reached
+  bool timed() const { return begin_ns >= 0; }
+  int64_t PhaseBeginNs(int i) const { return i == 0 ? begin_ns : end_ns[i - 1]; }
+  double PhaseUs(int i) const;  // 0 for a phase not reached
+  double TotalUs() const;       // begin to the last phase reached
+};
+
 struct RunOptions {
   Device* device = nullptr;  // nullptr: run the op's reference kernel on the host
   Stream* stream = nullptr;  // nullptr: the device's default stream
@@ -30,6 +59,7 @@ struct RunOptions {
   bool synchronize = true;   // wait for the kernel; its error is returned
   bool fingerprint = true;   // compute each input's data fingerprint
   TraceSink* trace = nullptr;  // where the kernel's OPSCOPE_TRACE hits go (opscope/trace.h)
+  bool time_phases = false;    // fill OpRun::times (a steady_clock read per phase, ~20 ns each)
 };
 
 struct OpRun {
@@ -42,6 +72,7 @@ struct OpRun {
   std::shared_ptr<Event> start, end;
   // Asynchronous runs: as LaunchRecord::async_launches (valid once `end` is reached).
   std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
+  DispatchTimes times;  // with RunOptions::time_phases
 };
 
 // Validates the call against the op's schema, allocates its outputs from

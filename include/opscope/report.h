@@ -15,6 +15,7 @@
 
 #include "opscope/compare.h"
 #include "opscope/op.h"
+#include "opscope/roofline.h"
 #include "opscope/tensor.h"
 #include "opscope/trace.h"
 
@@ -97,6 +98,40 @@ struct ReproOutcome {
   std::string note;               // why there is no reproducer, when there is none
 };
 
+// Order statistics of repeated timings, in microseconds.
+struct TimingStats {
+  int count = 0;
+  double min = 0, p25 = 0, median = 0, mean = 0, p75 = 0, max = 0;
+  double iqr() const { return p75 - p25; }
+};
+TimingStats ComputeTimingStats(std::vector<double> samples);  // linear interpolation between ranks
+
+struct PhaseProfile {
+  std::string name;  // a dispatcher phase ("validate", ..., "finish"), or "read back"
+  TimingStats us;
+};
+
+// What `ops-debug profile` measured of one op instance: the same instance
+// (op_id) whose correctness the rest of the report holds.
+struct OpProfile {
+  int warmup = 0, iterations = 0;
+  bool cold_cache = false;            // the last-level cache flushed before every call
+  TimingStats api_us;                 // the whole call as the caller sees it
+  TimingStats device_us;              // the kernel between its stream events
+  TimingStats queue_us;               // the hand-off: kernel enqueued to its start event reached
+  std::vector<PhaseProfile> phases;   // where api_us goes, phase by phase, in order
+  TimingStats unrecorded_api_us;      // the same calls, interleaved, without recording
+  double overhead_us = 0;             // median API time recorded less unrecorded
+  std::vector<KernelLaunchInfo> launches;  // of the last call
+  std::optional<Cost> cost;           // empty: the op has no cost model
+  DType dtype = DType::kF32;          // the roof's dtype (the first output's)
+  RooflinePoint roofline;             // at the median device time
+  RoofPeaks peaks;
+  std::string peaks_note;             // how the peaks were obtained
+  std::string timeline_file;          // timeline.json, when written
+  std::string html_file;              // the page showing it, when written
+};
+
 struct OpRunReport {
   std::string op;
   std::string device;
@@ -118,6 +153,7 @@ struct OpRunReport {
   std::vector<std::string> saved_files;
   std::string report_file;  // where report.json was written, if asked
   std::string repro;        // the ops-debug command line that runs this again
+  std::optional<OpProfile> profile;  // ops-debug profile's section
 
   double median_us() const;  // over repeat_us; -1 when nothing ran
   bool passed() const;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device/cpu/cpu_info.h"
 #include "opscope/device.h"
 #include "opscope/npy.h"
 
@@ -27,14 +28,6 @@ constexpr int64_t kMinBufferBytes = int64_t{256} << 20;
 constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;  // three arrays: 3 GiB at most
 constexpr int kFmaLanes = 64;        // independent accumulators: enough vectors to hide the FMA latency
 constexpr int64_t kFmaSteps = 1 << 20;  // per block
-
-int64_t LastLevelCacheBytes() {
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    const long v = sysconf(name);
-    if (v > 0) return v;
-  }
-  return 32 << 20;  // unknown: assume a large one
-}
 
 // Runs `body(block, blocks)` on `threads` blocks of the device's pool, `reps`
 // times, and returns the best wall time in seconds (events around the launch).

@@ -27,6 +27,35 @@ inline uint64_t Mix(uint64_t h, uint64_t v) {
 
 }  // namespace
 
+const char* DispatchPhaseName(DispatchPhase p) {
+  switch (p) {
+    case DispatchPhase::kValidate: return "validate";
+    case DispatchPhase::kInfer: return "infer";
+    case DispatchPhase::kPlaceInputs: return "place inputs";
+    case DispatchPhase::kAllocate: return "allocate";
+    case DispatchPhase::kSetup: return "setup";
+    case DispatchPhase::kEnqueue: return "enqueue";
+    case DispatchPhase::kWait: return "wait";
+    case DispatchPhase::kFinish: return "finish";
+    case DispatchPhase::kCount: break;
+  }
+  return "?";
+}
+
+double DispatchTimes::PhaseUs(int i) const {
+  if (!timed() || end_ns[i] == 0) return 0;
+  const int64_t from = PhaseBeginNs(i);
+  return from > 0 ? (end_ns[i] - from) / 1e3 : 0;
+}
+
+double DispatchTimes::TotalUs() const {
+  if (!timed()) return 0;
+  for (int i = kDispatchPhaseCount - 1; i >= 0; --i) {
+    if (end_ns[i] != 0) return (end_ns[i] - begin_ns) / 1e3;
+  }
+  return 0;
+}
+
 uint64_t Fingerprint::Hash() const {
   uint64_t h = 0x51ed270b27b0f4a1ull;
   auto add = [&](double d) {
@@ -124,9 +153,18 @@ static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
 
 StatusOr<std::vector<TensorDesc>> Dispatcher::InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
                                                            Attrs& attrs, int num_outputs) {
+  OPSCOPE_RETURN_IF_ERROR(Validate(op, inputs, attrs));
+  return InferValidated(op, inputs, attrs, num_outputs);
+}
+
+Status Dispatcher::Validate(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs& attrs) {
   OPSCOPE_RETURN_IF_ERROR(op.ValidateAttrs(attrs));
+  return op.CheckInputs(Describe(inputs));
+}
+
+StatusOr<std::vector<TensorDesc>> Dispatcher::InferValidated(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                                             Attrs& attrs, int num_outputs) {
   std::vector<TensorDesc> in = Describe(inputs);
-  OPSCOPE_RETURN_IF_ERROR(op.CheckInputs(in));
   // Value inputs are read on the host by shape inference.
   std::vector<Tensor> host_values(inputs.size());
   std::vector<const Tensor*> values(inputs.size(), nullptr);
@@ -154,6 +192,13 @@ StatusOr<OpRun> Dispatcher::Run(std::string_view op_name, const std::vector<Tens
 
 StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_given, Attrs attrs_in,
                                 const RunOptions& options) {
+  // Phase spans for the caller who asked (profile): one clock read each.
+  DispatchTimes times;
+  const bool timed = options.time_phases;
+  if (timed) times.begin_ns = SteadyNowNs();
+  auto mark = [&](DispatchPhase p) {
+    if (timed) times.end_ns[static_cast<int>(p)] = SteadyNowNs();
+  };
   auto attrs = std::make_shared<Attrs>(std::move(attrs_in));
   // Older-opset attributes reach the kernels as the inputs they stand for.
   std::vector<Tensor> inputs_in = inputs_given;
@@ -161,8 +206,10 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     OPSCOPE_RETURN_IF_ERROR(op.ValidateAttrs(*attrs));
     OPSCOPE_RETURN_IF_ERROR(op.MoveAttrsToInputs(inputs_in, *attrs));
   }
+  OPSCOPE_RETURN_IF_ERROR(Validate(op, inputs_in, *attrs));
+  mark(DispatchPhase::kValidate);
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
-                           InferOutputs(op, inputs_in, *attrs, options.num_outputs));
+                           InferValidated(op, inputs_in, *attrs, options.num_outputs));
   Device* device = options.device;
   const bool reference = device == nullptr;
   KernelFn kernel;
@@ -182,6 +229,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     kernel = it->second;
     kernel_name = op.kernel_names.at(it->first);
   }
+  mark(DispatchPhase::kInfer);
 
   // Inputs live where the kernel runs: host for the reference, the device otherwise.
   std::vector<Tensor> inputs(inputs_in.size());
@@ -198,11 +246,13 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
       OPSCOPE_ASSIGN_OR_RETURN(inputs[i], ToDevice(host, device));
     }
   }
+  mark(DispatchPhase::kPlaceInputs);
   std::vector<Tensor> outputs(out_desc.size());
   for (size_t i = 0; i < out_desc.size(); ++i) {
     DType dt = reference ? ReferenceDType(out_desc[i].dtype) : out_desc[i].dtype;
     OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, out_desc[i].shape, device));
   }
+  mark(DispatchPhase::kAllocate);
 
   // Every tunable has a value: the caller's, else the first listed.
   auto tunables = std::make_shared<std::map<std::string, int64_t>>();
@@ -220,6 +270,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   rec.op = &op;
   rec.device = device;
   rec.kernel = kernel_name;
+  rec.times = timed ? &times : nullptr;
   auto hooks = std::atomic_load(&hook_snapshot_);
   // Buffers and fingerprints are for the hooks only: without one, skip their cost.
   if (!hooks->empty()) {
@@ -239,12 +290,17 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     for (const auto& h : *hooks) h->BeforeLaunch(rec);
     KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
     ctx.SetTrace(rec.op_id, options.trace);
+    mark(DispatchPhase::kSetup);
+    mark(DispatchPhase::kEnqueue);  // a reference runs inline: nothing is handed over
     Status st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
     if (!st.ok()) return st;
+    mark(DispatchPhase::kWait);
     rec.launches = ctx.launches();
     for (const auto& h : *hooks) h->AfterLaunch(rec);
     run.outputs = std::move(ctx.outputs());
     run.launches = std::move(rec.launches);
+    mark(DispatchPhase::kFinish);
+    run.times = times;
     return run;
   }
 
@@ -259,6 +315,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
 
   auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
   ctx->SetTrace(rec.op_id, options.trace);
+  mark(DispatchPhase::kSetup);
   // An asynchronous run learns its launch configs only when the kernel ran:
   // the kernel's own thread copies them here, before `end` is recorded.
   std::shared_ptr<std::vector<KernelLaunchInfo>> async_launches;
@@ -283,17 +340,21 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   rec.async_launches = async_launches;
   run.async_launches = async_launches;
   OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
+  mark(DispatchPhase::kEnqueue);
   run.outputs = ctx->outputs();
   run.start = rec.start;
   run.end = rec.end;
   if (options.synchronize) {
     OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
+    mark(DispatchPhase::kWait);
     rec.launches = ctx->launches();
     run.launches = rec.launches;
     auto us = run.end->ElapsedUsSince(*run.start);
     if (us.ok()) run.device_us = *us;
   }
   for (const auto& h : *hooks) h->AfterLaunch(rec);
+  mark(DispatchPhase::kFinish);
+  run.times = times;
   return run;
 }
 

@@ -59,6 +59,9 @@ struct LaunchRecord {
   std::vector<MemoryRange> reads, writes;
   std::vector<Fingerprint> fingerprints;  // per input
   int64_t host_enqueue_ns = 0;  // steady_clock when the dispatcher enqueued
+  // The call's phase spans so far (the phases up to kWait are in when
+  // AfterLaunch runs); nullptr unless RunOptions::time_phases.
+  const DispatchTimes* times = nullptr;
   // Device events around the kernel; their timestamps are read once reached.
   std::shared_ptr<Event> start, end;
 };
@@ -94,6 +97,9 @@ class Dispatcher {
                                                  Attrs& attrs, int num_outputs);
 
  private:
+  static Status Validate(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs& attrs);
+  static StatusOr<std::vector<TensorDesc>> InferValidated(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                                          Attrs& attrs, int num_outputs);
   std::atomic<uint64_t> seq_{0};
   std::mutex hooks_mu_;
   std::vector<std::pair<int, std::shared_ptr<DispatchHook>>> hooks_;

@@ -10,6 +10,7 @@
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
+#include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "opscope/plugin.h"
 
@@ -18,7 +19,7 @@ namespace opscope::cli {
 constexpr char kTool[] = "ops-debug";
 
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app("ops-debug: run, compare and inspect one operator", "ops-debug");
+  CLI::App app("ops-debug: run, compare, profile and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
@@ -32,6 +33,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* describe = AddDescribeCommand(app, describe_flags);
   CalibrateFlags calibrate_flags;
   CLI::App* calibrate = AddCalibrateCommand(app, calibrate_flags);
+  ProfileFlags profile_flags;
+  CLI::App* profile = AddProfileCommand(app, profile_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
@@ -44,6 +47,11 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
     PrintOpReport(*report, out);
     if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
     return report->ExitCode();
+  }
+  if (profile->parsed()) {
+    auto code = RunProfile(profile_flags, out);
+    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
+    return *code;
   }
   if (compare->parsed()) {
     auto report = CompareFiles(compare_flags);

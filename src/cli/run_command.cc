@@ -37,6 +37,12 @@ StatusOr<OpRunReport> RunOp(const RunFlags& flags) {
 
 CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   CLI::App* run = app.add_subcommand("run", "Run one op on a device and compare every output with a golden");
+  AddRunFlags(*run, f);
+  return run;
+}
+
+void AddRunFlags(CLI::App& command, RunFlags& f) {
+  CLI::App* run = &command;
   run->add_option("--op", f.op, "the op to run (ops-debug list shows them)")->required();
   run->add_option("--input-shapes", f.input_shapes, "one shape per input: \"[4,256,64];[64]\"");
   run->add_option("--dtype", f.dtypes, "float32, or one per input: float32,float16");
@@ -63,7 +69,6 @@ CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   run->footer(std::string(kToleranceHelp) +
               "\nReadback: full copies every output back; stats has the device summarise each output (count, NaN,"
               "\nInf, min, max, mean, rms) and copies only that; sample copies 4096 evenly spaced elements.");
-  return run;
 }
 
 }  // namespace opscope::cli

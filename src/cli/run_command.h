@@ -55,5 +55,7 @@ StatusOr<OpRunReport> RunOp(const RunFlags& flags);
 
 // Registers `run` and its flags on `app`; `flags` must outlive the parse.
 CLI::App* AddRunCommand(CLI::App& app, RunFlags& flags);
+// The flags alone, for the commands that take every flag of `run` (profile, sweep).
+void AddRunFlags(CLI::App& command, RunFlags& flags);
 
 }  // namespace opscope::cli

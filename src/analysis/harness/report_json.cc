@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/compare_json.h"
+#include "analysis/profile/profile_json.h"
 #include "core/file_util.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
@@ -102,6 +103,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
       j["repro"]["note"] = p.note;
     }
   }
+  if (r.profile) j["profile"] = OpProfileJson(*r.profile);
   return j;
 }
 

@@ -37,3 +37,15 @@ int64_t PhysicalMemoryBytes() {
 }
 
 }  // namespace opscope
+
+namespace opscope {
+
+int64_t LastLevelCacheBytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long v = sysconf(name);
+    if (v > 0) return v;
+  }
+  return 32 << 20;  // unknown: assume a large one
+}
+
+}  // namespace opscope

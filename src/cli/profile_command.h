@@ -1,0 +1,37 @@
+// `ops-debug profile`: every flag of `ops-debug run`, plus how to time
+// (--warmup, --iters, --cold-cache), the roofs (--peak-bw, --peak-flops;
+// calibrated when not given) and where the timeline goes (--output). The
+// op harness runs and judges the op instance first; opscope/profile.h times it.
+//
+//   ops-debug profile --op my_norm --plugin libmy_ops.so --input-shapes "[4,256,64]" --output timeline.json
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "cli/run_command.h"
+#include "opscope/profile.h"
+
+namespace CLI {
+class App;
+}
+
+namespace opscope::cli {
+
+struct ProfileFlags {
+  RunFlags run;
+  int warmup = 3;
+  int iters = 20;
+  bool cold_cache = false;
+  double peak_bw = -1;     // -1: not given
+  double peak_flops = -1;
+  std::string output;      // timeline.json; its .html beside it
+};
+
+StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& flags);
+// Profiles, writes the timeline's page, and prints; returns the exit code (0
+// passed, 1 the kernel is wrong) or the error of a bad request (exit 2).
+StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out);
+CLI::App* AddProfileCommand(CLI::App& app, ProfileFlags& flags);
+
+}  // namespace opscope::cli
