@@ -118,10 +118,12 @@ var opscope = window.opscope || (window.opscope = {});
         'data-task-index': t.index, 'data-node-id': t.node_id, 'data-stream-id': t.lane.tid,
         'data-op-type': opscope.opTypeRowOf(t), 'data-depth': t.depth}, parent);
       el('rect', {x: x0, y, width: w, height: h, rx: 3, fill: t.node_id >= 0 ? opscope.scopeColour(this.namespaceOf(t)) : null}, g);
-      if (w > 36) {
-        const chars = Math.floor((w - 8) / 6.5);
+      // The label goes on the part in view, so a zoomed-in span keeps its name.
+      const v0 = Math.max(x0, LABEL_W), v1 = Math.min(x1, LABEL_W + this.plotWidth());
+      if (v1 - v0 > 36) {
+        const chars = Math.floor((v1 - v0 - 8) / 6.5);
         const label = t.op_type.length <= chars ? t.op_type : t.op_type.slice(0, Math.max(1, chars - 1)) + '…';
-        el('text', {x: x0 + 4, y: y + h / 2 + 4}, g).textContent = label;
+        el('text', {x: v0 + 4, y: y + h / 2 + 4}, g).textContent = label;
       }
     }
 
