@@ -353,6 +353,13 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   const std::string html = Slurp(dir / "report.html");
   EXPECT_NE(html.find(EscapeJsonForScript(files->graph)), std::string::npos);
+  EXPECT_NE(html.find("<div id=\"roofline\"></div>"), std::string::npos) << "no chart in the folder, none in the page";
+  // A run folder with a roofline chart (inspector-cli writes one) shows it.
+  fs::copy_file(kTimelineFixture / "roofline.svg", dir / "roofline.svg");
+  ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
+  const std::string with_chart = Slurp(dir / "report.html");
+  EXPECT_NE(with_chart.find("<div id=\"roofline\"><svg"), std::string::npos);
+  EXPECT_NE(with_chart.find(EscapeJsonForScript(files->summary)), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);
   EXPECT_NE(err.find("no such folder"), std::string::npos) << err;
   fs::remove_all(dir);

@@ -191,13 +191,15 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
   const auto allowed = [&](std::string_view name) {
     return std::any_of(std::begin(kAllowed), std::end(kAllowed), [&](const char* a) { return name == a; });
   };
-  const auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; };
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+  };
   std::vector<std::string_view> open;
   bool closed_root = false;
   while (at < svg.size()) {
     const size_t lt = svg.find('<', at);
     const std::string_view text = svg.substr(at, lt == std::string_view::npos ? lt : lt - at);
-    if ((open.empty()) && !std::all_of(text.begin(), text.end(), is_space)) {
+    if (open.empty() && !std::all_of(text.begin(), text.end(), is_space)) {
       return refuse(closed_root ? "something after </svg>" : "text before <svg>");
     }
     if (lt == std::string_view::npos) break;
@@ -263,7 +265,8 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
 StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (data.trace.empty()) return InvalidArgumentError("BuildReportHtml: no trace to show");
   if (data.graph.empty() != data.summary.empty()) {
-    return InvalidArgumentError("BuildReportHtml: a run needs both graph.json and summary.json (or neither, for a trace alone)");
+    return InvalidArgumentError(
+        "BuildReportHtml: a run needs both graph.json and summary.json (or neither, for a trace alone)");
   }
   std::string svg;
   if (!data.roofline_svg.empty()) {
@@ -283,8 +286,9 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump());
   // One pass over index.html alone: the links as it writes them and its two
   // markers; what goes in is never scanned again. Anything else is left as it is.
-  static const std::regex link(
-      R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">|<script src="([A-Za-z0-9_.-]+)"></script>|<!-- opscope:(data|roofline) -->)re");
+  static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">)re"
+                               R"re(|<script src="([A-Za-z0-9_.-]+)"></script>)re"
+                               R"re(|<!-- opscope:(data|roofline) -->)re");
   std::string out;
   out.reserve(page.size() + 64 * 1024 + json_data.size() + svg.size());
   size_t last = 0;
@@ -320,8 +324,8 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
     return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
   }
   const auto missing = [&](const std::string& name, const std::string& more) {
-    return NotFoundError(dir + "/" + name + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir +
-                         "` or `inspector-cli export --input-dir " + dir + " --format json`)" + more);
+    return NotFoundError(dir + "/" + name + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " +
+                         dir + "` or `inspector-cli export --input-dir " + dir + " --format json`)" + more);
   };
   ReportData data;
   const bool run = IsFile(dir + "/graph.json") || IsFile(dir + "/summary.json");
