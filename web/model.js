@@ -83,7 +83,6 @@ var opscope = window.opscope || (window.opscope = {});
       l.name = several ? `${processNames.get(l.pid) || 'process ' + l.pid} / ${l.thread}` : l.thread;
       nest(l);
     });
-    model.maxDepth = Math.max(1, ...model.lanes.map((l) => l.depth));
     for (const e of flowEnds) {
       const s = flowStarts.get(e.id);
       if (!s) continue;
