@@ -1,6 +1,8 @@
-// inspector-cli's web side as library calls: the self-contained report, the
-// request router (what may and may not be served) and the server on a real
-// loopback socket. The page's behaviour in a browser is tests/web/ui_test.mjs.
+// inspector-cli's web side as library calls: the self-contained report (of a
+// run, or of a trace alone with its roofline chart), the gate the chart passes
+// to be put in as markup, the request router (what may and may not be served)
+// and the server on a real loopback socket. The page's behaviour in a browser
+// is tests/web/ui_test.mjs.
 #include "cli/inspector_web.h"
 #include "cli/apps.h"
 
@@ -36,6 +38,19 @@ std::vector<std::string> HostileRunFiles() {
   return {graph.dump(), trace.dump(), summary.dump()};
 }
 
+ReportData HostileRun() {
+  const std::vector<std::string> f = HostileRunFiles();
+  return ReportData{.graph = f[0], .trace = f[1], .summary = f[2]};
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The hand-written ops-debug profile the browser test opens too.
+const fs::path kTimelineFixture = fs::path(OPSCOPE_SOURCE_DIR) / "tests/web/timeline";
+
 size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -52,7 +67,7 @@ TEST(InspectorWeb, EscapedJsonHasNoAngleBracketAndParsesBackTheSame) {
 
 TEST(InspectorWeb, ReportInlinesEveryAssetAndEmbedsTheRunFilesIntact) {
   const std::vector<std::string> files = HostileRunFiles();
-  StatusOr<std::string> html = BuildReportHtml(files);
+  StatusOr<std::string> html = BuildReportHtml(HostileRun());
   ASSERT_TRUE(html.ok()) << html.status().ToString();
   // Nothing left to fetch: no linked script or stylesheet.
   EXPECT_EQ(html->find("<script src="), std::string::npos);
@@ -70,7 +85,79 @@ TEST(InspectorWeb, ReportInlinesEveryAssetAndEmbedsTheRunFilesIntact) {
     const size_t start = begin + open.size(), end = html->find("</script>", start);
     EXPECT_EQ(json::parse(html->substr(start, end - start)), json::parse(files[i])) << kRunFiles[i];
   }
-  EXPECT_FALSE(BuildReportHtml({"{}"}).ok());
+  // No roofline: its panel is there, empty and hidden, and no chart is made up.
+  EXPECT_NE(html->find("<div id=\"roofline\"></div>"), std::string::npos);
+  EXPECT_EQ(html->find("opscope:roofline"), std::string::npos);
+  EXPECT_EQ(html->find("opscope-data-page"), std::string::npos);
+  EXPECT_FALSE(BuildReportHtml(ReportData{.graph = "{}"}).ok());
+  EXPECT_FALSE(BuildReportHtml(ReportData{.graph = "{}", .trace = "{}"}).ok()) << "a graph without its summary";
+}
+
+TEST(InspectorWeb, TimelinePageEmbedsTheTraceAloneAndTheChartAsMarkup) {
+  const std::string timeline = Slurp(kTimelineFixture / "timeline.json");
+  const std::string svg = Slurp(kTimelineFixture / "roofline.svg");
+  ASSERT_FALSE(timeline.empty());
+  ASSERT_FALSE(svg.empty());
+  StatusOr<std::string> html = BuildTimelineHtml(timeline, svg, "my_norm </script> profile");
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_EQ(html->find("opscope-data-graph.json"), std::string::npos);
+  EXPECT_EQ(html->find("opscope-data-summary.json"), std::string::npos);
+  const std::string open = "<script type=\"application/json\" id=\"opscope-data-trace.json\">";
+  const size_t start = html->find(open) + open.size();
+  ASSERT_NE(start, std::string::npos + open.size());
+  EXPECT_EQ(json::parse(html->substr(start, html->find("</script>", start) - start)), json::parse(timeline));
+  const std::string page_open = "<script type=\"application/json\" id=\"opscope-data-page\">";
+  const size_t page_at = html->find(page_open) + page_open.size();
+  ASSERT_NE(page_at, std::string::npos + page_open.size());
+  EXPECT_EQ(json::parse(html->substr(page_at, html->find("</script>", page_at) - page_at))["title"],
+            "my_norm </script> profile");
+  // The chart sits in its panel as it came (trimmed), outside every script.
+  const std::string trimmed = svg.substr(0, svg.find_last_not_of("\n") + 1);
+  const size_t chart = html->find("<div id=\"roofline\">" + trimmed + "</div>");
+  ASSERT_NE(chart, std::string::npos);
+  EXPECT_EQ(Count(html->substr(0, chart), "<script"), Count(html->substr(0, chart), "</script>"));
+  EXPECT_EQ(Count(*html, "<script"), Count(*html, "</script>"));
+  // Without a chart the page is the same page, the panel empty.
+  StatusOr<std::string> bare = BuildTimelineHtml(timeline, "", "");
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_NE(bare->find("<div id=\"roofline\"></div>"), std::string::npos);
+  EXPECT_FALSE(BuildTimelineHtml("", svg, "").ok());
+}
+
+TEST(InspectorWeb, OnlyOneSvgOfDrawingElementsIsPutIn) {
+  const std::string svg = Slurp(kTimelineFixture / "roofline.svg");
+  StatusOr<std::string> fixture = CheckInlineSvg(svg);
+  ASSERT_TRUE(fixture.ok()) << fixture.status().ToString();
+  EXPECT_EQ(fixture->find("<svg"), 0u);
+  const std::string small = "<svg viewBox=\"0 0 10 10\"><style>.p{fill:red}</style><defs><marker id=\"m\"/></defs>"
+                            "<use href=\"#m\"/><circle class='p' cx=\"1\" cy=\"1\" r=\"1\"><title>a &amp; b</title></circle></svg>";
+  for (const std::string& ok : std::vector<std::string>{small, "<?xml version=\"1.0\"?>\n" + small + "\n", "  <svg/>  "}) {
+    StatusOr<std::string> checked = CheckInlineSvg(ok);
+    ASSERT_TRUE(checked.ok()) << ok << ": " << checked.status().ToString();
+    EXPECT_EQ(checked->rfind("<svg", 0), 0u) << *checked;
+  }
+  EXPECT_EQ(*CheckInlineSvg("<?xml version=\"1.0\"?>" + small), small);
+  for (const char* refused : {
+           "", "plain text", "<g></g>", "<svg>", "<svg><g></svg></g>", "<svg></svg><svg></svg>",
+           "<svg></svg><script>alert(1)</script>", "</script><svg></svg>", "x<svg></svg>", "<svg></svg>x",
+           "<svg><script>alert(1)</script></svg>", "<svg><SCRIPT>alert(1)</SCRIPT></svg>",
+           "<svg onload=\"alert(1)\"></svg>", "<svg><circle ONclick='alert(1)'/></svg>",
+           "<svg><foreignObject><div></div></foreignObject></svg>", "<svg><div>breaks out of the svg</div></svg>",
+           "<svg><img src=x></svg>", "<svg><a href=\"#m\"></a></svg>", "<svg><use href=\"https://evil.example/x.svg#a\"/></svg>",
+           "<svg><use xlink:href=\"javascript:alert(1)\"/></svg>", "<svg><rect style=\"x:javascript:1\"/></svg>",
+           "<svg><!-- --></svg>", "<svg><![CDATA[</svg><img src=x onerror=alert(1)>]]></svg>",
+           "<svg><text>1 < 2</text></svg>", "<svg><text>a</svg>", "<svg><rect width=1/></svg>",
+           "<svg><rect title=\"</script>\"/></svg>", "<svg><rect x=\"1/></svg>", "<svg><rect x/></svg>",
+           "<svg></svg\n><script>alert(1)</script>"}) {
+    StatusOr<std::string> checked = CheckInlineSvg(refused);
+    EXPECT_FALSE(checked.ok()) << "accepted: " << refused;
+    if (!checked.ok()) EXPECT_NE(checked.status().message().find("roofline chart refused"), std::string::npos);
+  }
+  // A page is never built around a refused chart.
+  ReportData run = HostileRun();
+  run.roofline_svg = "<svg><script>alert(1)</script></svg>";
+  EXPECT_FALSE(BuildReportHtml(run).ok());
+  EXPECT_FALSE(BuildTimelineHtml("{\"traceEvents\": []}", "<svg></svg></div><script>alert(1)</script>", "").ok());
 }
 
 class InspectorWebDir : public ::testing::Test {
@@ -126,6 +213,61 @@ TEST_F(InspectorWebDir, OnLoopbackOnlyLoopbackHostNamesAreAnswered) {
   }
   // Bound elsewhere on purpose, the user reaches it by whatever name.
   EXPECT_EQ(with_host("workstation.lan:8765", "0.0.0.0"), 200);
+}
+
+TEST_F(InspectorWebDir, ServesTheRooflineChartCheckedAndListsWhatTheFolderHolds) {
+  const auto listed = [&] { return json::parse(Get("/files.json").body)["files"]; };
+  EXPECT_EQ(Get("/files.json").content_type, "application/json");
+  EXPECT_EQ(listed(), json({"graph.json", "trace.json", "summary.json"}));
+  EXPECT_EQ(Get("/roofline.svg").status, 404);
+  fs::copy_file(kTimelineFixture / "roofline.svg", dir_ / "roofline.svg");
+  fs::copy_file(kTimelineFixture / "timeline.json", dir_ / "timeline.json");
+  EXPECT_EQ(listed(), json({"graph.json", "trace.json", "summary.json", "timeline.json", "roofline.svg"}));
+  const HttpResponse svg = Get("/roofline.svg");
+  EXPECT_EQ(svg.status, 200);
+  EXPECT_EQ(svg.content_type, "image/svg+xml");
+  EXPECT_EQ(svg.body.rfind("<svg", 0), 0u);
+  EXPECT_EQ(Get("/timeline.json").body, Slurp(kTimelineFixture / "timeline.json"));
+  std::ofstream(dir_ / "roofline.svg") << "<svg onload=\"alert(1)\"></svg>";
+  const HttpResponse refused = Get("/roofline.svg");
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_EQ(refused.body.find("alert"), std::string::npos) << refused.body;
+  EXPECT_NE(refused.body.find("the handler onload"), std::string::npos) << refused.body;
+}
+
+TEST_F(InspectorWebDir, AFolderWithATraceAloneIsShownWithoutTheGraph) {
+  fs::remove(dir_ / "graph.json");
+  StatusOr<ReportData> half = ReadReportDir(dir_.string());
+  ASSERT_FALSE(half.ok()) << "summary.json without graph.json is a broken run, not a trace alone";
+  EXPECT_NE(half.status().ToString().find("graph.json: missing"), std::string::npos) << half.status().ToString();
+  fs::remove(dir_ / "summary.json");
+  fs::remove(dir_ / "trace.json");
+  StatusOr<ReportData> none = ReadReportDir(dir_.string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().ToString().find("no trace.json or timeline.json"), std::string::npos) << none.status().ToString();
+  fs::copy_file(kTimelineFixture / "timeline.json", dir_ / "timeline.json");
+  StatusOr<ReportData> alone = ReadReportDir(dir_.string());
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_TRUE(alone->graph.empty() && alone->summary.empty() && alone->roofline_svg.empty());
+  EXPECT_EQ(alone->trace, Slurp(kTimelineFixture / "timeline.json"));
+  // A trace.json beside it wins: it is the name the run folders use.
+  std::ofstream(dir_ / "trace.json") << "{\"traceEvents\": []}";
+  EXPECT_EQ(ReadReportDir(dir_.string())->trace, "{\"traceEvents\": []}");
+  fs::remove(dir_ / "trace.json");
+  std::ofstream(dir_ / "roofline.svg") << "<svg><foreignObject/></svg>";
+  StatusOr<ReportData> bad_chart = ReadReportDir(dir_.string());
+  ASSERT_FALSE(bad_chart.ok());
+  EXPECT_NE(bad_chart.status().ToString().find("roofline.svg: roofline chart refused: <foreignObject>"), std::string::npos)
+      << bad_chart.status().ToString();
+  EXPECT_FALSE(WriteReportHtml(dir_.string()).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "report.html"));
+  fs::remove(dir_ / "roofline.svg");
+  fs::copy_file(kTimelineFixture / "roofline.svg", dir_ / "roofline.svg");
+  StatusOr<std::string> written = WriteReportHtml(dir_.string());
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  const std::string html = Slurp(*written);
+  EXPECT_NE(html.find("<div id=\"roofline\"><svg"), std::string::npos);
+  EXPECT_EQ(html.find("opscope-data-graph.json"), std::string::npos);
 }
 
 TEST_F(InspectorWebDir, WriteReportNamesTheMissingFileAndWritesNothing) {
@@ -207,11 +349,17 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   EXPECT_NE(err.find("graph.json: missing"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir / "report.html"));
   ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "all"}, &err), 0) << err;
-  StatusOr<std::vector<std::string>> files = ReadRunFiles(dir.string());
+  StatusOr<ReportData> files = ReadReportDir(dir.string());
   ASSERT_TRUE(files.ok()) << files.status().ToString();
-  std::ifstream report(dir / "report.html");
-  const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-  EXPECT_NE(html.find(EscapeJsonForScript((*files)[0])), std::string::npos);
+  const std::string html = Slurp(dir / "report.html");
+  EXPECT_NE(html.find(EscapeJsonForScript(files->graph)), std::string::npos);
+  EXPECT_NE(html.find("<div id=\"roofline\"></div>"), std::string::npos) << "no chart in the folder, none in the page";
+  // A run folder with a roofline chart (inspector-cli writes one) shows it.
+  fs::copy_file(kTimelineFixture / "roofline.svg", dir / "roofline.svg");
+  ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
+  const std::string with_chart = Slurp(dir / "report.html");
+  EXPECT_NE(with_chart.find("<div id=\"roofline\"><svg"), std::string::npos);
+  EXPECT_NE(with_chart.find(EscapeJsonForScript(files->summary)), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);
   EXPECT_NE(err.find("no such folder"), std::string::npos) << err;
   fs::remove_all(dir);

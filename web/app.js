@@ -2,40 +2,80 @@
 // app.js: loads the run (embedded in report.html, or fetched from
 // `inspector-cli serve`), builds the views and keeps one selection across
 // them: whatever is picked in one layer lights up its counterparts in the others.
+// A trace alone (ops-debug profile's timeline.json) gets the timeline, the
+// details and the roofline chart, without the graph panes.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   const FILES = ['graph.json', 'trace.json', 'summary.json'];
+  // A trace shown alone, without a run's graph and summary (the first found).
+  const TRACE_ONLY = ['trace.json', 'timeline.json'];
+  const ROOFLINE = 'roofline.svg';
 
   function embedded(name) {
     const e = document.getElementById('opscope-data-' + name);
     return e ? JSON.parse(e.textContent) : null;
   }
 
+  // A run: {graph, trace, summary, roofline (SVG text, or null), title}; graph
+  // and summary are null for a trace alone.
   async function loadRun() {
-    const inPage = FILES.map(embedded);
-    if (inPage.every(Boolean)) return inPage;
+    const trace = embedded('trace.json');
+    if (trace) {
+      const page = embedded('page') || {};
+      // The roofline chart, when there is one, is already in the page's markup.
+      return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title};
+    }
     if (location.protocol === 'file:') return null;  // fetch cannot read files next to a file:// page
-    return Promise.all(FILES.map(async (f) => {
+    const get = async (f, as) => {
       const r = await fetch(f, {cache: 'no-store'});
-      if (!r.ok) throw new Error(`${f}: HTTP ${r.status}`);
-      return r.json();
-    }));
+      if (!r.ok) throw new Error(`${f}: HTTP ${r.status}` + (r.status === 422 ? ': ' + (await r.text()).trim() : ''));
+      return as === 'text' ? r.text() : r.json();
+    };
+    // The server lists what the folder holds, so nothing absent is asked for.
+    const present = new Set((await get('files.json')).files);
+    const roofline = present.has(ROOFLINE) ? get(ROOFLINE, 'text').catch((e) => ({error: e.message})) : null;
+    if (present.has('graph.json') || present.has('summary.json')) {
+      const [graph, trace, summary] = await Promise.all(FILES.map((f) => get(f)));
+      return {graph, trace, summary, roofline: await roofline};
+    }
+    const alone = TRACE_ONLY.find((f) => present.has(f));
+    if (!alone) throw new Error('the served folder holds no graph.json, trace.json or timeline.json');
+    return {graph: null, trace: await get(alone), summary: null, roofline: await roofline};
   }
 
-  // The page without data offers to read the three files from disk.
+  // The page without data offers to read the files from disk: a run's three,
+  // or one trace alone; a roofline.svg beside either.
   function askForFiles() {
     const panel = document.getElementById('load-panel');
     panel.hidden = false;
     document.getElementById('load-files').addEventListener('change', async (ev) => {
-      const byName = new Map([...ev.target.files].map((f) => [f.name, f]));
-      const missing = FILES.filter((f) => !byName.has(f));
+      const picked = [...ev.target.files], byName = new Map(picked.map((f) => [f.name, f]));
+      const svg = picked.find((f) => f.name.endsWith('.svg'));
+      const jsons = picked.filter((f) => !f.name.endsWith('.svg'));
       const error = document.getElementById('load-error');
-      if (missing.length) {
-        error.textContent = 'missing: ' + missing.join(', ');
-        return;
-      }
+      const read = async (f) => JSON.parse(await f.text());
       try {
-        const run = await Promise.all(FILES.map(async (f) => JSON.parse(await byName.get(f).text())));
+        const roofline = svg ? await svg.text() : null;
+        let run;
+        if (byName.has('graph.json') || byName.has('summary.json')) {
+          const missing = FILES.filter((f) => !byName.has(f));
+          if (missing.length) {
+            error.textContent = 'missing: ' + missing.join(', ');
+            return;
+          }
+          const [graph, trace, summary] = await Promise.all(FILES.map((f) => read(byName.get(f))));
+          run = {graph, trace, summary, roofline};
+        } else if (jsons.length === 1) {
+          const trace = await read(jsons[0]);
+          if (!Array.isArray(trace) && !Array.isArray(trace.traceEvents)) {
+            error.textContent = jsons[0].name + ': not a trace (no traceEvents)';
+            return;
+          }
+          run = {graph: null, trace, summary: null, roofline, title: jsons[0].name};
+        } else {
+          error.textContent = 'pick graph.json, trace.json and summary.json, or one trace (timeline.json) alone';
+          return;
+        }
         panel.hidden = true;
         start(run);
       } catch (e) {
@@ -44,22 +84,71 @@ var opscope = window.opscope || (window.opscope = {});
     });
   }
 
+  // A chart from a file or the server goes through the same gate as the C++
+  // one (CheckInlineSvg): one <svg> of drawing elements, no handler, no link out.
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const SVG_ELEMENTS = new Set(['svg', 'g', 'defs', 'title', 'desc', 'text', 'tspan', 'line', 'polyline', 'polygon',
+    'path', 'rect', 'circle', 'ellipse', 'marker', 'clipPath', 'linearGradient', 'radialGradient', 'stop', 'pattern',
+    'symbol', 'use', 'mask', 'style']);
+  function parseSvg(text) {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    const root = doc.documentElement;
+    if (doc.getElementsByTagName('parsererror').length || root.localName !== 'svg') throw new Error('not one <svg> element');
+    for (const e of [root, ...root.querySelectorAll('*')]) {
+      if (e.namespaceURI !== SVG_NS || !SVG_ELEMENTS.has(e.localName)) throw new Error(`<${e.localName}> is not allowed`);
+      for (const a of e.attributes) {
+        if (/^on/i.test(a.name) || /javascript:/i.test(a.value) || (/(^|:)href$/i.test(a.name) && !a.value.startsWith('#'))) {
+          throw new Error(`attribute ${a.name} is not allowed`);
+        }
+      }
+    }
+    return document.importNode(root, true);
+  }
+
+  // Shows the Roofline panel when the page carries a chart or `text` is one.
+  function showRoofline(text) {
+    const host = document.getElementById('roofline');
+    if (text && typeof text === 'object') {
+      host.replaceChildren(Object.assign(document.createElement('p'), {className: 'error', textContent: text.error}));
+    } else if (text) {
+      try {
+        host.replaceChildren(parseSvg(text));
+      } catch (e) {
+        host.replaceChildren(Object.assign(document.createElement('p'), {className: 'error', textContent: 'roofline.svg refused: ' + e.message}));
+      }
+    }
+    const svg = host.querySelector('svg');
+    // Scaled to the pane: a chart sized in pixels only gets the box it was drawn in.
+    if (svg && !svg.getAttribute('viewBox') && svg.getAttribute('width') && svg.getAttribute('height')) {
+      svg.setAttribute('viewBox', `0 0 ${parseFloat(svg.getAttribute('width'))} ${parseFloat(svg.getAttribute('height'))}`);
+    }
+    document.getElementById('roofline-section').hidden = !host.firstElementChild;
+  }
+
   class App {
-    constructor([graph, trace, summary]) {
+    constructor({graph, trace, summary, roofline, title}) {
       const model = (this.model = opscope.buildModel(graph, trace, summary));
+      this.title = title || '';
       this.selection = null;
       this.graphs = {};
-      for (const layer of ['framework', 'compiled']) {
+      // A trace alone: no graph panes, no op types, no node search; the timeline takes their room.
+      document.body.classList.toggle('trace-only', !model.hasGraph);
+      for (const id of ['framework-pane', 'compiled-pane', 'optype-section', 'search', 'search-status']) {
+        document.getElementById(id).hidden = !model.hasGraph;
+      }
+      showRoofline(roofline);
+      opscope.renderDetails(document.getElementById('details'), model, null, {});
+      for (const layer of model.hasGraph ? ['framework', 'compiled'] : []) {
         const host = document.getElementById(layer + '-graph');
         this.graphs[layer] = new opscope.GraphView(host, model.layers[layer], (node) => this.select(node ? {kind: 'node', node} : null));
         document.getElementById(layer + '-count').textContent = `${model.layers[layer].nodes.length} nodes`;
       }
       this.timeline = new opscope.TimelineView(document.getElementById('timeline'), model,
         document.getElementById('tooltip'), (task) => this.select(task ? {kind: 'task', task} : null));
-      opscope.renderOpTypes(document.getElementById('optypes'), model);
+      if (model.hasGraph) opscope.renderOpTypes(document.getElementById('optypes'), model);
       this.fillHeader();
       this.attachLinks();
-      this.attachSearch();
+      if (model.hasGraph) this.attachSearch();
       for (const g of Object.values(this.graphs)) g.fit();
       document.addEventListener('keydown', (ev) => {
         if (ev.key === 'Escape') this.select(null);
@@ -69,6 +158,17 @@ var opscope = window.opscope || (window.opscope = {});
 
     fillHeader() {
       const m = this.model, g = m.graph || {}, s = m.summary;
+      if (!m.hasGraph) {
+        const span = m.timeRange[1] - m.timeRange[0];
+        document.querySelector('#topbar .brand').textContent = 'opscope timeline';
+        document.getElementById('model-path').textContent = this.title;
+        document.getElementById('run-facts').textContent =
+          `${m.tasks.length} events · ${m.lanes.length} lanes · span ${opscope.formatUs(span)}`;
+        document.getElementById('timeline-facts').textContent =
+          `${m.lanes.length} lanes, ${m.tasks.length} events, ${m.flows.length} launches`;
+        document.title = 'opscope timeline' + (this.title ? ' · ' + this.title : '');
+        return;
+      }
       document.getElementById('model-path').textContent = (g.model && g.model.path) || '';
       document.getElementById('run-facts').textContent =
         `${m.tasks.length} tasks · ${m.lanes.length} streams · span ${opscope.formatUs(s.span_us)}`;
@@ -76,7 +176,7 @@ var opscope = window.opscope || (window.opscope = {});
         `${m.lanes.length} streams, ${m.tasks.length} tasks, ${m.flows.length} event waits`;
       document.getElementById('optype-total').textContent =
         s.total_task_us !== undefined ? opscope.formatUs(s.total_task_us) + ' of tasks' : '';
-      document.title = 'opscope inspector · ' + ((g.model && g.model.path) || 'run').split('/').pop();
+      document.title = this.title || 'opscope inspector · ' + ((g.model && g.model.path) || 'run').split('/').pop();
     }
 
     // What a selection lights up, per layer: node ids, and task indexes.
@@ -123,7 +223,7 @@ var opscope = window.opscope || (window.opscope = {});
     select(sel, {reveal = true} = {}) {
       this.selection = sel;
       const marks = this.marksFor(sel);
-      for (const layer of ['framework', 'compiled']) this.graphs[layer].setMarks(...marks[layer]);
+      for (const layer of Object.keys(this.graphs)) this.graphs[layer].setMarks(...marks[layer]);
       this.timeline.setMarks(...marks.tasks);
       for (const tr of document.querySelectorAll('#optype-table tr.optype')) {
         tr.classList.toggle('selected', !!sel && sel.kind === 'optype' && tr.dataset.opType === sel.opType);
@@ -131,7 +231,7 @@ var opscope = window.opscope || (window.opscope = {});
       opscope.renderDetails(document.getElementById('details'), this.model, sel, sel || {});
       if (!reveal || !sel) return;
       // Bring the counterparts into view where they are off screen.
-      for (const layer of ['framework', 'compiled']) {
+      for (const layer of Object.keys(this.graphs)) {
         const first = [...marks[layer][0], ...marks[layer][1]][0];
         if (first !== undefined && !(sel.kind === 'node' && sel.node.layer === layer)) this.graphs[layer].reveal(first);
       }

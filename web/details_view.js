@@ -79,18 +79,65 @@ var opscope = window.opscope || (window.opscope = {});
     return parts;
   }
 
+  const count = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : null);
+
+  function launchText(t) {
+    const a = t.args, parts = [];
+    if (t.grid) parts.push(`grid [${t.grid}] block [${t.block}]`);
+    if (a.vector_width !== undefined) parts.push(`vector width ${a.vector_width}`);
+    return parts.length ? parts.join(' · ') : null;
+  }
+
+  function buffers(list) {
+    if (!Array.isArray(list) || !list.length) return null;
+    return h('div', {}, list.map((b) => h('div', {class: 'tensor'}, b.address || '?', ' ',
+      h('span', {class: 'muted'}, opscope.formatBytes(b.bytes)))));
+  }
+
+  // What profile and inspector add to a kernel's args (opscope/roofline.h);
+  // an older trace.json has none of them, and then none is shown.
+  function costRows(a) {
+    const rows = [];
+    if (typeof a.bytes_read === 'number' || typeof a.bytes_written === 'number') {
+      rows.push(['bytes read', opscope.formatBytes(a.bytes_read)], ['bytes written', opscope.formatBytes(a.bytes_written)]);
+    }
+    if (typeof a.flops === 'number') rows.push(['FLOPs', count(a.flops)]);
+    if (typeof a.bound === 'string') {
+      rows.push(['bound', a.bound === 'none' ? 'none (the op has no cost model)' : a.bound]);
+    }
+    if (typeof a.lower_bound_us === 'number' && a.lower_bound_us >= 0) rows.push(['lower bound', opscope.formatUs(a.lower_bound_us)]);
+    if (opscope.hasEfficiency(a)) {
+      const e = a.efficiency;
+      const note = e > 1 ? 'faster than the memory roof: its data stayed in cache'
+        : e > 0 ? `${(1 / e).toFixed(1)}× its lower bound` : '';
+      rows.push(['efficiency', h('span', {class: 'efficiency'}, h('b', {}, opscope.formatEfficiency(e)),
+        note ? h('span', {class: 'muted'}, ' (' + note + ')') : null)]);
+    }
+    return rows;
+  }
+
   function taskDetails(model, t) {
-    const node = opscope.nodeOfTask(model, t);
-    const rows = [['op type', t.op_type], ['kernel', t.kernel || '–'], ['stream', t.lane.name], ['start', opscope.formatUs(t.ts)],
+    const node = opscope.nodeOfTask(model, t), a = t.args;
+    // An ops-debug event has no op type of its own (it falls back to the name): its op is args.op.
+    const rows = [a.op_type !== undefined && ['op type', t.op_type], a.op !== undefined && ['op', a.op],
+      ['kernel', t.kernel || '–'], ['stream', t.lane.name], ['start', opscope.formatUs(t.ts)],
       ['duration', opscope.formatUs(t.dur)], ['category', t.cat], ['op_id', t.op_id || '–'],
-      t.grid && ['launch', `grid [${t.grid}] block [${t.block}]`],
-      ['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
-        : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]];
+      a.iteration !== undefined && ['iteration', String(a.iteration)],
+      a.phase !== undefined && ['phase', String(a.phase)],
+      launchText(t) && ['launch', launchText(t)],
+      buffers(a.inputs) && ['inputs', buffers(a.inputs)],
+      buffers(a.outputs) && ['outputs', buffers(a.outputs)],
+      ...costRows(a)];
+    if (model.hasGraph) {
+      rows.push(['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
+        : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]);
+    }
     if (node) {
       const from = opscope.frameworkOf(model, node);
       rows.push(['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none']);
     }
-    return [h('h3', {}, t.name), h('p', {class: 'muted'}, `task #${t.task_id}`), facts(rows)];
+    const what = t.task_id !== undefined ? `task #${t.task_id}` : `${t.cat || 'event'} on ${t.lane.name}`;
+    return [h('h3', {}, t.name), h('p', {class: 'muted'}, what), facts(rows)];
   }
 
   function opTypeDetails(model, opType, tasks) {
@@ -104,9 +151,12 @@ var opscope = window.opscope || (window.opscope = {});
     return parts;
   }
 
+  opscope.idleHint = (model) => (model.hasGraph ? 'Click a node, a task or an op type. Everything it maps to lights up.'
+    : 'Click an event of the timeline: its launch, buffers and roofline figures show here.');
+
   opscope.renderDetails = function (host, model, selection, context) {
     let parts;
-    if (!selection) parts = [h('p', {class: 'muted'}, 'Click a node, a task or an op type. Everything it maps to lights up.')];
+    if (!selection) parts = [h('p', {class: 'muted'}, opscope.idleHint(model))];
     else if (selection.kind === 'node') parts = nodeDetails(model, selection.node);
     else if (selection.kind === 'task') parts = taskDetails(model, selection.task);
     else parts = opTypeDetails(model, selection.opType, context.tasks);

@@ -1,7 +1,8 @@
 'use strict';
 // model.js: indexes graph.json, trace.json and summary.json for the views.
 // The library already laid out the graphs, mapped the layers and summarised
-// the run; the page only looks things up, it never recomputes them.
+// the run; the page only looks things up, it never recomputes them. A trace
+// alone (ops-debug profile's timeline.json) is a model without graph layers.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   opscope.DATA_MOVEMENT = 'data movement';
@@ -12,7 +13,8 @@ var opscope = window.opscope || (window.opscope = {});
   };
 
   opscope.buildModel = function (graph, trace, summary) {
-    const model = {graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(), lanes: [], flows: []};
+    const model = {graph, hasGraph: !!graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(),
+      lanes: [], flows: []};
     for (const name of ['framework', 'compiled']) model.layers[name] = indexLayer(name, (graph && graph[name]) || {});
     indexTrace(model, trace || {});
     return model;
@@ -35,17 +37,24 @@ var opscope = window.opscope || (window.opscope = {});
     return {name, nodes, byId, edges};
   }
 
+  // Timestamps are µs with ns digits; sums of them differ in the last bits.
+  const EPS_US = 1e-4;
+
+  // Lanes are keyed by process and thread: ops-debug's host (pid 1) and device
+  // (pid 2) both have a thread 1.
   function indexTrace(model, trace) {
     const events = Array.isArray(trace) ? trace : trace.traceEvents || [];
-    const laneByKey = new Map();
+    const laneByKey = new Map(), processNames = new Map();
     const lane = (pid, tid) => {
       const key = pid + ':' + tid;
-      if (!laneByKey.has(key)) laneByKey.set(key, {key, pid, tid, name: 'stream ' + tid, tasks: []});
+      if (!laneByKey.has(key)) laneByKey.set(key, {key, pid, tid, thread: 'stream ' + tid, tasks: [], depth: 1});
       return laneByKey.get(key);
     };
-    const flowStarts = new Map();
+    const flowStarts = new Map(), flowEnds = [];
     for (const e of events) {
-      if (e.ph === 'M' && e.name === 'thread_name') lane(e.pid, e.tid).name = (e.args && e.args.name) || 'stream ' + e.tid;
+      if (e.ph !== 'M') continue;
+      if (e.name === 'thread_name') lane(e.pid, e.tid).thread = (e.args && e.args.name) || 'stream ' + e.tid;
+      else if (e.name === 'process_name' && e.args && e.args.name) processNames.set(e.pid, e.args.name);
     }
     for (const e of events) {
       if (e.ph === 'X') {
@@ -53,27 +62,61 @@ var opscope = window.opscope || (window.opscope = {});
         const task = {
           index: model.tasks.length, task_id: a.task_id, node_id: a.node_id === undefined ? -1 : a.node_id,
           op_id: a.op_id, op_type: a.op_type || e.name, kernel: a.kernel || '', grid: a.grid, block: a.block,
-          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.dur || 0, lane: lane(e.pid, e.tid),
+          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.dur || 0, lane: lane(e.pid, e.tid), args: a, depth: 0,
         };
         model.tasks.push(task);
         task.lane.tasks.push(task);
+        if (task.task_id === undefined) continue;  // an ops-debug event: no task to see again in other iterations
         if (!model.tasksById.has(task.task_id)) model.tasksById.set(task.task_id, []);
         model.tasksById.get(task.task_id).push(task);
       } else if (e.ph === 's') {
         flowStarts.set(e.id, e);
-      } else if (e.ph === 'f' && flowStarts.has(e.id)) {
-        const s = flowStarts.get(e.id);
-        model.flows.push({name: e.name, from: lane(s.pid, s.tid), to: lane(e.pid, e.tid), fromTs: s.ts, toTs: e.ts});
+      } else if (e.ph === 'f') {
+        flowEnds.push(e);
       }
     }
     model.lanes = [...laneByKey.values()].sort((a, b) => a.pid - b.pid || a.tid - b.tid);
-    model.lanes.forEach((l, i) => (l.row = i));
+    // With one process its name adds nothing ("cpu / compute 0"); with more it tells the lanes apart.
+    const several = new Set(model.lanes.map((l) => l.pid)).size > 1;
+    model.lanes.forEach((l, i) => {
+      l.row = i;
+      l.name = several ? `${processNames.get(l.pid) || 'process ' + l.pid} / ${l.thread}` : l.thread;
+      nest(l);
+    });
+    for (const e of flowEnds) {
+      const s = flowStarts.get(e.id);
+      if (!s) continue;
+      const from = lane(s.pid, s.tid), to = lane(e.pid, e.tid);
+      model.flows.push({name: e.name, from, to, fromTs: s.ts, toTs: e.ts, fromDepth: depthAt(from, s.ts), toDepth: depthAt(to, e.ts)});
+    }
     let t0 = Infinity, t1 = -Infinity;
     for (const t of model.tasks) {
       t0 = Math.min(t0, t.ts);
       t1 = Math.max(t1, t.ts + t.dur);
     }
     model.timeRange = model.tasks.length ? [t0, t1] : [0, 1];
+  }
+
+  // Events nest within a thread (an api span holds its phases): each gets the
+  // depth of the spans still open when it starts, so no two on one sub-row overlap.
+  function nest(lane) {
+    const order = lane.tasks.slice().sort((a, b) => a.ts - b.ts || b.dur - a.dur || a.index - b.index);
+    const openEnds = [];
+    for (const t of order) {
+      while (openEnds.length && openEnds[openEnds.length - 1] <= t.ts + EPS_US) openEnds.pop();
+      t.depth = openEnds.length;
+      openEnds.push(t.ts + t.dur);
+      lane.depth = Math.max(lane.depth, openEnds.length);
+    }
+  }
+
+  // The sub-row a flow binds to: the deepest event of the lane open at `ts`.
+  function depthAt(lane, ts) {
+    let depth = 0;
+    for (const t of lane.tasks) {
+      if (t.ts - EPS_US <= ts && ts <= t.ts + t.dur + EPS_US) depth = Math.max(depth, t.depth);
+    }
+    return depth;
   }
 
   // The framework node's compiled node, the compiled node's framework nodes.
@@ -89,6 +132,25 @@ var opscope = window.opscope || (window.opscope = {});
   };
   opscope.nodeOfTask = function (model, task) {
     return task.node_id >= 0 ? model.layers.compiled.byId.get(task.node_id) || null : null;
+  };
+
+  // args.efficiency is lower bound / measured: 0.01 -> "1.0 %"; above 100 %
+  // the kernel beat the memory roof (its data stayed in cache).
+  opscope.formatEfficiency = function (efficiency) {
+    const pct = efficiency * 100;
+    return (pct < 1 ? pct.toPrecision(2) : pct.toFixed(1)) + ' %';
+  };
+  opscope.hasEfficiency = (args) => typeof args.efficiency === 'number' && args.efficiency >= 0;
+
+  opscope.formatBytes = function (bytes) {
+    if (typeof bytes !== 'number') return '–';
+    const units = ['B', 'KiB', 'MiB', 'GiB'];
+    let v = bytes, u = 0;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      ++u;
+    }
+    return u === 0 ? `${bytes} B` : `${v.toFixed(1)} ${units[u]} (${bytes.toLocaleString('en-US')} B)`;
   };
 
   opscope.formatUs = function (us) {

@@ -1,11 +1,14 @@
 'use strict';
 // timeline_view.js: the tasks of trace.json, one lane per stream (the copy
-// stream included), on a time axis in µs; event waits drawn as arrows.
+// stream included), on a time axis in µs; event waits drawn as arrows. The
+// same for ops-debug's timeline.json: one lane per process and thread, events
+// nested in a thread (an api span and its phases) on sub-rows by depth, and
+// launches drawn as arrows from the api span to its kernel.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   const SVG = 'http://www.w3.org/2000/svg';
-  const LABEL_W = 110, AXIS_H = 26, RIGHT_PAD = 16;
-  let LANE_H = 34, BAR_H = 24;
+  const AXIS_H = 26, RIGHT_PAD = 16, LANE_PAD = 5, SUB_GAP = 2;
+  let LABEL_W = 110, SUB_H = 24;
 
   function el(tag, attrs, parent) {
     const e = document.createElementNS(SVG, tag);
@@ -29,6 +32,8 @@ var opscope = window.opscope || (window.opscope = {});
       this.onSelect = onSelect;
       this.selected = new Set();
       this.highlighted = new Set();
+      // Room for the longest lane name ("host / host thread 1"), within bounds.
+      LABEL_W = Math.min(220, Math.max(110, 20 + 7 * Math.max(0, ...model.lanes.map((l) => l.name.length))));
       this.fit();
       this.attachEvents();
     }
@@ -51,21 +56,38 @@ var opscope = window.opscope || (window.opscope = {});
       return a + ((px - LABEL_W) / this.plotWidth()) * (b - a);
     }
 
+    // Each lane is one sub-row per nesting depth; the lanes share the pane's
+    // height, within readable bounds.
+    layout() {
+      const lanes = this.model.lanes, rows = lanes.reduce((n, l) => n + l.depth, 0);
+      const room = (this.host.clientHeight || 200) - AXIS_H - 10 - 2 * LANE_PAD * lanes.length;
+      SUB_H = Math.round(Math.min(46, Math.max(20, room / Math.max(1, rows))));
+      let y = AXIS_H;
+      for (const l of lanes) {
+        l.y = y;
+        l.h = 2 * LANE_PAD + l.depth * SUB_H;
+        y += l.h;
+      }
+      return y;
+    }
+    barY(lane, depth) {
+      return lane.y + LANE_PAD + depth * SUB_H;
+    }
+    barH(lane) {
+      return lane.depth > 1 ? SUB_H - SUB_GAP : SUB_H;
+    }
+
     render() {
       const lanes = this.model.lanes, width = LABEL_W + this.plotWidth() + RIGHT_PAD;
-      // Lanes share the pane's height, within readable bounds.
-      LANE_H = Math.round(Math.min(56, Math.max(30, ((this.host.clientHeight || 200) - AXIS_H - 10) / Math.max(1, lanes.length))));
-      BAR_H = LANE_H - 10;
-      const height = AXIS_H + lanes.length * LANE_H + 8;
+      const height = this.layout() + 8;
       const svg = el('svg', {class: 'timeline', width, height});
       el('clipPath', {id: 'plot-clip'}, svg).appendChild(el('rect', {x: LABEL_W, y: 0, width: this.plotWidth(), height}));
       this.drawAxis(svg, height);
       const plot = el('g', {'clip-path': 'url(#plot-clip)'});
       for (const lane of lanes) {
-        const y = AXIS_H + lane.row * LANE_H;
-        const g = el('g', {class: 'lane', 'data-stream-id': lane.tid, 'data-lane': lane.key}, svg);
-        el('rect', {class: 'lane-bg', x: 0, y, width, height: LANE_H}, g);
-        el('text', {class: 'lane-label', x: 10, y: y + LANE_H / 2 + 4}, g).textContent = lane.name;
+        const g = el('g', {class: 'lane', 'data-stream-id': lane.tid, 'data-lane': lane.key, 'data-depth': lane.depth}, svg);
+        el('rect', {class: 'lane-bg', x: 0, y: lane.y, width, height: lane.h}, g);
+        el('text', {class: 'lane-label', x: 10, y: this.barY(lane, 0) + SUB_H / 2 + 4}, g).textContent = lane.name;
       }
       svg.appendChild(plot);
       for (const t of this.model.tasks) this.drawTask(plot, t);
@@ -89,15 +111,19 @@ var opscope = window.opscope || (window.opscope = {});
     // Every task gets its bar whatever the zoom; the clip hides those out of range.
     drawTask(parent, t) {
       const x0 = this.x(t.ts), x1 = this.x(t.ts + t.dur);
-      const y = AXIS_H + t.lane.row * LANE_H + (LANE_H - BAR_H) / 2, w = Math.max(1.5, x1 - x0);
-      const g = el('g', {class: 'task cat-' + t.cat + (t.node_id < 0 ? ' no-node' : ''), 'data-task-id': t.task_id,
+      const y = this.barY(t.lane, t.depth), h = this.barH(t.lane), w = Math.max(1.5, x1 - x0);
+      // Without a graph no event has a node, and that says nothing about it.
+      const noNode = this.model.hasGraph && t.node_id < 0;
+      const g = el('g', {class: 'task cat-' + t.cat + (noNode ? ' no-node' : ''), 'data-task-id': t.task_id,
         'data-task-index': t.index, 'data-node-id': t.node_id, 'data-stream-id': t.lane.tid,
-        'data-op-type': opscope.opTypeRowOf(t)}, parent);
-      el('rect', {x: x0, y, width: w, height: BAR_H, rx: 3, fill: t.node_id >= 0 ? opscope.scopeColour(this.namespaceOf(t)) : null}, g);
-      if (w > 36) {
-        const chars = Math.floor((w - 8) / 6.5);
+        'data-op-type': opscope.opTypeRowOf(t), 'data-depth': t.depth}, parent);
+      el('rect', {x: x0, y, width: w, height: h, rx: 3, fill: t.node_id >= 0 ? opscope.scopeColour(this.namespaceOf(t)) : null}, g);
+      // The label goes on the part in view, so a zoomed-in span keeps its name.
+      const v0 = Math.max(x0, LABEL_W), v1 = Math.min(x1, LABEL_W + this.plotWidth());
+      if (v1 - v0 > 36) {
+        const chars = Math.floor((v1 - v0 - 8) / 6.5);
         const label = t.op_type.length <= chars ? t.op_type : t.op_type.slice(0, Math.max(1, chars - 1)) + '…';
-        el('text', {x: x0 + 4, y: y + BAR_H / 2 + 4}, g).textContent = label;
+        el('text', {x: v0 + 4, y: y + h / 2 + 4}, g).textContent = label;
       }
     }
 
@@ -110,7 +136,7 @@ var opscope = window.opscope || (window.opscope = {});
       const g = el('g', {class: 'flows'}, parent);
       for (const f of this.model.flows) {
         const x1 = this.x(f.fromTs), x2 = this.x(f.toTs);
-        const y1 = AXIS_H + f.from.row * LANE_H + LANE_H / 2, y2 = AXIS_H + f.to.row * LANE_H + LANE_H / 2;
+        const y1 = this.barY(f.from, f.fromDepth) + this.barH(f.from) / 2, y2 = this.barY(f.to, f.toDepth) + this.barH(f.to) / 2;
         const path = el('path', {class: 'flow', d: `M${x1},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2},${y2}`}, g);
         el('title', {}, path).textContent = f.name;
       }
@@ -143,10 +169,14 @@ var opscope = window.opscope || (window.opscope = {});
     showTooltip(ev, t) {
       const node = opscope.nodeOfTask(this.model, t);
       this.tooltip.replaceChildren();
-      const rows = [['task', `#${t.task_id}  ${t.name}`], ['op type', t.op_type], ['kernel', t.kernel || '–'],
+      const a = t.args;
+      const rows = [t.task_id !== undefined ? ['task', `#${t.task_id}  ${t.name}`] : ['event', `${t.name} (${t.cat || 'no category'})`],
+        a.op_type !== undefined ? ['op type', t.op_type] : a.op !== undefined && ['op', a.op], ['kernel', t.kernel || '–'],
         ['duration', opscope.formatUs(t.dur)], ['start', opscope.formatUs(t.ts)], ['stream', t.lane.name],
-        ['node', node ? `${node.name} (node ${node.node_id})` : 'none: inserted by the compiler (' + t.cat + ')']];
-      for (const [k, v] of rows) {
+        this.model.hasGraph && ['node', node ? `${node.name} (node ${node.node_id})` : 'none: inserted by the compiler (' + t.cat + ')'],
+        typeof a.bound === 'string' && ['bound', a.bound],
+        opscope.hasEfficiency(a) && ['efficiency', opscope.formatEfficiency(a.efficiency)]];
+      for (const [k, v] of rows.filter(Boolean)) {
         const row = document.createElement('div');
         const key = document.createElement('span');
         key.className = 'key';

@@ -4,7 +4,9 @@
 // DIR/capture.json (graph/runtime/captured_run.h), which `run` wrote. A folder with session.json instead is a capture session
 // (`inspector-cli start`): its records are merged by
 // graph/runtime/session_export.h. html writes DIR/report.html from the three
-// JSON files (inspector_web.h); all does both.
+// JSON files, or from a trace alone (trace.json, or ops-debug profile's
+// timeline.json), with DIR/roofline.svg when there is one (inspector_web.h);
+// all does both.
 #pragma once
 
 #include <string>

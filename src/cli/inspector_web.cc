@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +18,8 @@
 #include <ostream>
 #include <regex>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "opscope/npy.h"
 
@@ -49,6 +52,7 @@ const char* ReasonPhrase(int status) {
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 422: return "Unprocessable Content";
     case 500: return "Internal Server Error";
     default: return "Error";
   }
@@ -124,6 +128,21 @@ bool IsLoopback(std::string_view address) {
   return ::inet_pton(AF_INET, std::string(address).c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
+bool IsFile(const std::string& path) { return std::filesystem::is_regular_file(path); }
+
+// Every file of DIR the server hands out, by name.
+const std::vector<std::string>& ServedFiles() {
+  static const std::vector<std::string> files = [] {
+    std::vector<std::string> f(std::begin(kRunFiles), std::end(kRunFiles));
+    for (const char* t : kTraceOnlyFiles) {
+      if (std::find(f.begin(), f.end(), t) == f.end()) f.push_back(t);  // trace.json is in both lists
+    }
+    f.push_back(kRooflineFile);
+    return f;
+  }();
+  return files;
+}
+
 volatile std::sig_atomic_t g_stop_signal = 0;
 extern "C" void OnStopSignal(int) { g_stop_signal = 1; }
 
@@ -146,61 +165,199 @@ std::string EscapeJsonForScript(std::string_view json) {
   return out;
 }
 
-StatusOr<std::string> BuildReportHtml(const std::vector<std::string>& files) {
-  constexpr size_t kCount = std::size(kRunFiles);
-  if (files.size() != kCount) return InternalError("BuildReportHtml: expected the 3 run files");
+StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
+  const auto refuse = [](const std::string& why) {
+    return InvalidArgumentError("roofline chart refused: " + why + " (expected one <svg> element of drawing elements)");
+  };
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  size_t at = 0;
+  const auto skip_space = [&] {
+    while (at < svg.size() && is_space(svg[at])) ++at;
+  };
+  skip_space();
+  if (svg.substr(at, 5) == "<?xml") {
+    const size_t end = svg.find("?>", at);
+    if (end == std::string_view::npos) return refuse("an unterminated XML declaration");
+    at = end + 2;
+    skip_space();
+  }
+  const size_t begin = at;
+  // What a chart is drawn with. Anything else, HTML elements above all, could
+  // end the SVG inside an HTML body or run code there.
+  static const char* const kAllowed[] = {
+      "svg", "g", "defs", "title", "desc", "text", "tspan", "line", "polyline", "polygon", "path", "rect",
+      "circle", "ellipse", "marker", "clipPath", "linearGradient", "radialGradient", "stop", "pattern",
+      "symbol", "use", "mask", "style"};
+  const auto allowed = [&](std::string_view name) {
+    return std::any_of(std::begin(kAllowed), std::end(kAllowed), [&](const char* a) { return name == a; });
+  };
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+  };
+  std::vector<std::string_view> open;
+  bool closed_root = false;
+  while (at < svg.size()) {
+    const size_t lt = svg.find('<', at);
+    const std::string_view text = svg.substr(at, lt == std::string_view::npos ? lt : lt - at);
+    if (open.empty() && !std::all_of(text.begin(), text.end(), is_space)) {
+      return refuse(closed_root ? "something after </svg>" : "text before <svg>");
+    }
+    if (lt == std::string_view::npos) break;
+    at = lt + 1;
+    if (closed_root) return refuse("a second element after </svg>");
+    if (at < svg.size() && (svg[at] == '!' || svg[at] == '?')) return refuse("a comment, CDATA or declaration inside");
+    const bool closing = at < svg.size() && svg[at] == '/';
+    if (closing) ++at;
+    const size_t name_at = at;
+    while (at < svg.size() && name_char(svg[at])) ++at;
+    const std::string_view name = svg.substr(name_at, at - name_at);
+    if (name.empty()) return refuse("a raw '<' in text");
+    if (!allowed(name)) return refuse("<" + std::string(name) + ">");
+    if (open.empty() && name != "svg") return refuse("<" + std::string(name) + "> at the top, not <svg>");
+    if (closing) {
+      skip_space();
+      if (at >= svg.size() || svg[at] != '>') return refuse("a malformed </" + std::string(name) + ">");
+      ++at;
+      if (open.empty() || open.back() != name) return refuse("</" + std::string(name) + "> closes nothing open");
+      open.pop_back();
+      closed_root = open.empty();
+      continue;
+    }
+    // The attributes, up to '>' or '/>'.
+    while (true) {
+      skip_space();
+      if (at >= svg.size()) return refuse("an unterminated <" + std::string(name) + ">");
+      if (svg[at] == '>' || svg.substr(at, 2) == "/>") break;
+      const size_t attr_at = at;
+      while (at < svg.size() && name_char(svg[at])) ++at;
+      const std::string attr = Lower(svg.substr(attr_at, at - attr_at));
+      if (attr.empty()) return refuse("a malformed attribute in <" + std::string(name) + ">");
+      skip_space();
+      if (at >= svg.size() || svg[at] != '=') return refuse("attribute " + attr + " without a value");
+      ++at;
+      skip_space();
+      const char quote = at < svg.size() ? svg[at] : '\0';
+      if (quote != '"' && quote != '\'') return refuse("attribute " + attr + " without quotes");
+      const size_t value_end = svg.find(quote, at + 1);
+      if (value_end == std::string_view::npos) return refuse("an unterminated attribute " + attr);
+      const std::string value = Lower(svg.substr(at + 1, value_end - at - 1));
+      at = value_end + 1;
+      if (attr.rfind("on", 0) == 0) return refuse("the handler " + attr);
+      if (value.find('<') != std::string::npos) return refuse("a '<' in attribute " + attr);
+      if (value.find("javascript:") != std::string::npos) return refuse("javascript: in attribute " + attr);
+      if ((attr == "href" || attr == "xlink:href") && value.rfind('#', 0) != 0) {
+        return refuse("a link out of the chart (" + attr + ")");
+      }
+    }
+    if (svg[at] == '>') {
+      open.push_back(name);
+      ++at;
+    } else {
+      at += 2;
+      closed_root = open.empty();
+    }
+  }
+  if (!closed_root) return refuse(begin == svg.size() ? "no <svg> element" : "an <svg> element left open");
+  const size_t end = svg.find_last_not_of(" \t\r\n") + 1;
+  return std::string(svg.substr(begin, end - begin));
+}
+
+StatusOr<std::string> BuildReportHtml(const ReportData& data) {
+  if (data.trace.empty()) return InvalidArgumentError("BuildReportHtml: no trace to show");
+  if (data.graph.empty() != data.summary.empty()) {
+    return InvalidArgumentError(
+        "BuildReportHtml: a run needs both graph.json and summary.json (or neither, for a trace alone)");
+  }
+  std::string svg;
+  if (!data.roofline_svg.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(svg, CheckInlineSvg(data.roofline_svg));
+  }
   const WebAsset* index = FindWebAsset("index.html");
   if (!index) return InternalError("web/index.html is not compiled in");
   const std::string page(index->data);
-  // The links as index.html writes them; anything else is left as it is.
-  static const std::regex link(
-      R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">|<script src="([A-Za-z0-9_.-]+)"></script>)re");
+  std::string json_data;
+  const auto embed = [&](const std::string& id, const std::string& json) {
+    json_data += "<script type=\"application/json\" id=\"opscope-data-" + id + "\">" + EscapeJsonForScript(json) +
+                 "</script>\n";
+  };
+  if (!data.graph.empty()) embed("graph.json", data.graph);
+  embed("trace.json", data.trace);
+  if (!data.summary.empty()) embed("summary.json", data.summary);
+  if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump());
+  // One pass over index.html alone: the links as it writes them and its two
+  // markers; what goes in is never scanned again. Anything else is left as it is.
+  static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">)re"
+                               R"re(|<script src="([A-Za-z0-9_.-]+)"></script>)re"
+                               R"re(|<!-- opscope:(data|roofline) -->)re");
   std::string out;
-  out.reserve(page.size() + 64 * 1024 + files[0].size() + files[1].size() + files[2].size());
+  out.reserve(page.size() + 64 * 1024 + json_data.size() + svg.size());
   size_t last = 0;
+  bool data_placed = false, svg_placed = false;
   for (auto it = std::sregex_iterator(page.begin(), page.end(), link); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     out.append(page, last, static_cast<size_t>(m.position(0)) - last);
+    last = static_cast<size_t>(m.position(0) + m.length(0));
+    if (m[3].matched) {
+      const bool is_data = m.str(3) == "data";
+      out += is_data ? json_data : svg;
+      (is_data ? data_placed : svg_placed) = true;
+      continue;
+    }
     const bool css = m[1].matched;
     OPSCOPE_ASSIGN_OR_RETURN(std::string inlined, InlineAsset(css ? m.str(1) : m.str(2), css ? "style" : "script"));
     out += inlined;
-    last = static_cast<size_t>(m.position(0) + m.length(0));
   }
   out.append(page, last);
-  // The data goes where index.html marks it, before the scripts that read it.
-  const std::string marker = "<!-- opscope:data -->";
-  const size_t at = out.find(marker);
-  if (at == std::string::npos) return InternalError("web/index.html lacks the " + marker + " marker");
-  std::string data;
-  for (size_t i = 0; i < kCount; ++i) {
-    data += "<script type=\"application/json\" id=\"opscope-data-" + std::string(kRunFiles[i]) + "\">";
-    data += EscapeJsonForScript(files[i]);
-    data += "</script>\n";
+  if (!data_placed || !svg_placed) {
+    return InternalError("web/index.html lacks the <!-- opscope:data --> or <!-- opscope:roofline --> marker");
   }
-  out.replace(at, marker.size(), data);
   return out;
 }
 
-StatusOr<std::vector<std::string>> ReadRunFiles(const std::string& dir) {
+StatusOr<std::string> BuildTimelineHtml(const std::string& timeline_json, const std::string& roofline_svg,
+                                        const std::string& title) {
+  return BuildReportHtml(ReportData{.trace = timeline_json, .roofline_svg = roofline_svg, .title = title});
+}
+
+StatusOr<ReportData> ReadReportDir(const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) {
     return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
   }
-  std::vector<std::string> files;
-  for (const char* name : kRunFiles) {
-    const std::string path = dir + "/" + name;
-    if (!std::filesystem::is_regular_file(path)) {
-      return NotFoundError(path + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir +
-                           "` or `inspector-cli export --input-dir " + dir + " --format json`)");
+  const auto missing = [&](const std::string& name, const std::string& more) {
+    return NotFoundError(dir + "/" + name + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " +
+                         dir + "` or `inspector-cli export --input-dir " + dir + " --format json`)" + more);
+  };
+  ReportData data;
+  const bool run = IsFile(dir + "/graph.json") || IsFile(dir + "/summary.json");
+  if (run) {
+    std::string* into[] = {&data.graph, &data.trace, &data.summary};
+    for (size_t i = 0; i < std::size(kRunFiles); ++i) {
+      const std::string path = dir + "/" + kRunFiles[i];
+      if (!IsFile(path)) return missing(kRunFiles[i], "");
+      OPSCOPE_ASSIGN_OR_RETURN(*into[i], ReadFile(path));
     }
-    OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    files.push_back(std::move(text));
+  } else {
+    for (const char* name : kTraceOnlyFiles) {
+      if (!IsFile(dir + "/" + name)) continue;
+      OPSCOPE_ASSIGN_OR_RETURN(data.trace, ReadFile(dir + "/" + name));
+      break;
+    }
+    if (data.trace.empty()) {
+      return missing("graph.json", ", and there is no trace.json or timeline.json (ops-debug profile) to show alone");
+    }
   }
-  return files;
+  if (IsFile(dir + "/" + kRooflineFile)) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadFile(dir + "/" + kRooflineFile));
+    StatusOr<std::string> checked = CheckInlineSvg(svg);
+    if (!checked.ok()) return InvalidArgumentError(dir + "/" + kRooflineFile + ": " + checked.status().message());
+    data.roofline_svg = std::move(*checked);
+  }
+  return data;
 }
 
 StatusOr<std::string> WriteReportHtml(const std::string& dir) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> files, ReadRunFiles(dir));
-  OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildReportHtml(files));
+  OPSCOPE_ASSIGN_OR_RETURN(ReportData data, ReadReportDir(dir));
+  OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildReportHtml(data));
   const std::string path = dir + "/report.html";
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(path, html));
   return path;
@@ -228,11 +385,24 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
   if (target.size() < 2 || target[0] != '/') return Plain(404, "not found");
   const std::string_view name = target.substr(1);
   // Exact names only: nothing from the request is ever joined to a path.
-  for (const char* run_file : kRunFiles) {
-    if (name != run_file) continue;
-    StatusOr<std::string> text = ReadFile(dir + "/" + run_file);
-    if (!text.ok()) return Plain(404, std::string(run_file) + " is missing in the served folder");
-    return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};
+  if (name == "files.json") {
+    nlohmann::json present = nlohmann::json::array();
+    for (const std::string& f : ServedFiles()) {
+      if (IsFile(dir + "/" + f)) present.push_back(f);
+    }
+    return HttpResponse{.status = 200, .content_type = "application/json",
+                        .body = nlohmann::json({{"files", present}}).dump()};
+  }
+  for (const std::string& served : ServedFiles()) {
+    if (name != served) continue;
+    StatusOr<std::string> text = ReadFile(dir + "/" + served);
+    if (!text.ok()) return Plain(404, served + " is missing in the served folder");
+    if (served != kRooflineFile) {
+      return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};
+    }
+    StatusOr<std::string> svg = CheckInlineSvg(*text);
+    if (!svg.ok()) return Plain(422, served + ": " + svg.status().message());
+    return HttpResponse{.status = 200, .content_type = "image/svg+xml", .body = std::move(*svg)};
   }
   if (const WebAsset* asset = FindWebAsset(name)) {
     return HttpResponse{
@@ -301,7 +471,9 @@ Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t
 
 CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
   CLI::App* cmd = app.add_subcommand("serve", "serve the web UI for a run folder on loopback (until Ctrl-C)");
-  cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`")->required();
+  cmd->add_option("dir", flags.dir,
+                  "a folder written by `inspector-cli run`, or one holding a trace alone (timeline.json of "
+                  "`ops-debug profile`), with roofline.svg if it has one")->required();
   cmd->add_option("--port", flags.port, "TCP port (default 8765; 0 picks a free one)");
   cmd->add_option("--bind", flags.bind, "IPv4 address to listen on (default 127.0.0.1)");
   return cmd;
@@ -309,7 +481,7 @@ CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
 
 Status RunInspectorServe(const InspectorServeFlags& flags, std::ostream& out) {
   // Checked up front, so a wrong folder is one line now, not a 404 later.
-  OPSCOPE_RETURN_IF_ERROR(ReadRunFiles(flags.dir).status());
+  OPSCOPE_RETURN_IF_ERROR(ReadReportDir(flags.dir).status());
   WebServer server;
   OPSCOPE_RETURN_IF_ERROR(server.Listen(flags.bind, flags.port));
   struct sigaction action {};

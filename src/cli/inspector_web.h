@@ -1,11 +1,17 @@
 // File: cli/inspector_web.h
-// The web UI of inspector-cli. The page itself lives in web/ (HTML, CSS and
-// plain JavaScript) and is compiled into the tool (embed_web.cmake), so the
-// tool needs nothing beside it:
+// The web UI of inspector-cli and ops-debug. The page itself lives in web/
+// (HTML, CSS and plain JavaScript) and is compiled into the tools
+// (embed_web.cmake), so they need nothing beside them:
 //   inspector-cli export --input-dir DIR --format html   -> DIR/report.html, one
-//       self-contained file (the UI inlined, graph/trace/summary.json embedded)
+//       self-contained file (the UI inlined, graph/trace/summary.json embedded,
+//       DIR/roofline.svg shown when the folder has one)
 //   inspector-cli serve DIR [--port N] [--bind 127.0.0.1] -> the UI over HTTP,
-//       reading DIR's JSON files on each request (a new `run` into DIR shows on reload)
+//       reading DIR's files on each request (a new `run` into DIR shows on reload)
+// A folder with a trace alone (ops-debug profile's timeline.json, or a bare
+// trace.json) is shown the same way, without the graph panes. ops-debug
+// profile builds its page in memory and writes it where it wants:
+//   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildTimelineHtml(timeline, svg, "my_norm"));
+//   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/timeline.html", html));
 #pragma once
 
 #include <csignal>
@@ -32,22 +38,53 @@ const WebAsset* FindWebAsset(std::string_view name);
 
 // The run files the UI reads, by the names it asks for.
 inline constexpr const char* kRunFiles[] = {"graph.json", "trace.json", "summary.json"};
+// A trace shown alone, without a run's graph and summary: the first of these
+// that a folder holds.
+inline constexpr const char* kTraceOnlyFiles[] = {"trace.json", "timeline.json"};
+// The roofline chart a run or profile folder may hold (opscope/roofline.h).
+inline constexpr const char kRooflineFile[] = "roofline.svg";
 
-// DIR's run files, in kRunFiles order; the error names the first one missing.
-StatusOr<std::vector<std::string>> ReadRunFiles(const std::string& dir);
+// What one page shows.
+struct ReportData {
+  std::string graph;         // graph.json; empty (with summary) for a trace alone
+  std::string trace;         // trace.json or timeline.json (Chrome Trace Event Format)
+  std::string summary;       // summary.json; empty (with graph) for a trace alone
+  std::string roofline_svg;  // one <svg> element (see CheckInlineSvg); empty: no Roofline panel
+  std::string title;         // the page's title; empty: the UI names it after the model
+};
+
+// Reads a folder the UI can show: a run (graph.json, trace.json and
+// summary.json, all three, the error naming the first one missing), or, where
+// neither graph.json nor summary.json is there, a trace alone (kTraceOnlyFiles);
+// with DIR/roofline.svg when present (checked by CheckInlineSvg).
+StatusOr<ReportData> ReadReportDir(const std::string& dir);
 
 // JSON made safe inside a <script> element: every '<' becomes \u003c (valid
 // wherever '<' can appear in JSON: only inside strings), so no `</script>` or
 // `<!--` in a node name can end or confuse the element.
 std::string EscapeJsonForScript(std::string_view json);
 
-// index.html with the CSS and scripts it links inlined and each run file
-// embedded as <script type="application/json" id="opscope-data-graph.json">.
-// `files` holds the contents of kRunFiles, in that order.
-StatusOr<std::string> BuildReportHtml(const std::vector<std::string>& files);
+// The roofline chart is put into the page as markup, so it must be exactly one
+// <svg>...</svg> element (an XML declaration before it is dropped) made of
+// drawing elements only: no script, no foreignObject or HTML element (which
+// would end the SVG inside an HTML body), no on* handler, no link but to '#'
+// in the same chart, no comment, CDATA or raw '<' in text. Returns the element
+// as it will be inserted, or InvalidArgument naming what is refused.
+StatusOr<std::string> CheckInlineSvg(std::string_view svg);
 
-// Reads DIR's run files (one error naming the missing one) and writes
-// DIR/report.html atomically; returns its path.
+// index.html with the CSS and scripts it links inlined, each file of `data`
+// embedded as <script type="application/json" id="opscope-data-trace.json">
+// (graph and summary only when present), and the roofline chart inline in its
+// panel. An error when the trace is empty, only one of graph and summary is
+// given, or the chart fails CheckInlineSvg.
+StatusOr<std::string> BuildReportHtml(const ReportData& data);
+
+// The page of one ops-debug profile: its timeline.json alone, with the
+// roofline chart when `roofline_svg` is not empty.
+StatusOr<std::string> BuildTimelineHtml(const std::string& timeline_json, const std::string& roofline_svg,
+                                        const std::string& title);
+
+// Reads DIR (ReadReportDir) and writes DIR/report.html atomically; returns its path.
 StatusOr<std::string> WriteReportHtml(const std::string& dir);
 
 struct HttpResponse {
@@ -57,8 +94,11 @@ struct HttpResponse {
 };
 
 // Answers one request from its head (request line and headers). Only GET of
-// the UI's own files and of DIR's run files; anything else is 404 (or 405 for
-// other methods): the path is matched against the list, never joined to DIR.
+// the UI's own files, of DIR's run files, trace-only files and roofline.svg
+// (refused with 422 when it fails CheckInlineSvg), and of /files.json, the
+// list of those DIR holds now (so the page asks for nothing that is not
+// there); anything else is 404 (or 405 for other methods): the path is
+// matched against the list, never joined to DIR.
 // A server bound to loopback also refuses (403) a Host header that names
 // anything but loopback, so a web page whose name was re-pointed at 127.0.0.1
 // (DNS rebinding) cannot read the run.

@@ -1,7 +1,10 @@
 // The inspector web UI in a real browser (Debian's chromium, headless, driven
 // by playwright-core): report.html from `export --format html` opened as a
 // file, then the same page from `inspector-cli serve`. Every expected number
-// is read from the run's own graph.json / trace.json / summary.json.
+// is read from the run's own graph.json / trace.json / summary.json. Then the
+// same UI on a trace alone: the hand-written ops-debug profile in
+// tests/web/timeline/ (timeline.json and roofline.svg), as a report, served,
+// and picked in the page without data.
 //
 //   node tests/web/ui_test.mjs BINARY_DIR SOURCE_DIR
 //
@@ -158,6 +161,99 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.match(await page.textContent('#search-status'), /no node/);
 }
 
+// ops-debug profile's folder: its timeline.json and roofline.svg, nothing else.
+const fixtureDir = path.join(here, 'timeline');
+function readTimeline(dir) {
+  const timeline = JSON.parse(fs.readFileSync(path.join(dir, 'timeline.json'), 'utf8'));
+  const events = timeline.traceEvents.filter((e) => e.ph === 'X');
+  const svg = fs.readFileSync(path.join(dir, 'roofline.svg'), 'utf8');
+  return {dir, timeline, events, circles: (svg.match(/<circle\b/g) || []).length,
+    threads: timeline.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name'),
+    flows: timeline.traceEvents.filter((e) => e.ph === 'f').length};
+}
+
+// The bars of one lane's events, by event index (the page numbers events in file order).
+async function bars(page) {
+  return page.$$eval('#timeline g.task', (gs) => gs.map((g) => {
+    const r = g.querySelector('rect').getBoundingClientRect();
+    return {index: Number(g.dataset.taskIndex), stream: g.dataset.streamId, depth: Number(g.dataset.depth),
+      x0: r.left, x1: r.right, y0: r.top, y1: r.bottom};
+  }));
+}
+
+// What a page of the profile must show: every event on its lane, the phases
+// on the sub-row under their api span, the kernel's args, the chart.
+async function checkTimelinePage(page, profile, {full = true} = {}) {
+  const {events, threads} = profile;
+  assert.ok(await page.isHidden('#framework-pane') && await page.isHidden('#compiled-pane'), 'no graph panes');
+  assert.ok(await page.isHidden('#optype-section') && await page.isHidden('#search'));
+  assert.equal(await page.locator('#timeline g.lane').count(), threads.length);
+  // host and device both have a thread 1: two lanes, named process / thread.
+  const processName = (pid) => profile.timeline.traceEvents.find((e) => e.ph === 'M' && e.name === 'process_name' && e.pid === pid).args.name;
+  assert.deepEqual(await page.$$eval('#timeline .lane-label', (ts) => ts.map((t) => t.textContent)),
+    threads.map((t) => `${processName(t.pid)} / ${t.args.name}`));
+  assert.equal(await page.locator('#timeline g.task').count(), events.length);
+  assert.equal(await page.locator('#timeline path.flow').count(), profile.flows);
+  for (const cat of ['api', 'phase', 'kernel']) {
+    assert.equal(await page.locator(`#timeline g.task.cat-${cat}`).count(), events.filter((e) => e.cat === cat).length, cat);
+  }
+  assert.equal(await page.locator('#timeline g.task.no-node').count(), 0, 'no graph: no event is said to lack a node');
+
+  // Sub-rows: each phase lies under the api span holding it, none on top of another.
+  const drawn = await bars(page);
+  const apis = events.map((e, i) => [e, i]).filter(([e]) => e.cat === 'api');
+  assert.ok(apis.length > 0);
+  for (const [api, ai] of apis) {
+    const phases = events.map((e, i) => [e, i]).filter(([e]) => e.cat === 'phase' && e.pid === api.pid && e.tid === api.tid &&
+      e.ts >= api.ts && e.ts + e.dur <= api.ts + api.dur);
+    assert.ok(phases.length >= 2, 'the fixture nests phases in its api spans');
+    for (const [, pi] of phases) {
+      assert.ok(drawn[pi].y0 >= drawn[ai].y1, `phase ${events[pi].name} starts below its api span`);
+      assert.ok(drawn[pi].x0 >= drawn[ai].x0 - 0.5 && drawn[pi].x1 <= drawn[ai].x1 + 0.5, 'and within it in time');
+    }
+  }
+  for (const a of drawn) {
+    for (const b of drawn) {
+      if (a.index >= b.index || Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) <= 0.5) continue;
+      assert.ok(a.y1 <= b.y0 || b.y1 <= a.y0, `events ${a.index} and ${b.index} overlap on screen`);
+    }
+  }
+
+  // The Roofline panel holds the chart, points and all.
+  assert.ok(await page.isVisible('#roofline-section'));
+  assert.match(await page.textContent('#roofline-section h2'), /^Roofline/);
+  assert.equal(await page.locator('#roofline svg circle').count(), profile.circles);
+  if (!full) return;
+
+  // A kernel: its launch, buffers, cost and efficiency.
+  const kernels = events.map((e, i) => [e, i]).filter(([e]) => e.cat === 'kernel');
+  const [slow, si] = kernels.find(([e]) => e.args.efficiency < 1);
+  await page.click(`#timeline g.task[data-task-index="${si}"]`);
+  assert.deepEqual(await ids(page, '#timeline g.task.selected', 'data-task-index'), [si]);
+  const details = await page.textContent('#details');
+  const a = slow.args;
+  for (const expected of [a.kernel, `grid [${a.grid}] block [${a.block}]`, `vector width ${a.vector_width}`,
+    a.inputs[0].address, a.outputs[0].address, `(${a.bytes_read.toLocaleString('en-US')} B)`, a.flops.toLocaleString('en-US'),
+    `bound${a.bound}`, `lower bound${a.lower_bound_us.toFixed(3)} µs`, `efficiency${(a.efficiency * 100).toFixed(1)} %`,
+    `${(1 / a.efficiency).toFixed(1)}× its lower bound`]) {
+    assert.ok(details.includes(expected), `details show ${expected}: ${details}`);
+  }
+  assert.ok(!/compiled node|inserted by the compiler/.test(details), details);
+  // One faster than the memory roof says so.
+  const [fast, fi] = kernels.find(([e]) => e.args.efficiency > 1);
+  await page.click(`#timeline g.task[data-task-index="${fi}"]`);
+  assert.match(await page.textContent('#details'),
+    new RegExp(`efficiency${(fast.args.efficiency * 100).toFixed(1)} % \\(faster than the memory roof`));
+  // A phase has none of a kernel's figures.
+  const phase = events.findIndex((e) => e.cat === 'phase' && e.dur >= 5);
+  await page.click(`#timeline g.task[data-task-index="${phase}"]`);
+  const phaseDetails = await page.textContent('#details');
+  assert.ok(phaseDetails.includes('phase' + events[phase].args.phase), phaseDetails);
+  assert.ok(!/efficiency|launch|bytes read/.test(phaseDetails), phaseDetails);
+  await page.hover(`#timeline g.task[data-task-index="${si}"]`);
+  assert.match(await page.textContent('#tooltip'), /efficiency1\.0 %/);
+}
+
 function rawRequest(port, text) {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
@@ -175,6 +271,10 @@ before(async () => {
     page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
     page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   });
+  const profileDir = path.join(work, 'profile');
+  fs.mkdirSync(profileDir);
+  for (const f of ['timeline.json', 'roofline.svg']) fs.copyFileSync(path.join(fixtureDir, f), path.join(profileDir, f));
+  runs.profile = readTimeline(profileDir);
   [runs.twoBranch, runs.resnet] = await Promise.all([
     makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
     makeRun('resnet_small', 'resnet_small.onnx', []),
@@ -249,6 +349,79 @@ test('inspector-cli serve: the same page over HTTP, and nothing but its files', 
     server.kill('SIGINT');
   }
   assert.deepEqual(await exited, {code: 0, signal: null}, 'serve stops cleanly on SIGINT');
+});
+
+test('a trace alone: ops-debug profile\'s timeline.json and roofline.svg as report.html', async () => {
+  const profile = runs.profile;
+  assert.match(inspector(['export', '--input-dir', profile.dir, '--format', 'html']).stdout, /wrote .*report\.html/);
+  await openPage(pathToFileURL(path.join(profile.dir, 'report.html')).href);
+  await checkTimelinePage(page, profile);
+  if (process.env.OPSCOPE_WEB_TIMELINE_SCREENSHOT) {
+    const kernel = profile.events.findIndex((e) => e.cat === 'kernel');
+    await page.click(`#timeline g.task[data-task-index="${kernel}"]`);
+    await page.screenshot({path: process.env.OPSCOPE_WEB_TIMELINE_SCREENSHOT});
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('a trace alone, served: the page asks only for what the folder holds', async () => {
+  const profile = runs.profile;
+  const server = spawn(cli, ['serve', profile.dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
+      server.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/at (http:\/\/127\.0\.0\.1:\d+\/)\n/);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+    });
+    const asked = [];
+    const listen = (r) => asked.push(new URL(r.url()).pathname);
+    page.on('request', listen);
+    await openPage(url);
+    page.off('request', listen);
+    await checkTimelinePage(page, profile, {full: false});
+    assert.deepEqual(problems, [], 'no 404 for graph.json or summary.json');
+    assert.ok(!asked.some((p) => /^\/(graph|summary)\.json$/.test(p)), asked.join(' '));
+    assert.ok(asked.includes('/files.json') && asked.includes('/timeline.json'), asked.join(' '));
+    assert.equal((await fetch(url + 'roofline.svg')).headers.get('content-type'), 'image/svg+xml');
+  } finally {
+    server.kill('SIGINT');
+  }
+  assert.deepEqual(await exited, {code: 0, signal: null});
+});
+
+test('the page without data: a lone timeline.json picked, with its chart; a hostile chart refused', async () => {
+  const profile = runs.profile;
+  const blank = pathToFileURL(path.join(sourceDir, 'web', 'index.html')).href;
+  problems = [];
+  await page.goto(blank);
+  assert.ok(await page.isVisible('#load-panel'));
+  await page.setInputFiles('#load-files', [path.join(profile.dir, 'timeline.json'), path.join(profile.dir, 'roofline.svg')]);
+  await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+  await checkTimelinePage(page, profile, {full: false});
+  assert.deepEqual(problems, []);
+
+  const hostile = path.join(work, 'hostile.svg');
+  fs.writeFileSync(hostile, '<svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/>' +
+    '<foreignObject><img xmlns="http://www.w3.org/1999/xhtml" src="x" onerror="window.pwned = 1"/></foreignObject></svg>');
+  await page.goto(blank);
+  await page.setInputFiles('#load-files', [path.join(profile.dir, 'timeline.json'), hostile]);
+  await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+  assert.match(await page.textContent('#roofline'), /roofline\.svg refused: <foreignObject> is not allowed/);
+  assert.equal(await page.locator('#roofline svg').count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+
+  // Two traces at once are not a run.
+  await page.goto(blank);
+  await page.setInputFiles('#load-files', [path.join(profile.dir, 'timeline.json'), runs.twoBranch.dir + '/trace.json']);
+  assert.match(await page.textContent('#load-error'), /or one trace \(timeline\.json\) alone/);
 });
 
 test('bad input: one line, exit 2, no half-written report', () => {
