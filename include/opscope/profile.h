@@ -16,6 +16,7 @@
 //   PrintProfile(r, std::cout, /*color=*/false);  // one line per kernel, then the phases
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -32,8 +33,11 @@ struct ProfileRequest {
   double peak_bw_gbs = 0;   // --peak-bw: the memory roof, GB/s (0: calibrated)
   double peak_gflops = 0;   // --peak-flops: the compute roof, GFLOP/s, every dtype (0: calibrated)
   std::string timeline;     // --output: timeline.json (Chrome Trace Event Format), atomically
-  std::string html;         // the web UI's page of the timeline and the roofline, atomically;
-                            // written by the caller that has the UI (ops-debug), checked here
+  // The web UI's page of the timeline and the roofline, written atomically
+  // to `html` before report.json: `html_page` makes it (the UI is compiled
+  // into the tools, not the library) from the report so far and the timeline.
+  std::string html;
+  std::function<StatusOr<std::string>(const OpRunReport& report, const std::string& timeline_json)> html_page;
   bool measure_overhead = true;
 };
 

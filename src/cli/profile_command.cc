@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "cli/inspector_web.h"
 #include "cli/terminal.h"
 
 namespace opscope::cli {
@@ -38,6 +39,11 @@ StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& f) {
       return InvalidArgumentError("--output " + f.output + ": expected a .json file name (the timeline; its .html goes beside it)");
     }
     r.html = HtmlBeside(f.output);
+    r.html_page = [](const OpRunReport& report, const std::string& timeline) -> StatusOr<std::string> {
+      const OpProfile& p = *report.profile;
+      const std::string svg = RooflineSvg(p.peaks, {{.label = report.kernel, .dtype = p.dtype, .point = p.roofline}});
+      return BuildTimelineHtml(timeline, svg, "ops-debug profile · " + report.op);
+    };
   }
   return r;
 }

@@ -36,9 +36,15 @@ Status CheckWritable(const std::string& path, const char* flag) {
   if (!std::filesystem::is_directory(parent)) {
     return InvalidArgumentError(std::string(flag) + " " + path + ": no folder " + parent.string());
   }
-  if (access(parent.c_str(), W_OK) != 0) {
+  // Root passes access(W_OK) even where the filesystem refuses (/proc): a
+  // file made and removed again is the only sure answer.
+  std::string probe = (parent / ".opscope-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
     return InvalidArgumentError(std::string(flag) + " " + path + ": folder " + parent.string() + " is not writable");
   }
+  close(fd);
+  std::filesystem::remove(probe);
   if (std::filesystem::is_directory(path)) {
     return InvalidArgumentError(std::string(flag) + " " + path + ": is a folder, expected a file name");
   }
@@ -262,13 +268,22 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
   profile.peaks = peaks;
   profile.peaks_note = note;
   profile.roofline = Roofline(profile.cost, profile.dtype, profile.device_us.count ? profile.device_us.median : -1, peaks);
-  if (!r.timeline.empty()) {
+  std::string timeline;
+  if (!r.timeline.empty() || !r.html.empty()) {
     TimelineInput tl{.op = in.op->name, .device = in.device->name(), .instance_op_id = report.op_id,
                      .device_clock_offset_ns = timed->clock_offset_ns, .calls = timed->recorded, .profile = &profile};
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, ProfileTimelineJson(tl)).WithContext("--output"));
+    timeline = ProfileTimelineJson(tl);
+  }
+  if (!r.timeline.empty()) {
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, timeline).WithContext("--output"));
     profile.timeline_file = r.timeline;
   }
   report.profile = std::move(profile);
+  if (!r.html.empty() && r.html_page) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string page, r.html_page(report, timeline));
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.html, page).WithContext("--output"));
+    report.profile->html_file = r.html;
+  }
   if (!r.run.report.empty()) {
     OPSCOPE_RETURN_IF_ERROR(WriteOpReport(r.run.report, report));
     report.report_file = r.run.report;

@@ -1,0 +1,95 @@
+// ops-debug profile end to end (the real binary, spawned): what it prints,
+// on a terminal and off one, the files it writes, and the bad input it
+// refuses with one line and exit 2. The roofs are given, so no case waits
+// for a calibration or depends on this machine's speed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tool_test_util.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+using ::opscope::testing::Contains;
+using ::opscope::testing::Shell;
+using ::opscope::testing::Slurp;
+using ::opscope::testing::TempDir;
+using ::opscope::testing::ToolResult;
+
+const std::string kOpsDebug = std::string(OPSCOPE_BINARY_DIR) + "/bin/ops-debug";
+// A memory roof no machine reaches: every kernel is far over twice its bound.
+const std::string kFarRoofs = " --peak-bw 1000000 --peak-flops 1000000";
+const std::string kReluAnyIters = "profile --op Relu --input-shapes '[4096]' --warmup 1";
+const std::string kRelu = kReluAnyIters + " --iters 3";
+
+ToolResult OpsDebug(const std::string& args) { return Shell(kOpsDebug + " " + args); }
+
+// Under a pseudo-terminal (util-linux's script), as a user at a shell sees it.
+ToolResult OnTerminal(const std::string& env, const std::string& args) {
+  return Shell(env + " script -qec \"" + kOpsDebug + " " + args + "\" /dev/null");
+}
+
+void ExpectUsageError(const ToolResult& r, const std::string& expected_part) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, expected_part)) << "missing '" << expected_part << "' in: " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(ProfileCli, PrintsTheKernelAgainstItsBoundAndWritesTimelinePageAndReport) {
+  TempDir dir;
+  const fs::path timeline = dir.path() / "timeline.json", report = dir.path() / "report.json";
+  ToolResult r = OpsDebug(kRelu + kFarRoofs + " --output " + timeline.string() + " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "status passed")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "kernel    relu_cpu  median ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "memory-bound  lower bound ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "x its lower bound")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "api time  median ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "overhead  recording adds ")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "\033[")) << "colour on a pipe";
+  nlohmann::json t = nlohmann::json::parse(Slurp(timeline));
+  EXPECT_EQ(t["schema"], "opscope.timeline/1");
+  const std::string page = Slurp(dir.path() / "timeline.html");
+  EXPECT_TRUE(Contains(page, "opscope-data-trace.json")) << "the page embeds the timeline";
+  EXPECT_TRUE(Contains(page, "<svg")) << "the page has the roofline chart";
+  nlohmann::json j = nlohmann::json::parse(Slurp(report));
+  EXPECT_EQ(j["profile"]["iterations"], 3);
+  EXPECT_EQ(j["profile"]["timeline"], timeline.string());
+  EXPECT_EQ(j["profile"]["html"], (dir.path() / "timeline.html").string());
+}
+
+TEST(ProfileCli, TheWarningIsYellowOnATerminalOnlyAndNoColorTurnsItOff) {
+  ToolResult tty = OnTerminal("", kRelu + kFarRoofs);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out << tty.err;
+  EXPECT_TRUE(Contains(tty.out, "\033[33m")) << tty.out;
+  EXPECT_TRUE(Contains(tty.out, "x its lower bound\033[0m")) << tty.out;
+  ToolResult plain = OnTerminal("NO_COLOR=1", kRelu + kFarRoofs);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  EXPECT_TRUE(Contains(plain.out, "x its lower bound")) << plain.out;
+  EXPECT_FALSE(Contains(plain.out, "\033[")) << plain.out;
+  // A roof the kernel cannot fall short of by 2x: no warning at all.
+  ToolResult near = OnTerminal("", kRelu + " --peak-bw 0.000001 --peak-flops 0.000001");
+  ASSERT_EQ(near.exit_code, 0) << near.out << near.err;
+  EXPECT_FALSE(Contains(near.out, "its lower bound")) << near.out;
+}
+
+TEST(ProfileCli, BadInputIsOneLineAndExitTwoAndWritesNothing) {
+  TempDir dir;
+  const std::string out = " --output " + (dir.path() / "t.json").string();
+  ExpectUsageError(OpsDebug(kReluAnyIters + kFarRoofs + out + " --iters 0"), "--iters: expected at least 1 call to time, got 0");
+  ExpectUsageError(OpsDebug(kRelu + out + " --peak-bw 0 --peak-flops 5"), "--peak-bw: expected a positive number of GB/s");
+  ExpectUsageError(OpsDebug(kRelu + out + " --peak-flops -2 --peak-bw 5"), "--peak-flops: expected a positive number of GFLOP/s");
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + out + " --tunables blok=64"), "--tunables: op Relu has no tunable 'blok'");
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output /proc/timeline.json"), "--output /proc/timeline.json: folder /proc is not writable");
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "no/t.json").string()), "no folder");
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "t.txt").string()), "--output");
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "a refused profile wrote a file";
+}
+
+}  // namespace
+}  // namespace opscope
