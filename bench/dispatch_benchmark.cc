@@ -1,7 +1,11 @@
 // The cost the recorder adds to one launch: a trivial op dispatched on the cpu
-// device with and without a Recorder hook, and the hook calls on their own.
+// device with and without a Recorder hook, and the hook calls on their own;
+// and what ops-debug profile's recording (the hook plus the dispatcher's phase
+// spans) does to the time of a trivial launch and of a 1 ms kernel. Run with
+// --benchmark_enable_random_interleaving=true so both sides share the noise.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -19,6 +23,21 @@ OPSCOPE_OP("bench_noop")
     .SameShape()
     .Reference([](KernelContext&) { return Status::Ok(); })
     .Kernel("cpu", [](KernelContext&) { return Status::Ok(); }, "bench_noop_cpu");
+
+// Busy for 1 ms of steady_clock on one worker: a kernel whose time is known.
+OPSCOPE_OP("bench_spin_1ms")
+    .Doc("spins for 1 ms: the kernel profiling must not slow down")
+    .Input("x").Output("y")
+    .SameShape()
+    .Reference([](KernelContext&) { return Status::Ok(); })
+    .Kernel("cpu", [](KernelContext& ctx) {
+      return ctx.Launch({.name = "bench_spin_1ms", .config = {.grid = {1, 1, 1}, .block = {1, 1, 1}},
+                         .host = [](const BlockContext&) {
+                           const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+                           while (std::chrono::steady_clock::now() < until) {
+                           }
+                         }});
+    }, "bench_spin_1ms_cpu");
 
 // Keeps the recorder below its capacity, so every iteration takes the full
 // append path rather than the cheaper "dropped" one.
@@ -80,6 +99,47 @@ void BM_Dispatch_Recorded(benchmark::State& state) {
   state.counters["dropped"] = static_cast<double>(snap.dropped);
 }
 BENCHMARK(BM_Dispatch_Recorded);
+
+// As ops-debug profile records a call: the Recorder hook, the phase spans,
+// no fingerprints. The difference to BM_Dispatch_Unrecorded is the overhead
+// per launch that profile reports.
+void ProfiledLoop(benchmark::State& state, const OpSchema& op) {
+  Fixture& f = Setup();
+  auto recorder = std::make_shared<Recorder>(Recorder::Options{.max_entries_per_thread = kClearEvery});
+  int hook = Dispatcher::Global().AddHook(recorder);
+  RunOptions opts{.device = f.device, .fingerprint = false, .time_phases = true};
+  int64_t n = 0;
+  for (auto _ : state) {
+    auto r = Dispatcher::Global().Run(op, {f.x}, Attrs(), opts);
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    benchmark::DoNotOptimize(r);
+    if (++n % kClearEvery == 0) {
+      state.PauseTiming();
+      recorder->Clear();
+      state.ResumeTiming();
+    }
+  }
+  Dispatcher::Global().RemoveHook(hook);
+}
+
+void BM_Dispatch_Profiled(benchmark::State& state) { ProfiledLoop(state, *Setup().op); }
+BENCHMARK(BM_Dispatch_Profiled);
+
+const OpSchema& Spin() { return **OpRegistry::Global().Lookup("bench_spin_1ms"); }
+
+void BM_Spin1ms_Unrecorded(benchmark::State& state) {
+  Fixture& f = Setup();
+  RunOptions opts{.device = f.device, .fingerprint = false};
+  for (auto _ : state) {
+    auto r = Dispatcher::Global().Run(Spin(), {f.x}, Attrs(), opts);
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_Spin1ms_Unrecorded)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Spin1ms_Profiled(benchmark::State& state) { ProfiledLoop(state, Spin()); }
+BENCHMARK(BM_Spin1ms_Profiled)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The hook alone: BeforeLaunch + AfterLaunch for a record like the one above.
 void BM_Recorder_Append(benchmark::State& state) {
