@@ -136,8 +136,14 @@ std::string Roofs(const Plot& plot, const RoofPeaks& peaks, const std::set<bool>
   if (bw > 0) {
     const double from = std::max(plot.x.min(), plot.y.min() / bw), to = std::min(plot.x.max(), top / bw);
     if (from < to) {
-      s += Line(plot.X(from), plot.Y(bw * from), plot.X(to), plot.Y(bw * to), "stroke=\"#333\" stroke-width=\"2\"");
-      s += Text(plot.X(from) + 6, plot.Y(bw * from) - 8, "memory roof " + Num(bw) + " GB/s");
+      const double x1 = plot.X(from), y1 = plot.Y(bw * from), x2 = plot.X(to), y2 = plot.Y(bw * to);
+      s += Line(x1, y1, x2, y2, "stroke=\"#333\" stroke-width=\"2\"");
+      // Along the slope, a little above it.
+      const double angle = std::atan2(y2 - y1, x2 - x1) * 180 / M_PI, lx = x1 + 0.1 * (x2 - x1) + 4,
+                   ly = y1 + 0.1 * (y2 - y1) - 6;
+      s += Text(lx, ly, "memory roof " + Num(bw) + " GB/s",
+                ("transform=\"rotate(" + Num(angle, "%.1f") + " " + Num(lx, "%.1f") + " " + Num(ly, "%.1f") + ")\"")
+                    .c_str());
     }
   }
   return s;
@@ -172,7 +178,7 @@ std::string RooflineSvg(const RoofPeaks& peaks, const std::vector<RooflineChartP
   if (f64_roofs.empty()) f64_roofs.insert(false);
   for (bool f64 : f64_roofs) {
     const double peak = f64 ? peaks.gflops_f64 : peaks.gflops_f32;
-    ys.push_back(peak);
+    ys.push_back(peak * 1.5);  // a roof below the top edge, not on it
     if (peaks.bandwidth_gbs > 0 && peak > 0) xs.push_back(peak / peaks.bandwidth_gbs);
   }
   const Plot plot{Axis::Around(xs, -2, 2), Axis::Around(ys, 0, 3)};
@@ -192,7 +198,11 @@ std::string RooflineSvg(const RoofPeaks& peaks, const std::vector<RooflineChartP
     const double x = plot.X(c->point.intensity), y = plot.Y(c->point.achieved_gflops);
     s += "<circle cx=\"" + Num(x, "%.1f") + "\" cy=\"" + Num(y, "%.1f") + "\" r=\"4\" fill=\"" +
          Color(c->point.bound) + "\" fill-opacity=\"0.8\"><title>" + Escape(Tooltip(*c)) + "</title></circle>\n";
-    if (drawn.size() <= kMaxTextLabels) s += Text(x + 6, y - 4, c->label, "fill=\"#444\"");
+    // Near the right edge the label goes to the point's left.
+    const bool left = x > kRight - 160;
+    if (drawn.size() <= kMaxTextLabels) {
+      s += Text(left ? x - 6 : x + 6, y - 4, c->label, left ? "fill=\"#444\" text-anchor=\"end\"" : "fill=\"#444\"");
+    }
   }
   if (no_cost + untimed + no_flops > 0) {
     std::string note = "not drawn:";
