@@ -56,9 +56,11 @@ class InspectorCli : public ::testing::Test {
   static std::string Model(const std::string& name) {
     return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name;
   }
+  // Fixed roofs: no test waits for a calibration or depends on this machine's speed.
+  static constexpr char kPeaks[] = "--peak-bw 10 --peak-flops 50";
   std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
     const std::string out = (dir_ / out_name).string();
-    Result r = Run("run " + Model(model) + " --output-dir " + out + " " + extra);
+    Result r = Run("run " + Model(model) + " --output-dir " + out + " " + kPeaks + " " + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return out;
   }
@@ -118,6 +120,92 @@ TEST_F(InspectorCli, SummaryPrintsTheTable) {
                         "compute 0", "copy", "critical path"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
   }
+}
+
+// Every task with a cost model carries the same bound in summary.json and
+// trace.json, its efficiency is its lower bound over its time, and the op
+// types are ranked by the time they lose against their bounds.
+TEST_F(InspectorCli, RunHoldsEachTaskAgainstTheRoofline) {
+  const fs::path out = RunModel("two_branch.onnx", "run");
+  const json summary = json::parse(Slurp(out / "summary.json"));
+  EXPECT_EQ(summary["schema"], "opscope.summary/1");
+  const json& roof = summary["roofline"];
+  EXPECT_EQ(roof["peaks"]["bandwidth_gbs"], 10.0);
+  EXPECT_EQ(roof["peaks"]["gflops_f32"], 50.0);
+  EXPECT_EQ(roof["peaks"]["gflops_f64"], 50.0);
+  EXPECT_EQ(roof["peaks"]["source"], "--peak-bw/--peak-flops");
+  ASSERT_FALSE(roof["tasks"].empty());
+  std::map<int64_t, json> by_task;
+  std::map<std::string, double> lost_by_type;
+  for (const json& t : roof["tasks"]) {
+    const std::string bound = t["bound"];
+    ASSERT_TRUE(bound == "memory" || bound == "compute") << t.dump();
+    const double lower = t["lower_bound_us"], duration = t["duration_us"], efficiency = t["efficiency"];
+    EXPECT_GT(lower, 0) << t.dump();
+    EXPECT_NEAR(efficiency, lower / duration, 1e-12 * std::max(1.0, efficiency)) << t.dump();
+    lost_by_type[t["op_type"]] += duration - lower;
+    by_task[t["task_id"]] = t;
+  }
+  EXPECT_EQ(roof["tasks_with_bound"], roof["tasks"].size());
+  EXPECT_EQ(roof["tasks_without_bound"], 3);  // two H2D copies and one D2H: no cost model
+  double previous = INFINITY;
+  for (const json& l : roof["lost_by_op_type"]) {
+    EXPECT_NEAR(l["lost_us"].get<double>(), lost_by_type[l["op_type"]], 1e-6) << l.dump();
+    EXPECT_NEAR(l["lost_us"].get<double>(), l["measured_us"].get<double>() - l["lower_bound_us"].get<double>(), 1e-6);
+    EXPECT_LE(l["lost_us"].get<double>(), previous);
+    previous = l["lost_us"];
+  }
+  EXPECT_EQ(roof["lost_by_op_type"].size(), lost_by_type.size());
+  for (const json& t : summary["top_tasks"]) EXPECT_TRUE(t.contains("bound")) << t.dump();
+
+  const json trace = json::parse(Slurp(out / "trace.json"));
+  size_t with_bound = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const json& args = e["args"];
+    if (args["op_type"] == "memcpy") {
+      EXPECT_FALSE(args.contains("bound")) << args.dump();
+      continue;
+    }
+    ASSERT_TRUE(args.contains("bound")) << args.dump();
+    const json& t = by_task.at(args["task_id"]);
+    EXPECT_EQ(args["bound"], t["bound"]);
+    EXPECT_NEAR(args["lower_bound_us"].get<double>(), t["lower_bound_us"].get<double>(), 1e-12);
+    EXPECT_NEAR(args["efficiency"].get<double>(), t["efficiency"].get<double>(), 1e-12);
+    // trace's dur is the same calibrated duration, to the nanosecond.
+    EXPECT_NEAR(args["efficiency"].get<double>() * e["dur"].get<double>(), args["lower_bound_us"].get<double>(),
+                1e-3 * args["efficiency"].get<double>() + 1e-12);
+    ++with_bound;
+  }
+  EXPECT_EQ(with_bound, by_task.size());
+
+  // One chart, a point per task that has FLOPs (few tasks: not grouped).
+  const std::string svg = Slurp(out / "roofline.svg");
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << svg.substr(0, 200);
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  EXPECT_GT(circles, 0u);
+  EXPECT_LE(circles, by_task.size());
+  EXPECT_NE(svg.find("/join/head/Gemm (Gemm)"), std::string::npos);
+
+  // The text summary reads the roofs back from the run folder.
+  Result r = Run("summary " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"roofline  10 GB/s, 50 GFLOP/s float32", "--peak-bw/--peak-flops", "time lost by op type",
+                        roof["lost_by_op_type"][0]["op_type"].get_ref<const std::string&>().c_str()}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
+  }
+}
+
+TEST_F(InspectorCli, BadRoofsAreOneLineAndWriteNothing) {
+  const fs::path out = dir_ / "never";
+  const std::string run = "run " + Model("two_branch.onnx") + " --output-dir " + out.string();
+  ExpectOneErrorLine(Run(run + " --peak-bw 0 --peak-flops 50"), "--peak-bw '0': expected GB/s, a number > 0");
+  ExpectOneErrorLine(Run(run + " --peak-bw -3 --peak-flops 50"), "--peak-bw '-3'");
+  ExpectOneErrorLine(Run(run + " --peak-bw fast --peak-flops 50"), "--peak-bw 'fast'");
+  ExpectOneErrorLine(Run(run + " --peak-bw 10 --peak-flops nan"), "--peak-flops 'nan': expected GFLOP/s");
+  ExpectOneErrorLine(Run(run + " --peak-bw 10 --peak-flops 1e999"), "--peak-flops '1e999'");
+  EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {

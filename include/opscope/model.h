@@ -14,9 +14,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "opscope/roofline.h"
 #include "opscope/status.h"
 #include "opscope/tensor.h"
 
@@ -36,6 +38,11 @@ struct ModelRunRequest {
   std::string save_outputs;          // --save-outputs: DIR2/<name>.npy per graph output
   std::vector<std::string> plugins;  // --plugin
   std::string device = "cpu";
+  // The roofs each task is held against. Without these, the device's
+  // calibrated peaks (CalibrateDevice: measured once per machine, ~5 s, then
+  // cached); with both, no calibration runs. Each must be > 0.
+  std::optional<double> peak_bw_gbs;   // --peak-bw: GB/s
+  std::optional<double> peak_gflops;   // --peak-flops: GFLOP/s, the float32 and float64 roof alike
 };
 
 struct OpTypeTime {
@@ -43,6 +50,14 @@ struct OpTypeTime {
   int64_t count = 0;
   double total_us = 0;
   double share_pct = 0;
+};
+
+// An op type's tasks that have a roofline bound (see graph/runtime/summary.h).
+struct OpTypeLoss {
+  std::string op_type;
+  int64_t count = 0;
+  double measured_us = 0, lower_bound_us = 0, lost_us = 0;  // lost: measured - lower bound
+  double efficiency = 0;                                     // lower bound / measured
 };
 
 struct ModelRunReport {
@@ -55,6 +70,9 @@ struct ModelRunReport {
   bool memory_planned = false;
   int64_t arena_bytes = 0, no_reuse_bytes = 0;  // peak memory with and without buffer reuse
   std::vector<OpTypeTime> op_types;             // longest total time first
+  RoofPeaks peaks;                              // what the tasks were held against
+  int64_t tasks_with_bound = 0;                 // timed tasks with a cost model and known roofs
+  std::vector<OpTypeLoss> lost;                 // most time lost against the lower bound first
   std::map<std::string, Tensor> outputs;        // graph outputs (host), from the last iteration
   std::vector<std::string> files;               // written, in order
   std::string repro;                            // the inspector-cli line that runs this again

@@ -1,4 +1,7 @@
-// Placeholder arithmetic until the roofline branch lands (taken from there on merge).
+// The roofline arithmetic (opscope/roofline.h). Times are in microseconds,
+// bandwidth in 1e9 bytes/s and compute in 1e9 FLOP/s, so a byte count over
+// (GB/s * 1e3) is microseconds. A roof of 0 (or not a positive number) is
+// unknown: whatever needs it gets bound kNone, never a division by it.
 #include "opscope/roofline.h"
 
 #include <algorithm>
@@ -6,7 +9,10 @@
 namespace opscope {
 
 RoofPeaks RoofPeaksFrom(const DevicePeaks& p) {
-  return {.bandwidth_gbs = p.triad_gbs, .gflops_f32 = p.gemm_gflops_f32, .gflops_f64 = p.gemm_gflops_f64, .source = "calibrated"};
+  return RoofPeaks{.bandwidth_gbs = p.triad_gbs,
+                   .gflops_f32 = p.gemm_gflops_f32,
+                   .gflops_f64 = p.gemm_gflops_f64,
+                   .source = std::string("calibrated") + (p.from_cache ? " (" + p.cache_file + ")" : "")};
 }
 
 const char* BoundName(Bound b) {
@@ -18,34 +24,41 @@ const char* BoundName(Bound b) {
   return "none";
 }
 
-double RooflinePoint::efficiency() const { return has_cost && measured_us > 0 && lower_bound_us > 0 ? lower_bound_us / measured_us : -1; }
-double RooflinePoint::slowdown() const { return has_cost && measured_us > 0 && lower_bound_us > 0 ? measured_us / lower_bound_us : -1; }
+double RooflinePoint::efficiency() const {
+  return bound != Bound::kNone && measured_us > 0 ? lower_bound_us / measured_us : -1;
+}
 
-std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out,
-                           const Attrs& attrs) {
+double RooflinePoint::slowdown() const {
+  return bound != Bound::kNone && measured_us > 0 && lower_bound_us > 0 ? measured_us / lower_bound_us : -1;
+}
+
+std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& inputs,
+                           const std::vector<TensorDesc>& outputs, const Attrs& attrs) {
   if (!op.cost) return std::nullopt;
-  return op.EstimateCost(in, out, attrs);
+  return op.cost(OpCall(inputs, outputs, attrs));
 }
 
 RooflinePoint Roofline(const std::optional<Cost>& cost, DType dtype, double measured_us, const RoofPeaks& peaks) {
   RooflinePoint r;
-  r.measured_us = measured_us;
+  r.measured_us = measured_us < 0 ? -1 : measured_us;
   if (!cost) return r;
   r.has_cost = true;
   r.bytes = cost->bytes_read + cost->bytes_written;
   r.flops = cost->flops;
-  if (peaks.bandwidth_gbs > 0) r.memory_bound_us = r.bytes / (peaks.bandwidth_gbs * 1e3);
-  if (peaks.GflopsFor(dtype) > 0) r.compute_bound_us = r.flops / (peaks.GflopsFor(dtype) * 1e3);
-  r.lower_bound_us = std::max(r.memory_bound_us, r.compute_bound_us);
-  r.bound = r.lower_bound_us <= 0 ? Bound::kNone : r.memory_bound_us >= r.compute_bound_us ? Bound::kMemory : Bound::kCompute;
+  if (r.bytes > 0) r.intensity = r.flops / static_cast<double>(r.bytes);
   if (measured_us > 0) {
-    r.achieved_gbs = r.bytes / (measured_us * 1e3);
+    r.achieved_gbs = static_cast<double>(r.bytes) / (measured_us * 1e3);
     r.achieved_gflops = r.flops / (measured_us * 1e3);
   }
-  if (r.bytes > 0) r.intensity = r.flops / r.bytes;
+  const double bandwidth = peaks.bandwidth_gbs, compute = peaks.GflopsFor(dtype);
+  if (bandwidth > 0) r.memory_bound_us = static_cast<double>(r.bytes) / (bandwidth * 1e3);
+  if (compute > 0) r.compute_bound_us = r.flops / (compute * 1e3);
+  // A roof the op needs is unknown, or the op costs nothing: no bound to hold it to.
+  const bool memory_known = r.bytes <= 0 || bandwidth > 0, compute_known = r.flops <= 0 || compute > 0;
+  if (!memory_known || !compute_known || (r.bytes <= 0 && r.flops <= 0)) return r;
+  r.lower_bound_us = std::max(r.memory_bound_us, r.compute_bound_us);
+  r.bound = r.compute_bound_us > r.memory_bound_us ? Bound::kCompute : Bound::kMemory;
   return r;
 }
-
-std::string RooflineSvg(const RoofPeaks&, const std::vector<RooflineChartPoint>&) { return "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"; }
 
 }  // namespace opscope

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -74,6 +75,18 @@ StatusOr<std::map<std::string, int64_t>> ParseIntAssignments(std::string_view fl
     out[name] = v;
   }
   return out;
+}
+
+StatusOr<double> ParsePositiveNumber(std::string_view flag, std::string_view text, std::string_view unit) {
+  const std::string value(Trim(text));
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno == ERANGE || !(v > 0) || !std::isfinite(v)) {
+    return InvalidArgumentError(std::string(flag) + " '" + value + "': expected " + std::string(unit) +
+                                ", a number > 0");
+  }
+  return v;
 }
 
 }  // namespace opscope::cli

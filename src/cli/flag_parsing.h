@@ -23,5 +23,7 @@ StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_v
 StatusOr<std::vector<DType>> ParseDTypeList(std::string_view flag, std::string_view text);
 // "block=256,vec=4" -> {block: 256, vec: 4}; values are integers.
 StatusOr<std::map<std::string, int64_t>> ParseIntAssignments(std::string_view flag, std::string_view text);
+// "31.5" -> 31.5; anything but a finite number > 0 is an error naming the flag and `unit`.
+StatusOr<double> ParsePositiveNumber(std::string_view flag, std::string_view text, std::string_view unit);
 
 }  // namespace opscope::cli

@@ -1,6 +1,7 @@
 #include "cli/inspector_run.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/flag_parsing.h"
 #include "opscope/model.h"
@@ -35,6 +36,15 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
                   static_cast<long long>(t.count), t.total_us, t.share_pct);
     out << line;
   }
+  std::snprintf(line, sizeof(line), "roofline %.4g GB/s, %.4g GFLOP/s float32, %.4g float64 (0: unknown); ",
+                r.peaks.bandwidth_gbs, r.peaks.gflops_f32, r.peaks.gflops_f64);
+  out << line << r.tasks_with_bound << " of " << r.tasks << " tasks with a bound; peaks " << r.peaks.source << "\n";
+  for (size_t i = 0; i < r.lost.size() && i < 3; ++i) {
+    const OpTypeLoss& l = r.lost[i];
+    std::snprintf(line, sizeof(line), "  %-22s %5lld  %10.1f us over its bound  efficiency %5.1f%%\n",
+                  l.op_type.c_str(), static_cast<long long>(l.count), l.lost_us, 100 * l.efficiency);
+    out << line;
+  }
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   out << "repro    " << r.repro << "\n";
 }
@@ -52,10 +62,20 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   cmd->add_option("--seed", flags.seed, "seed of the fill for inputs not given");
   cmd->add_option("--save-outputs", flags.save_outputs, "write each graph output as DIR2/<name>.npy");
   cmd->add_option("--plugin", flags.plugins, "a custom-op library to load (repeatable)");
+  cmd->add_option("--peak-bw", flags.peak_bw, "memory roof in GB/s (default: the device's calibrated triad)");
+  cmd->add_option("--peak-flops", flags.peak_flops,
+                  "compute roof in GFLOP/s, float32 and float64 (default: the calibrated GEMM rates)");
   return cmd;
 }
 
 Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
+  std::optional<double> peak_bw, peak_flops;
+  if (!flags.peak_bw.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(peak_bw, ParsePositiveNumber("--peak-bw", flags.peak_bw, "GB/s"));
+  }
+  if (!flags.peak_flops.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(peak_flops, ParsePositiveNumber("--peak-flops", flags.peak_flops, "GFLOP/s"));
+  }
   ModelRunRequest request{.model = flags.model,
                           .output_dir = flags.output_dir,
                           .streams = flags.streams,
@@ -64,7 +84,9 @@ Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
                           .input_files = SplitList(flags.inputs, ','),
                           .seed = flags.seed,
                           .save_outputs = flags.save_outputs,
-                          .plugins = flags.plugins};
+                          .plugins = flags.plugins,
+                          .peak_bw_gbs = peak_bw,
+                          .peak_gflops = peak_flops};
   OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport report, RunModel(request));
   PrintRun(report, out);
   return Status::Ok();

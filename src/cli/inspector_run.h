@@ -1,8 +1,10 @@
 // File: cli/inspector_run.h
 // `inspector-cli run MODEL.onnx --output-dir DIR`: import, compile, schedule
 // on N compute streams, execute on the cpu device, calibrate, map, then write
-// DIR/graph.json, DIR/trace.json, DIR/summary.json and DIR/capture.json (what
-// the other commands read back) and print a short summary. Nothing is written
+// DIR/graph.json, DIR/trace.json, DIR/summary.json, DIR/roofline.svg and
+// DIR/capture.json (what the other commands read back) and print a short
+// summary. Each task is held against the device's roofs: calibrated (once
+// per machine) unless --peak-bw and --peak-flops give them. Nothing is written
 // under DIR unless the whole run succeeded.
 #pragma once
 
@@ -27,6 +29,7 @@ struct InspectorRunFlags {
   uint64_t seed = 0;
   std::string save_outputs;
   std::vector<std::string> plugins;
+  std::string peak_bw, peak_flops;  // --peak-bw GB/s, --peak-flops GFLOP/s; empty: calibrated
 };
 
 CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags);

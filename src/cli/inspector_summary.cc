@@ -6,13 +6,43 @@
 #include "graph/runtime/node_path.h"
 #include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
+#include "graph/runtime/task_roofline.h"
 
 namespace opscope::cli {
 
 namespace {
 
-void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out) {
-  const graph::Summary s = graph::Summarize(schedule, top);
+std::string Efficiency(double e) {
+  char s[32];
+  if (e < 0) return "    n/a";
+  std::snprintf(s, sizeof(s), "%6.1f%%", 100 * e);
+  return s;
+}
+
+void PrintRoofline(const graph::RooflineSummary& r, std::ostream& out) {
+  char line[512];
+  const RoofPeaks& p = r.peaks;
+  std::snprintf(line, sizeof(line), "\nroofline  %.4g GB/s, %.4g GFLOP/s float32, %.4g float64 (%s; 0: unknown)\n",
+                p.bandwidth_gbs, p.gflops_f32, p.gflops_f64, p.source.c_str());
+  out << line << "  " << r.tasks_with_bound << " timed tasks with a bound, " << r.tasks_without_bound
+      << " without (no cost model, copies, or a roof unknown)\n";
+  if (r.lost.empty()) return;
+  std::snprintf(line, sizeof(line), "  %-22s %6s %12s %12s %12s %8s\n", "time lost by op type", "count", "measured us",
+                "bound us", "lost us", "eff.");
+  out << line;
+  for (const graph::OpTypeLoss& l : r.lost) {
+    std::snprintf(line, sizeof(line), "  %-22s %6lld %12.1f %12.1f %12.1f %s\n", l.op_type.c_str(),
+                  static_cast<long long>(l.count), l.measured_us, l.lower_bound_us, l.lost_us,
+                  Efficiency(l.efficiency).c_str());
+    out << line;
+  }
+}
+
+void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, const graph::CapturedRun* run) {
+  graph::Summary s = graph::Summarize(schedule, top);
+  if (run && run->peaks) {
+    graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, run->model.compiled, *run->peaks), *run->peaks);
+  }
   char line[512];
   std::snprintf(line, sizeof(line), "%-24s %6s %12s %12s %8s\n", "op type", "count", "total us", "mean us", "share");
   out << line;
@@ -24,10 +54,16 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out) {
   std::snprintf(line, sizeof(line), "%-24s %6zu %12.1f\n", "total", schedule.tasks.size(), s.total_task_us);
   out << line << "\ntop " << s.top_tasks.size() << " tasks\n";
   for (const graph::TopTask& t : s.top_tasks) {
-    std::snprintf(line, sizeof(line), "  #%-5lld %-40s stream %d  start %10.1f us  %10.1f us\n",
+    std::snprintf(line, sizeof(line), "  #%-5lld %-40s stream %d  start %10.1f us  %10.1f us",
                   static_cast<long long>(t.task_id), graph::TaskTitle(schedule.tasks[t.task_id]).c_str(), t.stream_id,
                   t.start_us, t.duration_us);
     out << line;
+    if (s.roofline && t.bound != Bound::kNone) {
+      std::snprintf(line, sizeof(line), "  %-7s bound %10.1f us  eff. %s", BoundName(t.bound), t.lower_bound_us,
+                    Efficiency(t.efficiency).c_str());
+      out << line;
+    }
+    out << "\n";
   }
   out << "\nstreams (span " << s.span_us << " us)\n";
   for (const graph::StreamRow& r : s.streams) {
@@ -40,6 +76,7 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out) {
                 s.critical_path.total_us);
   out << line;
   for (int64_t id : s.critical_path.task_ids) out << "  " << graph::TaskTitle(schedule.tasks[id]) << "\n";
+  if (s.roofline) PrintRoofline(*s.roofline, out);
 }
 
 }  // namespace
@@ -61,12 +98,12 @@ Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out
         << e.launches << " launches  tasks " << e.schedule.tasks.size();
     if (e.dropped > 0) out << "  (" << e.dropped << " launches dropped: collector full)";
     out << "\n\n";
-    PrintTables(e.schedule, flags.top, out);
+    PrintTables(e.schedule, flags.top, out, nullptr);
     return Status::Ok();
   }
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
   out << "model " << run.model.path << "  tasks " << run.schedule.tasks.size() << "\n\n";
-  PrintTables(run.schedule, flags.top, out);
+  PrintTables(run.schedule, flags.top, out, &run);
   return Status::Ok();
 }
 

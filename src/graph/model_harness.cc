@@ -1,5 +1,6 @@
 // The model harness (opscope/model.h): what `inspector-cli run` and `diff`
 // do between parsing their flags and printing, as library calls.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <utility>
@@ -13,6 +14,8 @@
 #include "graph/runtime/mapping.h"
 #include "graph/runtime/run_diff.h"
 #include "graph/runtime/summary.h"
+#include "graph/runtime/task_roofline.h"
+#include "opscope/calibrate.h"
 #include "opscope/model.h"
 #include "opscope/npy.h"
 #include "opscope/plugin.h"
@@ -51,6 +54,27 @@ Status CheckExecutable(const graph::Model& m) {
   return Status::Ok();
 }
 
+Status CheckPeak(const char* flag, const std::optional<double>& v, const char* unit) {
+  if (!v || (*v > 0 && std::isfinite(*v))) return Status::Ok();
+  return InvalidArgumentError(std::string(flag) + " " + ShortNum(*v) + ": expected " + unit + ", a number > 0");
+}
+
+// The overrides where given; the device's calibrated peaks for the rest. A
+// device that cannot be calibrated leaves its roofs unknown (0): the run
+// goes on, and its tasks are said to have no bound.
+RoofPeaks PeaksFor(const ModelRunRequest& r) {
+  RoofPeaks peaks;
+  if (!r.peak_bw_gbs || !r.peak_gflops) {
+    StatusOr<DevicePeaks> p = CalibrateDevice({.device = r.device});
+    peaks = p.ok() ? RoofPeaksFrom(*p) : RoofPeaks{.source = "unknown (calibration: " + p.status().message() + ")"};
+  }
+  if (r.peak_bw_gbs) peaks.bandwidth_gbs = *r.peak_bw_gbs;
+  if (r.peak_gflops) peaks.gflops_f32 = peaks.gflops_f64 = *r.peak_gflops;
+  if (r.peak_bw_gbs && r.peak_gflops) peaks.source = "--peak-bw/--peak-flops";
+  else if (r.peak_bw_gbs || r.peak_gflops) peaks.source += r.peak_bw_gbs ? ", --peak-bw" : ", --peak-flops";
+  return peaks;
+}
+
 std::string RunCommand(const ModelRunRequest& r) {
   std::string s = "inspector-cli run " + ShellQuote(r.model) + " --output-dir " + ShellQuote(r.output_dir) +
                   " --streams " + std::to_string(r.streams) + " --iterations " + std::to_string(r.iterations) +
@@ -61,11 +85,15 @@ std::string RunCommand(const ModelRunRequest& r) {
     s += " --inputs " + ShellQuote(list);
   }
   for (const std::string& p : r.plugins) s += " --plugin " + ShellQuote(p);
+  if (r.peak_bw_gbs) s += " --peak-bw " + ShortNum(*r.peak_bw_gbs);
+  if (r.peak_gflops) s += " --peak-flops " + ShortNum(*r.peak_gflops);
   return s;
 }
 
 ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
-  const graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
+  graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
+  const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
+  graph::AddRoofline(s, run.schedule, graph::TaskRooflines(run.schedule, run.model.compiled, peaks), peaks);
   const graph::MemoryPlan& mem = run.model.compiled.memory();
   ModelRunReport out{.model = run.model.path,
                      .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
@@ -84,6 +112,11 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
   for (const graph::OpTypeRow& row : s.op_types) {
     out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
   }
+  out.peaks = peaks;
+  out.tasks_with_bound = s.roofline->tasks_with_bound;
+  for (const graph::OpTypeLoss& l : s.roofline->lost) {
+    out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
+  }
   out.repro = RunCommand(r);
   return out;
 }
@@ -93,6 +126,8 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (r.streams < 1) return InvalidArgumentError("--streams " + std::to_string(r.streams) + ": expected >= 1");
   if (r.iterations < 1) return InvalidArgumentError("--iterations " + std::to_string(r.iterations) + ": expected >= 1");
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-bw", r.peak_bw_gbs, "GB/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-flops", r.peak_gflops, "GFLOP/s"));
   for (const std::string& path : r.plugins) {
     auto p = LoadPlugin(path);
     if (!p.ok()) return std::move(p).status().WithContext("--plugin");
@@ -124,6 +159,8 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
                                            .seed = r.seed,
                                            .save_outputs_dir = r.save_outputs}));
   OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
+  // After the run, so that calibrating does not share the machine with it.
+  run.peaks = PeaksFor(r);
 
   ModelRunReport report = ReportOf(run, r);
   report.outputs = std::move(result.outputs);

@@ -8,6 +8,7 @@
 #include "graph/runtime/mapping.h"
 #include "graph/graph_json.h"
 #include "graph/runtime/summary.h"
+#include "graph/runtime/task_roofline.h"
 #include "graph/runtime/trace_json.h"
 #include "opscope/plugin.h"
 #include "opscope/npy.h"
@@ -70,6 +71,18 @@ Status RestoreTask(const json& j, ScheduledTask& t, const std::string& file) {
   return Status::Ok();
 }
 
+json PeaksJson(const RoofPeaks& p) {
+  return {{"bandwidth_gbs", p.bandwidth_gbs}, {"gflops_f32", p.gflops_f32}, {"gflops_f64", p.gflops_f64},
+          {"source", p.source}};
+}
+
+RoofPeaks PeaksFromJson(const json& j) {
+  return RoofPeaks{.bandwidth_gbs = j.at("bandwidth_gbs").get<double>(),
+                   .gflops_f32 = j.at("gflops_f32").get<double>(),
+                   .gflops_f64 = j.at("gflops_f64").get<double>(),
+                   .source = j.at("source").get<std::string>()};
+}
+
 StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const std::string& file) {
   if (j.value("schema", "") != kCaptureSchema) {
     return InvalidArgumentError(file + ": expected \"schema\": \"" + kCaptureSchema + "\"");
@@ -80,6 +93,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const 
   run.iterations = j.at("iterations").get<int>();
   run.seed = j.at("seed").get<uint64_t>();
   run.plugins = j.at("plugins").get<std::vector<std::string>>();
+  if (j.contains("peaks") && !j.at("peaks").is_null()) run.peaks = PeaksFromJson(j.at("peaks"));
   const std::string model_path = j.at("model").at("path").get<std::string>();
   OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, ModelFingerprint(model_path));
   if (fingerprint != j.at("model").at("fingerprint").get<std::string>()) {
@@ -140,6 +154,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"iterations", run.iterations},
             {"seed", run.seed},
             {"plugins", run.plugins},
+            {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, j.dump() + "\n");
@@ -165,9 +180,23 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
   OPSCOPE_RETURN_IF_ERROR(WriteGraphJson(run.model, run.passes, graph));
-  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, BuildTraceData(run.schedule, run.model.compiled, run.device)));
-  OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary, Summarize(run.schedule, kSummaryTopTasks)));
-  return std::vector<std::string>{graph, trace, summary};
+  TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
+  Summary s = Summarize(run.schedule, kSummaryTopTasks);
+  std::vector<TaskRoof> roofs;
+  if (run.peaks) {
+    roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);
+    AddRoofline(trace_data, roofs);
+    AddRoofline(s, run.schedule, roofs, *run.peaks);
+  }
+  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
+  OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary, s));
+  std::vector<std::string> files{graph, trace, summary};
+  if (run.peaks) {
+    files.push_back(run.dir + "/" + kRooflineFile);
+    const std::string svg = RunRooflineSvg(run.schedule, roofs, *run.peaks);
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(files.back(), svg).WithContext(kRooflineFile));
+  }
+  return files;
 }
 
 StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name) {

@@ -4,7 +4,9 @@
 // running it again. DIR/capture.json (schema "opscope.capture/1") holds the
 // model's path and fingerprint (size + FNV-1a of its bytes), the plugins, the
 // number of compute streams, the compiler passes and, per task, what the
-// executor measured (op_id, kernel, launch, raw and calibrated times).
+// executor measured (op_id, kernel, launch, raw and calibrated times), and
+// the roofs the run was held against (opscope/roofline.h), so that a later
+// export or summary gives the same bounds without calibrating again.
 //
 // Loading re-imports and recompiles the model and schedules it again (all
 // deterministic), checks that the tasks line up with the captured ones, puts
@@ -14,18 +16,21 @@
 //   OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture("out"));
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/ir.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/scheduler.h"
+#include "opscope/roofline.h"
 #include "opscope/status.h"
 
 namespace opscope::graph {
 
 inline constexpr char kCaptureSchema[] = "opscope.capture/1";
 inline constexpr char kCaptureFile[] = "capture.json";
+inline constexpr char kRooflineFile[] = "roofline.svg";
 
 struct CapturedRun {
   std::string dir;
@@ -36,6 +41,7 @@ struct CapturedRun {
   std::string device = "cpu";
   int iterations = 1;
   uint64_t seed = 0;
+  std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
 };
 
 // "size:fnv1a" of the file's bytes; an error names the file.
@@ -48,7 +54,8 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir);
 // error lists the closest names.
 // The summary's "top tasks" count, the same in every export of a run.
 inline constexpr int kSummaryTopTasks = 10;
-// Writes DIR/graph.json, DIR/trace.json and DIR/summary.json (atomically) and returns their paths.
+// Writes DIR/graph.json, DIR/trace.json and DIR/summary.json (atomically),
+// and DIR/roofline.svg when the run has its roofs, and returns their paths.
 StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run);
 
 StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name);

@@ -57,6 +57,79 @@ Summary Summarize(const Schedule& schedule, int top_n) {
   return s;
 }
 
+void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks) {
+  RooflineSummary r{.peaks = peaks};
+  std::map<std::string, OpTypeLoss> by_type;
+  for (size_t i = 0; i < roofs.size() && i < schedule.tasks.size(); ++i) {
+    const RooflinePoint& p = roofs[i].point;
+    if (!(p.measured_us >= 0)) continue;
+    if (p.bound == Bound::kNone) ++r.tasks_without_bound;
+    else ++r.tasks_with_bound;
+    if (!p.has_cost) continue;
+    const std::string& type = schedule.tasks[i].op_type;
+    r.tasks.push_back({.task_id = static_cast<int64_t>(i), .op_type = type, .bound = p.bound,
+                       .duration_us = p.measured_us, .lower_bound_us = p.lower_bound_us,
+                       .efficiency = p.efficiency()});
+    if (p.bound == Bound::kNone) continue;
+    OpTypeLoss& l = by_type[type];
+    ++l.count;
+    l.measured_us += p.measured_us;
+    l.lower_bound_us += p.lower_bound_us;
+  }
+  for (auto& [type, l] : by_type) {
+    l.op_type = type;
+    l.lost_us = l.measured_us - l.lower_bound_us;
+    l.efficiency = l.measured_us > 0 ? l.lower_bound_us / l.measured_us : 0;
+    r.lost.push_back(l);
+  }
+  std::stable_sort(r.lost.begin(), r.lost.end(),
+                   [](const OpTypeLoss& a, const OpTypeLoss& b) { return a.lost_us > b.lost_us; });
+  for (TopTask& t : s.top_tasks) {
+    if (t.task_id < 0 || static_cast<size_t>(t.task_id) >= roofs.size()) continue;
+    const RooflinePoint& p = roofs[t.task_id].point;
+    t.bound = p.bound;
+    t.lower_bound_us = p.lower_bound_us;
+    t.efficiency = p.efficiency();
+  }
+  s.roofline = std::move(r);
+}
+
+namespace {
+
+// -1 (unknown) is written as null.
+nlohmann::json Known(double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+nlohmann::json RooflineJson(const RooflineSummary& r) {
+  nlohmann::json j;
+  j["peaks"] = {{"bandwidth_gbs", r.peaks.bandwidth_gbs},
+                {"gflops_f32", r.peaks.gflops_f32},
+                {"gflops_f64", r.peaks.gflops_f64},
+                {"source", r.peaks.source}};
+  j["tasks_with_bound"] = r.tasks_with_bound;
+  j["tasks_without_bound"] = r.tasks_without_bound;
+  j["lost_by_op_type"] = nlohmann::json::array();
+  for (const OpTypeLoss& l : r.lost) {
+    j["lost_by_op_type"].push_back({{"op_type", l.op_type},
+                                    {"count", l.count},
+                                    {"measured_us", l.measured_us},
+                                    {"lower_bound_us", l.lower_bound_us},
+                                    {"lost_us", l.lost_us},
+                                    {"efficiency", l.efficiency}});
+  }
+  j["tasks"] = nlohmann::json::array();
+  for (const TaskBoundRow& t : r.tasks) {
+    j["tasks"].push_back({{"task_id", t.task_id},
+                          {"op_type", t.op_type},
+                          {"bound", BoundName(t.bound)},
+                          {"duration_us", t.duration_us},
+                          {"lower_bound_us", Known(t.bound == Bound::kNone ? -1 : t.lower_bound_us)},
+                          {"efficiency", Known(t.efficiency)}});
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json SummaryJson(const Summary& s) {
   nlohmann::json j;
   j["schema"] = "opscope.summary/1";
@@ -81,6 +154,12 @@ nlohmann::json SummaryJson(const Summary& s) {
                               {"stream_id", t.stream_id},
                               {"start_us", t.start_us},
                               {"duration_us", t.duration_us}});
+    if (s.roofline) {
+      nlohmann::json& row = j["top_tasks"].back();
+      row["bound"] = BoundName(t.bound);
+      row["lower_bound_us"] = Known(t.bound == Bound::kNone ? -1 : t.lower_bound_us);
+      row["efficiency"] = Known(t.efficiency);
+    }
   }
   j["streams"] = nlohmann::json::array();
   for (const StreamRow& r : s.streams) {
@@ -91,6 +170,7 @@ nlohmann::json SummaryJson(const Summary& s) {
                             {"idle_us", r.idle_us}});
   }
   j["critical_path"] = {{"task_ids", s.critical_path.task_ids}, {"total_us", s.critical_path.total_us}};
+  if (s.roofline) j["roofline"] = RooflineJson(*s.roofline);
   return j;
 }
 

@@ -2,13 +2,17 @@
 // What a run spent its time on: per op type (count, total, mean, share of all
 // task time), data movement (H2D/D2H copies) as its own row, the N longest
 // tasks, per-stream busy and idle time over the run's span, and the critical
-// path. summary.json carries "schema": "opscope.summary/1".
+// path. With the run's roofs (AddRoofline): each task's bound, lower bound
+// and efficiency, and the op types ranked by the time they lose against their
+// lower bound. summary.json carries "schema": "opscope.summary/1".
 //
 //   graph::Summary s = graph::Summarize(schedule, /*top_n=*/10);
+//   graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, model.compiled, peaks), peaks);
 //   OPSCOPE_RETURN_IF_ERROR(graph::WriteSummaryJson("summary.json", s));
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,7 @@
 
 #include "graph/runtime/critical_path.h"
 #include "graph/runtime/scheduler.h"
+#include "graph/runtime/task_roofline.h"
 
 namespace opscope::graph {
 
@@ -39,6 +44,32 @@ struct TopTask {
   std::string name, op_type, kernel;
   int stream_id = 0;
   double start_us = 0, duration_us = 0;
+  Bound bound = Bound::kNone;  // set by AddRoofline
+  double lower_bound_us = 0, efficiency = -1;
+};
+
+// A timed task held against the roofs (has_cost; bound kNone when a roof it needs is unknown).
+struct TaskBoundRow {
+  int64_t task_id = -1;
+  std::string op_type;
+  Bound bound = Bound::kNone;
+  double duration_us = 0, lower_bound_us = 0, efficiency = -1;
+};
+
+// An op type's tasks that have a bound: what they took, what they could
+// have, and the difference (negative when faster than the DRAM roof).
+struct OpTypeLoss {
+  std::string op_type;
+  int64_t count = 0;
+  double measured_us = 0, lower_bound_us = 0, lost_us = 0;
+  double efficiency = 0;  // lower_bound_us / measured_us
+};
+
+struct RooflineSummary {
+  RoofPeaks peaks;
+  int64_t tasks_with_bound = 0, tasks_without_bound = 0;  // timed tasks
+  std::vector<TaskBoundRow> tasks;  // task order, the timed ones with a cost model
+  std::vector<OpTypeLoss> lost;     // by lost_us, most first
 };
 
 struct Summary {
@@ -48,9 +79,12 @@ struct Summary {
   double span_us = 0;        // first start to last end, calibrated
   double total_task_us = 0;  // sum of every task's calibrated duration
   CriticalPath critical_path;
+  std::optional<RooflineSummary> roofline;  // AddRoofline
 };
 
 Summary Summarize(const Schedule& schedule, int top_n);
+// `roofs` indexed by task_id (TaskRooflines).
+void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks);
 nlohmann::json SummaryJson(const Summary& s);
 Status WriteSummaryJson(const std::string& path, const Summary& s);
 

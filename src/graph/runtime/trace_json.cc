@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -144,8 +145,14 @@ inline char* Dim(char* p, const Dim3& d) {
   return p;
 }
 
+// A double as JSON, or null when negative (unknown); shortest round-trip form.
+inline char* Real(char* p, double v) {
+  if (!(v >= 0) || !std::isfinite(v)) return Lit(p, "null");
+  return std::to_chars(p, p + 32, v).ptr;
+}
+
 // Room for an event's fixed text and numbers, beside its strings.
-constexpr size_t kEventFixedBytes = 512;
+constexpr size_t kEventFixedBytes = 640;
 
 // The output string, grown in small steps inside its reserved capacity:
 // resize zero-fills what it adds, and a small step keeps that fill and our
@@ -217,6 +224,15 @@ char* Task(char* p, std::string_view prefix, const TraceTask& t) {
     p = Dim(p, t.block);
   } else {
     p = Lit(p, ",\"grid\":null,\"block\":null");
+  }
+  if (t.has_cost) {
+    const bool known = t.bound != Bound::kNone;
+    p = Lit(p, ",\"bound\":\"");
+    p = Bytes(p, BoundName(t.bound));
+    p = Lit(p, "\",\"lower_bound_us\":");
+    p = Real(p, known ? t.lower_bound_us : -1);
+    p = Lit(p, ",\"efficiency\":");
+    p = Real(p, known ? t.efficiency : -1);
   }
   return Lit(p, "}},\n");
 }
@@ -299,6 +315,17 @@ TraceData BuildTraceData(const Schedule& schedule, const std::string& device_nam
     }
   }
   return d;
+}
+
+void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs) {
+  for (TraceTask& t : data.tasks) {
+    if (t.task_id < 0 || static_cast<size_t>(t.task_id) >= roofs.size()) continue;
+    const RooflinePoint& p = roofs[t.task_id].point;
+    t.has_cost = p.has_cost;
+    t.bound = p.bound;
+    t.lower_bound_us = p.lower_bound_us;
+    t.efficiency = p.efficiency();
+  }
 }
 
 std::string TraceJson(const TraceData& data) {

@@ -3,7 +3,9 @@
 // chrome://tracing open as it is: one pid per device (named by a
 // "process_name" M event), one tid per stream (a "thread_name" M event each),
 // one complete ("X") event per task with ts/dur in microseconds and args
-// {task_id, node_id, op_id, op_type, kernel, grid, block}, and a flow pair
+// {task_id, node_id, op_id, op_type, kernel, grid, block} (and, for a task
+// whose op has a cost model, bound, lower_bound_us, efficiency: AddRoofline;
+// the last two null while a roof is unknown), and a flow pair
 // ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
 // wait. The top-level object carries "schema": "opscope.trace/1".
 //
@@ -22,6 +24,7 @@
 
 #include "graph/ir.h"
 #include "graph/runtime/scheduler.h"
+#include "graph/runtime/task_roofline.h"
 
 namespace opscope::graph {
 
@@ -37,6 +40,9 @@ struct TraceTask {
   std::string kernel;
   bool launch_known = false;
   Dim3 grid, block;
+  bool has_cost = false;  // the roofline args are written only then
+  Bound bound = Bound::kNone;
+  double lower_bound_us = 0, efficiency = -1;
 };
 
 struct TraceFlow {
@@ -62,6 +68,9 @@ std::string StreamName(const Schedule& s, int stream_id);
 TraceData BuildTraceData(const Schedule& schedule, const std::string& device_name);
 // The same; kept for callers that hold the compiled graph.
 TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const std::string& device_name);
+
+// Puts each task's bound, lower bound and efficiency (roofs indexed by task_id) into its args.
+void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs);
 
 std::string TraceJson(const TraceData& data);
 Status WriteTraceJson(const std::string& path, const TraceData& data);
