@@ -1,11 +1,11 @@
 // sweep_trap: y = x + 1, float32, with the tunable "block" (64, 128, 256, 512,
-// 1024) whose value 512 is fast and WRONG: with block=512 the kernel skips the
-// work of every odd-numbered block and only zeroes its part of y, so it reads
-// half of x and adds half as much. A sweep must check every candidate against
-// the reference and refuse this one however fast it is; every other value is
-// right. (Zeroes, not nothing: an untouched y may still hold a previous run's
-// right answer when the allocator hands the same memory back, and the trap
-// must be wrong whatever memory it gets.)
+// 1024) whose value 512 is fast and WRONG: with block=512 the kernel skips
+// every odd-numbered block, so it does half the work. A sweep must check every
+// candidate against the reference and refuse this one however fast it is;
+// every other value is right. A skipped block leaves its part of y as the
+// memory was (zeros when fresh, a previous run's right answer when the
+// allocator hands the same memory back) except its first element, which it
+// sets to 0: so the trap is wrong whatever memory it gets.
 //
 //   ops-debug run --plugin build/lib/libperf_ops.so --op sweep_trap --input-shapes '[1024,1024]' --tunables block=512   (fails)
 #include <algorithm>
@@ -37,7 +37,7 @@ Status SweepTrapCpu(KernelContext& ctx) {
       .host = [&](const opscope::BlockContext& b) {
         const int64_t begin = b.linear_block() * block, end = std::min(n, begin + block);
         if (block == kTrapBlock && b.linear_block() % 2 == 1) {  // the trap
-          std::fill(out + begin, out + end, 0.0f);
+          out[begin] = 0.0f;
           return;
         }
         for (int64_t i = begin; i < end; ++i) out[i] = in[i] + 1.0f;
@@ -54,7 +54,7 @@ Status SweepTrapReference(KernelContext& ctx) {
 }  // namespace
 
 OPSCOPE_OP("sweep_trap")
-    .Doc("y = x + 1 (TRAP: block=512 skips every other block and zeroes it: fast and wrong)")
+    .Doc("y = x + 1 (TRAP: block=512 skips every other block: fast and wrong)")
     .Input("x").Output("y")
     .TypeConstraint("T", {opscope::DType::kF32})
     .SameShape()
