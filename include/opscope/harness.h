@@ -52,7 +52,7 @@ struct OpRunRequest {
   uint64_t seed = 0;                     // --seed
   std::string attrs;                     // --attrs "eps=1e-6,axis=-1", validated against the schema
   Attrs attr_values;                     // typed attrs, set over those of `attrs` (a caller's own values)
-  std::map<std::string, int64_t> tunables;  // --tunables
+  std::map<std::string, int64_t> tunables;  // --tunables: declared names, each one of its declared values
   std::string device = "cpu";            // --device
   bool checked = false;                  // --checked: guard-page allocation on the device
   // The golden: the op's reference (default), expected tensors, or another

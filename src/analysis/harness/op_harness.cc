@@ -33,13 +33,22 @@ class CheckedAllocationScope {
   Device* device_;
 };
 
+// A tunable's declared values are the ones its kernels are written (and
+// swept) for: another value is refused, not silently run.
 Status CheckTunables(const OpSchema& op, const std::map<std::string, int64_t>& tunables) {
   for (const auto& [name, value] : tunables) {
-    if (op.FindTunable(name)) continue;
-    std::string have;
-    for (const TunableDef& t : op.tunables) have += (have.empty() ? "" : ", ") + t.name;
-    return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
-                                (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
+    const TunableDef* t = op.FindTunable(name);
+    if (t == nullptr) {
+      std::string have;
+      for (const TunableDef& d : op.tunables) have += (have.empty() ? "" : ", ") + d.name;
+      return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
+                                  (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
+    }
+    if (t->values.empty() || std::find(t->values.begin(), t->values.end(), value) != t->values.end()) continue;
+    std::string values;
+    for (int64_t v : t->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+    return InvalidArgumentError("--tunables: op " + op.name + "'s tunable '" + name + "' takes " + values + "; " +
+                                std::to_string(value) + " is not one of them");
   }
   return Status::Ok();
 }

@@ -114,6 +114,13 @@ TEST_F(OpHarnessFiles, ABadRequestWritesNothing) {
   EXPECT_NE(bad.status().message().find("--tunables: op Relu has no tunable 'blok'"), std::string::npos)
       << bad.status().message();
   EXPECT_FALSE(std::filesystem::exists(report));
+  auto undeclared = RunOpInstance({.op = "Relu", .input_shapes = {Shape({8})}, .tunables = {{"block", 12345}}, .report = report});
+  ASSERT_FALSE(undeclared.ok());
+  EXPECT_NE(undeclared.status().message().find("tunable 'block' takes "), std::string::npos)
+      << undeclared.status().message();
+  EXPECT_NE(undeclared.status().message().find("12345 is not one of them"), std::string::npos)
+      << undeclared.status().message();
+  EXPECT_FALSE(std::filesystem::exists(report));
   auto unknown = RunOpInstance({.op = "Relux", .report = report});
   ASSERT_FALSE(unknown.ok());
   EXPECT_FALSE(std::filesystem::exists(report));
