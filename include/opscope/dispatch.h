@@ -60,6 +60,10 @@ struct RunOptions {
   bool fingerprint = true;   // compute each input's data fingerprint
   TraceSink* trace = nullptr;  // where the kernel's OPSCOPE_TRACE hits go (opscope/trace.h)
   bool time_phases = false;    // fill OpRun::times (a steady_clock read per phase, ~20 ns each)
+  // Fill the outputs with 0xFF bytes (NaN in every float dtype, -1 or the
+  // maximum in integers) before the kernel runs, so an element it never
+  // writes cannot pass for right with what a reused buffer held before.
+  bool poison_outputs = false;
 };
 
 struct OpRun {

@@ -142,6 +142,17 @@ static Status FinishKernel(Status st, const KernelContext& ctx, const std::strin
   return Status::Ok();
 }
 
+// RunOptions::poison_outputs: 0xFF in every byte, written where the tensor lives.
+static Status Poison(const Tensor& t, Device* device) {
+  if (t.nbytes() == 0) return Status::Ok();
+  if (device->host_accessible()) {
+    std::memset(t.raw_data(), 0xFF, t.nbytes());
+    return Status::Ok();
+  }
+  std::vector<unsigned char> pattern(t.nbytes(), 0xFF);
+  return device->CopySync(t.raw_data(), pattern.data(), pattern.size(), CopyKind::kHostToDevice);
+}
+
 static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
   std::vector<TensorDesc> d(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -251,6 +262,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   for (size_t i = 0; i < out_desc.size(); ++i) {
     DType dt = reference ? ReferenceDType(out_desc[i].dtype) : out_desc[i].dtype;
     OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, out_desc[i].shape, device));
+    if (options.poison_outputs && !reference) OPSCOPE_RETURN_IF_ERROR(Poison(outputs[i], device));
   }
   mark(DispatchPhase::kAllocate);
 

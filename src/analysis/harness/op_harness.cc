@@ -273,7 +273,9 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   report.repeats = f.repeat;
   report.repro = ReproCommand(f, op, attrs, inputs, {});
 
-  const RunOptions kernel_opts{.device = device, .tunables = tunables, .num_outputs = num_outputs, .trace = trace};
+  // Outputs poisoned: an element the kernel never writes fails, whatever a reused buffer held.
+  const RunOptions kernel_opts{.device = device, .tunables = tunables, .num_outputs = num_outputs, .trace = trace,
+                               .poison_outputs = true};
   auto run = Dispatcher::Global().Run(op, tensors, attrs, kernel_opts);
   if (!run.ok()) {
     report.kernel_error = run.status().ToString();
@@ -291,7 +293,8 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
     DeterminismCheck check(std::move(first), out_names);
     for (int k = 1; k < f.repeat; ++k) {
       auto again = Dispatcher::Global().Run(
-          op, tensors, attrs, RunOptions{.device = device, .tunables = tunables, .num_outputs = num_outputs});
+          op, tensors, attrs,
+          RunOptions{.device = device, .tunables = tunables, .num_outputs = num_outputs, .poison_outputs = true});
       if (!again.ok()) {
         report.kernel_error = "repeat " + std::to_string(k + 1) + ": " + again.status().ToString();
         return report;

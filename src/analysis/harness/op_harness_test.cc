@@ -53,6 +53,36 @@ TEST(OpHarness, GivenTensorsAreJudgedAgainstTheReference) {
   EXPECT_NE(report->repro.find("--input-shapes '[3,17]'"), std::string::npos) << report->repro;
 }
 
+// A kernel that skips the second half of its output: on a reused buffer the
+// half could still hold the right values from the call before, so the
+// harness poisons every output and the skipped elements fail as NaN.
+TEST(OpHarness, ElementsTheKernelNeverWritesFailEvenOnAReusedBuffer) {
+  auto half = [](KernelContext& ctx) {
+    const int64_t n = ctx.in(0).numel();
+    return ctx.ParallelFor("half_copy", n / 2, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) ctx.out(0).FlatSetFromDouble(i, ctx.in(0).FlatGetAsDouble(i));
+    });
+  };
+  auto full = [](KernelContext& ctx) {
+    for (int64_t i = 0; i < ctx.in(0).numel(); ++i) ctx.out(0).FlatSetFromDouble(i, ctx.in(0).FlatGetAsDouble(i));
+    return Status::Ok();
+  };
+  static const bool registered =
+      OpRegistry::Global().Register(OpDef("harness_test_half_copy").Input("x").Output("y").SameShape()
+                                        .Kernel("cpu", half).Reference(full).schema()).ok();
+  ASSERT_TRUE(registered);
+  // 2 MiB of float32: large enough for the cpu device's block cache, so the
+  // first call's output buffer is the second call's.
+  Tensor x = Filled(Shape({1 << 19}), 1);
+  auto right = RunOpInstance({.op = "Relu", .input_tensors = {x}});
+  ASSERT_TRUE(right.ok());
+  auto report = RunOpInstance({.op = "harness_test_half_copy", .input_tensors = {x}});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(report->passed());
+  ASSERT_EQ(report->outputs.size(), 1u);
+  EXPECT_EQ(report->outputs[0].compare.nan_actual, (1 << 19) / 2);
+}
+
 TEST(OpHarness, ExpectedTensorsSetHowManyOutputsTheOpIsAskedFor) {
   const std::vector<Tensor> in = {Filled(Shape({2, 8}), 1), Filled(Shape({8}), 2), Filled(Shape({8}), 3)};
   const std::vector<Tensor> all = ReferenceOutputs("LayerNormalization", in, 3);

@@ -32,7 +32,10 @@ class CpuStreamHandle : public Stream {
 
 }  // namespace
 
-CpuDevice::CpuDevice(int threads) : streams_(std::make_shared<Streams>()) {
+// An eighth of the memory, at most 1 GiB, is kept for reuse.
+CpuDevice::CpuDevice(int threads)
+    : streams_(std::make_shared<Streams>()),
+      blocks_(std::make_unique<BlockCache>(std::min<size_t>(size_t{1} << 30, PhysicalMemoryBytes() / 8))) {
   int units = threads > 0 ? threads : HardwareThreads();
   // The launching thread runs blocks too, so the pool has one thread fewer.
   pool_ = std::make_shared<ThreadPool>(std::max(units - 1, 1));
@@ -50,8 +53,7 @@ CpuDevice::~CpuDevice() {
 
 StatusOr<void*> CpuDevice::Allocate(size_t bytes) {
   if (checked_allocation()) return CheckedAllocate(bytes);
-  size_t rounded = std::max<size_t>((bytes + 63) / 64 * 64, 64);
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = blocks_->Allocate(bytes);
   if (p == nullptr) return InternalError("cpu allocation of " + std::to_string(bytes) + " bytes failed");
   return p;
 }
@@ -59,6 +61,7 @@ StatusOr<void*> CpuDevice::Allocate(size_t bytes) {
 void CpuDevice::Free(void* ptr) {
   if (ptr == nullptr) return;
   if (LiveCheckedAllocations() > 0 && CheckedFree(ptr)) return;
+  if (blocks_->Free(ptr)) return;
   std::free(ptr);
 }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "device/cpu/block_cache.h"
 #include "device/cpu/cpu_stream.h"
 #include "device/cpu/thread_pool.h"
 #include "opscope/device.h"
@@ -50,6 +51,7 @@ class CpuDevice : public Device {
   DeviceInfo info_;
   std::shared_ptr<ThreadPool> pool_;
   std::shared_ptr<Streams> streams_;
+  std::unique_ptr<BlockCache> blocks_;  // large buffers kept for reuse (block_cache.h)
   std::shared_ptr<CpuStream> default_stream_;
   std::atomic<bool> checked_{false};
 };

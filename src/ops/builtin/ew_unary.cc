@@ -16,7 +16,11 @@ struct FloatMath {
 };
 
 struct LeakyReluOp : FloatMath {
-  template <typename C> static C Kernel(C x, const UnaryParams& p) { return x < C(0) ? C(p.alpha) * x : x; }
+  // Both arms, then a select (see PRelu in ew_compare.cc): it vectorises.
+  template <typename C> static C Kernel(C x, const UnaryParams& p) {
+    const C scaled = C(p.alpha) * x;
+    return x < C(0) ? scaled : x;
+  }
   static double Reference(double x, const UnaryParams& p) { return x >= 0 ? x : p.alpha * x; }
 };
 

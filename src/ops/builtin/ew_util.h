@@ -283,7 +283,13 @@ Status UnaryMap(KernelContext& ctx, std::string_view kernel, const Tensor& x_in,
   const I* __restrict px = x.data<I>();
   O* __restrict po = out.data<O>();
   return ctx.ParallelFor(kernel, out.numel(), [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) po[i] = Convert<O>(f(Load<C>(px[i])));
+    // Copies on this block's stack: nothing the loop stores to can alias
+    // them, so the op's parameters stay in registers and the loop vectorises
+    // (read through the captures, LeakyRelu's alpha was reloaded per element).
+    const F g = f;
+    const I* __restrict in = px;
+    O* __restrict o = po;
+    for (int64_t i = s; i < e; ++i) o[i] = Convert<O>(g(Load<C>(in[i])));
   });
 }
 
