@@ -78,7 +78,6 @@ TEST(SweepCli, TheTrapsFastWrongBlockIsFailedAndNeverBest) {
   EXPECT_TRUE(Contains(r.out, "repro: ops-debug sweep --plugin")) << r.out;
   // The page: the heatmap's five cells, the trap's crossed.
   const std::string html = Slurp(dir / "sweep.html");
-  EXPECT_EQ(std::count(html.begin(), html.end(), '\n') > 0, true);
   EXPECT_TRUE(Contains(html, "<g class=\"cell failed\" data-x=\"512\">")) << html;
   EXPECT_FALSE(Contains(html, "<g class=\"cell failed best")) << html;
 }
@@ -192,6 +191,46 @@ TEST(SweepCli, BadInputIsOneLineExit2NothingWritten) {
     EXPECT_TRUE(Contains(w.err, "is not writable")) << w.err;
     fs::permissions(ro, fs::perms::owner_all);
   }
+}
+
+}  // namespace
+}  // namespace opscope
+
+namespace opscope {
+namespace {
+
+// --graph: the model runs once, its most expensive compiled nodes are swept
+// as op instances, each into its own folder; one without tunables is skipped.
+TEST(SweepCli, GraphSweepsTheTopTasks) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  const std::string model = std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/resnet_small.onnx";
+  const std::string base = kOpsDebug + " sweep --graph " + model + " --peak-bw 20 --peak-flops 100 --warmup 1 --iters 3 ";
+  ToolResult r = testing::Shell(base + "--top 3 --output-dir " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "the 3 compiled node(s) with the most task time")) << r.out;
+  int swept = 0;
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_TRUE(Contains(r.out, "task " + std::to_string(i) + "/3  ")) << r.out;
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const json s = ReadJson(e.path() / "sweep.json");
+    EXPECT_EQ(s["complete"], true) << e.path();
+    EXPECT_TRUE(fs::exists(e.path() / "sweep.html"));
+    ++swept;
+  }
+  EXPECT_GE(swept, 1) << r.out;
+  // Bad input: one line, exit 2, nothing written.
+  const fs::path none = tmp.path() / "none";
+  for (const std::string& bad : {std::string("--top 0"), std::string("--op Relu")}) {
+    ToolResult b = testing::Shell(base + bad + " --output-dir " + none.string());
+    EXPECT_EQ(b.exit_code, 2) << bad << "\n" << b.out << b.err;
+    EXPECT_EQ(b.err_lines(), 1) << b.err;
+    EXPECT_FALSE(fs::exists(none)) << bad;
+  }
+  ToolResult missing = testing::Shell(kOpsDebug + " sweep --graph /nonexistent.onnx --output-dir " + none.string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_TRUE(Contains(missing.err, "--graph /nonexistent.onnx")) << missing.err;
 }
 
 }  // namespace

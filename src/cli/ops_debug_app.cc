@@ -85,7 +85,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (sweep->parsed()) {
     SweepInterruptScope interrupt;
-    auto code = RunSweepCommand(sweep_flags, out, err, &g_sweep_interrupted);
+    auto code = sweep_flags.graph.empty() ? RunSweepCommand(sweep_flags, out, err, &g_sweep_interrupted)
+                                          : RunGraphSweep(sweep_flags, out, err, &g_sweep_interrupted);
     if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
     return *code;
   }

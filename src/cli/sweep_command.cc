@@ -10,7 +10,15 @@
 
 #include "cli/flag_parsing.h"
 #include "cli/terminal.h"
+#include "core/text_format.h"
+#include "opscope/model.h"
 #include "opscope/npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace opscope::cli {
 
@@ -74,7 +82,115 @@ std::string ReproLine(const SweepFlags& f) {
   return s;
 }
 
+// A compiled node of a model run and the time its tasks took.
+struct HotNode {
+  std::string name, op_type, shapes, dtypes, attrs;
+  double us = 0;
+};
+
+std::string AttrText(const nlohmann::json& v) {
+  if (v.is_array()) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + AttrText(v[i]);
+    return s + "]";
+  }
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) return ShortNum(v.get<double>());
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+StatusOr<nlohmann::json> ReadJsonFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded()) return InternalError(p.string() + ": not JSON");
+  return j;
+}
+
+// Runs the model into a scratch folder and ranks its compiled nodes by the
+// summed duration of their kernel tasks (graph.json maps nodes, trace.json times tasks).
+StatusOr<std::vector<HotNode>> HotNodes(const SweepFlags& f) {
+  std::string tmpl = (fs::temp_directory_path() / "opscope_sweep_graph_XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) return InternalError("--graph: no scratch folder: " + std::string(std::strerror(errno)));
+  const fs::path scratch = tmpl;
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{scratch};
+  ModelRunRequest m{.model = f.graph, .output_dir = (scratch / "run").string(), .plugins = f.run.plugins, .device = f.run.device};
+  if (f.peak_bw > 0) m.peak_bw_gbs = f.peak_bw;
+  if (f.peak_flops > 0) m.peak_gflops = f.peak_flops;
+  if (m.peak_bw_gbs.has_value() != m.peak_gflops.has_value()) m.peak_bw_gbs.reset(), m.peak_gflops.reset();
+  auto run = RunModel(m);
+  if (!run.ok()) return std::move(run).status().WithContext("--graph " + f.graph);
+  OPSCOPE_ASSIGN_OR_RETURN(nlohmann::json graph, ReadJsonFile(scratch / "run" / "graph.json"));
+  OPSCOPE_ASSIGN_OR_RETURN(nlohmann::json trace, ReadJsonFile(scratch / "run" / "trace.json"));
+  std::map<int64_t, double> us_by_node;
+  for (const nlohmann::json& e : trace.value("traceEvents", nlohmann::json::array())) {
+    if (e.value("ph", "") != "X" || !e.contains("args")) continue;
+    const int64_t node = e["args"].value("node_id", int64_t{-1});
+    if (node >= 0) us_by_node[node] += e.value("dur", 0.0);
+  }
+  std::vector<HotNode> nodes;
+  for (const nlohmann::json& n : graph["compiled"]["nodes"]) {
+    auto it = us_by_node.find(n.value("node_id", int64_t{-1}));
+    if (it == us_by_node.end() || n.value("kind", "") != "op") continue;
+    HotNode h{.name = n.value("name", ""), .op_type = n.value("op_type", ""), .us = it->second};
+    for (const nlohmann::json& in : n.value("inputs", nlohmann::json::array())) {
+      std::string shape = "[";
+      for (size_t i = 0; i < in["shape"].size(); ++i) shape += (i ? "," : "") + std::to_string(in["shape"][i].get<int64_t>());
+      h.shapes += (h.shapes.empty() ? "" : ";") + shape + "]";
+      h.dtypes += (h.dtypes.empty() ? "" : ",") + in.value("dtype", "float32");
+    }
+    const nlohmann::json attrs = n.value("attrs", nlohmann::json::object());  // items() does not keep a temporary alive
+    for (const auto& [name, value] : attrs.items()) {
+      h.attrs += (h.attrs.empty() ? "" : ",") + name + "=" + AttrText(value);
+    }
+    nodes.push_back(std::move(h));
+  }
+  std::stable_sort(nodes.begin(), nodes.end(), [](const HotNode& a, const HotNode& b) { return a.us > b.us; });
+  return nodes;
+}
+
 }  // namespace
+
+StatusOr<int> RunGraphSweep(const SweepFlags& f, std::ostream& out, std::ostream& err, const std::atomic<bool>* cancel) {
+  if (f.top < 1) return InvalidArgumentError("--top: expected at least 1 task, got " + std::to_string(f.top));
+  if (!f.run.op.empty()) return InvalidArgumentError("--op: not with --graph (the graph's tasks name their ops)");
+  if (f.iters < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(f.iters));
+  OPSCOPE_RETURN_IF_ERROR(CheckOutputDir(f.output_dir));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<HotNode> nodes, HotNodes(f));
+  if (nodes.empty()) return InvalidArgumentError("--graph " + f.graph + ": no kernel task ran: nothing to sweep");
+  if (static_cast<int>(nodes.size()) > f.top) nodes.resize(static_cast<size_t>(f.top));
+  out << "graph     " << f.graph << ": the " << nodes.size() << " compiled node(s) with the most task time\n";
+  int code = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const HotNode& n = nodes[i];
+    if (cancel != nullptr && cancel->load()) return 130;
+    SweepFlags one = f;
+    one.graph.clear();
+    one.run.op = n.op_type;
+    one.run.input_shapes = n.shapes;
+    one.run.dtypes = n.dtypes;
+    one.run.attrs = n.attrs;
+    one.output_dir = (fs::path(f.output_dir) / (std::to_string(i + 1) + "_" + n.op_type)).string();
+    out << "\ntask " << i + 1 << "/" << nodes.size() << "  " << n.name << "  " << n.op_type << "  " << FormatMicros(n.us)
+        << " in the model run  inputs " << n.shapes << (n.attrs.empty() ? "" : "  attrs " + n.attrs) << "\n";
+    auto swept = RunSweepCommand(one, out, err, cancel);
+    if (!swept.ok()) {
+      out << "skipped   " << swept.status().message() << "\n";
+      continue;
+    }
+    if (*swept == 130) return 130;
+    code = std::max(code, *swept);
+  }
+  return code;
+}
 
 StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& f) {
   SweepRequest r;
@@ -148,6 +264,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& f) {
   CLI::App* c = app.add_subcommand("sweep", "Run every tunable combination of one op, each checked and timed; "
                                             "the fastest correct one against the current");
   AddRunFlags(*c, f.run);
+  c->get_option("--op")->required(false);  // --graph names the ops; without it RequestFromFlags asks for --op
   c->add_option("--block", f.block, "block sizes to sweep: 64,128,256 (default: every declared value)");
   c->add_option("--vec", f.vec, "vector widths to sweep: 1,2,4,8 (default: every declared value)");
   c->add_option("--tunable", f.tunable, "another tunable's values: NAME=V1,V2,... (repeatable)")->expected(1);
@@ -158,6 +275,8 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& f) {
   c->add_option("--output-dir", f.output_dir, "where sweep.json and sweep.html go (default: the current folder); "
                                                "its sweep.json of the same op instance is resumed from");
   c->add_flag("--no-cache", f.no_cache, "measure every candidate again, ignoring the earlier sweep.json");
+  c->add_option("--graph", f.graph, "sweep the tasks of this model (.onnx) with the most time, instead of --op");
+  c->add_option("--top", f.top, "with --graph: how many tasks (default 5)");
   c->footer("The current configuration is the op's default (each tunable's first value) or --tunables. A candidate whose "
             "outputs do not match the golden is FAILED, never best. A candidate is faster only when the medians differ "
             "by more than (IQR current + IQR candidate) / 2. Ctrl-C stops after the current candidate (exit 130).");

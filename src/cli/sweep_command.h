@@ -8,6 +8,7 @@
 // candidate on Ctrl-C (exit 130, sweep.json marked "complete": false).
 //
 //   ops-debug sweep --plugin libperf_ops.so --op window_l2norm_v1 --input-shapes "[1,8,256,256]" --block 64,256,1024
+//   ops-debug sweep --graph examples/models/resnet_small.onnx --top 3 --output-dir sweeps
 #pragma once
 
 #include <atomic>
@@ -34,6 +35,8 @@ struct SweepFlags {
   double peak_flops = -1;
   std::string output_dir = ".";
   bool no_cache = false;
+  std::string graph;  // --graph MODEL.onnx: sweep the model's most expensive tasks
+  int top = 5;        // --top: how many
 };
 
 // Parses the flags and checks --output-dir; nothing is written.
@@ -43,6 +46,12 @@ StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& flags);
 // bad request (exit 2), with nothing written.
 StatusOr<int> RunSweepCommand(const SweepFlags& flags, std::ostream& out, std::ostream& err,
                               const std::atomic<bool>* cancel);
+// --graph: runs the model once (opscope/model.h), ranks its compiled nodes by
+// their tasks' time, and sweeps the `top` ones as op instances (op type,
+// input shapes and dtypes, attrs), each into --output-dir/NN_<op>/. A node
+// whose op declares no tunables is listed and skipped.
+StatusOr<int> RunGraphSweep(const SweepFlags& flags, std::ostream& out, std::ostream& err,
+                            const std::atomic<bool>* cancel);
 CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags);
 
 }  // namespace opscope::cli
