@@ -104,7 +104,7 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
   const double best_us = best != nullptr ? best->device_us.median : 0;
 
   constexpr double kCellW = 104, kCellH = 54, kLeft = 96, kTop = 56;
-  const double width = kLeft + kCellW * static_cast<double>(xs.size()) + 24;
+  const double width = std::max(620.0, kLeft + kCellW * static_cast<double>(xs.size()) + 24);  // the legend's line fits
   const double height = kTop + kCellH * static_cast<double>(ys.size()) + 56;
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sweep-heatmap\" width=\"" << width << "\" height=\"" << height
