@@ -1,5 +1,7 @@
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <optional>
 #include <string>
 
@@ -12,14 +14,40 @@
 #include "cli/list_command.h"
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
+#include "cli/sweep_command.h"
 #include "opscope/plugin.h"
 
 namespace opscope::cli {
 
 constexpr char kTool[] = "ops-debug";
 
+// Ctrl-C during a sweep: stop after the current candidate. The handler is
+// reset by its first use, so a second Ctrl-C ends the process at once.
+std::atomic<bool> g_sweep_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void OnSweepInterrupt(int) { g_sweep_interrupted.store(true); }
+
+// The handler for the duration of one sweep; the previous one after it.
+class SweepInterruptScope {
+ public:
+  SweepInterruptScope() {
+    g_sweep_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = OnSweepInterrupt;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~SweepInterruptScope() { sigaction(SIGINT, &previous_, nullptr); }
+  SweepInterruptScope(const SweepInterruptScope&) = delete;
+  SweepInterruptScope& operator=(const SweepInterruptScope&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app("ops-debug: run, compare, profile and inspect one operator", "ops-debug");
+  CLI::App app("ops-debug: run, compare, profile, sweep and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
@@ -35,6 +63,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* calibrate = AddCalibrateCommand(app, calibrate_flags);
   ProfileFlags profile_flags;
   CLI::App* profile = AddProfileCommand(app, profile_flags);
+  SweepFlags sweep_flags;
+  CLI::App* sweep = AddSweepCommand(app, sweep_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
@@ -50,6 +80,13 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (profile->parsed()) {
     auto code = RunProfile(profile_flags, out);
+    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
+    return *code;
+  }
+  if (sweep->parsed()) {
+    SweepInterruptScope interrupt;
+    auto code = sweep_flags.graph.empty() ? RunSweepCommand(sweep_flags, out, err, &g_sweep_interrupted)
+                                          : RunGraphSweep(sweep_flags, out, err, &g_sweep_interrupted);
     if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
     return *code;
   }

@@ -424,6 +424,36 @@ test('the page without data: a lone timeline.json picked, with its chart; a host
   assert.match(await page.textContent('#load-error'), /or one trace \(timeline\.json\) alone/);
 });
 
+// ops-debug sweep's page on the example trap: one heatmap cell per block, the
+// fast wrong block=512 crossed and labelled FAILED, the best a passed cell.
+test('ops-debug sweep: sweep.html has its heatmap cells and a FAILED cell', async () => {
+  const opsDebug = path.join(binaryDir, 'bin', 'ops-debug');
+  const plugin = path.join(binaryDir, 'lib', 'libperf_ops.so');
+  assert.ok(fs.existsSync(opsDebug) && fs.existsSync(plugin), `build ops-debug and perf_ops first (${opsDebug}, ${plugin})`);
+  const dir = path.join(work, 'sweep');
+  const r = spawnSync(opsDebug, ['sweep', '--plugin', plugin, '--op', 'sweep_trap', '--input-shapes', '[3001]',
+    '--peak-bw', '20', '--peak-flops', '100', '--iters', '3', '--output-dir', dir], {encoding: 'utf8', timeout: 60_000});
+  assert.equal(r.status, 0, r.stderr);
+  const sweep = JSON.parse(fs.readFileSync(path.join(dir, 'sweep.json'), 'utf8'));
+  problems = [];
+  await page.goto(pathToFileURL(path.join(dir, 'sweep.html')).href);
+  const cells = page.locator('#heatmap svg g.cell');
+  assert.equal(await cells.count(), sweep.candidates.length);
+  assert.equal(await cells.count(), 5);
+  const failed = page.locator('#heatmap svg g.cell.failed');
+  assert.equal(await failed.count(), 1);
+  assert.equal(await failed.getAttribute('data-x'), '512');
+  assert.match(await failed.textContent(), /FAILED/);
+  assert.equal(await failed.locator('line.cross').count(), 2);
+  assert.ok(await failed.isVisible());
+  const best = page.locator('#heatmap svg g.cell.best');
+  assert.equal(await best.count(), 1);
+  assert.equal(await best.getAttribute('data-x'), String(sweep.best.tunables.block));
+  assert.ok(!(await best.getAttribute('class')).includes('failed'));
+  assert.equal(await page.locator('#candidates tr.failed').count(), 1);
+  assert.deepEqual(problems, []);
+});
+
 test('bad input: one line, exit 2, no half-written report', () => {
   const empty = path.join(work, 'empty');
   fs.mkdirSync(empty);

@@ -1,0 +1,267 @@
+// RunSweep (opscope/sweep.h): plan the candidates from the op's declared
+// tunables, check everything asked before running anything, calibrate once,
+// then profile candidate after candidate (the current configuration first),
+// reusing what the cache file already holds for the same instance.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "opscope/calibrate.h"
+#include "opscope/npy.h"
+#include "opscope/op.h"
+#include "opscope/plugin.h"
+#include "opscope/sweep.h"
+
+namespace opscope {
+namespace {
+
+std::string ValueList(const std::vector<int64_t>& values) {
+  std::string s;
+  for (int64_t v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  return s;
+}
+
+std::string DeclaredNames(const OpSchema& op) {
+  std::string s;
+  for (const TunableDef& t : op.tunables) s += (s.empty() ? "" : ", ") + t.name;
+  return s.empty() ? "it declares none" : "it declares: " + s;
+}
+
+Status CheckValue(const OpSchema& op, const TunableDef& t, int64_t v, const std::string& flag) {
+  if (t.values.empty() || std::find(t.values.begin(), t.values.end(), v) != t.values.end()) return Status::Ok();
+  return InvalidArgumentError(flag + ": op " + op.name + "'s tunable '" + t.name + "' takes " + ValueList(t.values) +
+                              "; " + std::to_string(v) + " is not one of them");
+}
+
+// The axes in declaration order, and the current configuration.
+Status Plan(const OpSchema& op, const SweepRequest& r, std::vector<SweepAxis>& axes, TunableValues& current) {
+  for (const auto& [name, value] : r.base.run.tunables) {
+    const TunableDef* t = op.FindTunable(name);
+    if (t == nullptr) {
+      return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "' (" + DeclaredNames(op) + ")");
+    }
+    OPSCOPE_RETURN_IF_ERROR(CheckValue(op, *t, value, "--tunables"));
+  }
+  for (const auto& [name, values] : r.values) {
+    const std::string flag = SweepFlagFor(name);
+    const TunableDef* t = op.FindTunable(name);
+    if (t == nullptr) {
+      return InvalidArgumentError(flag + ": op " + op.name + " has no tunable '" + name + "' (" + DeclaredNames(op) + ")");
+    }
+    if (values.empty()) return InvalidArgumentError(flag + ": no values given: a sweep with no candidates");
+    for (int64_t v : values) OPSCOPE_RETURN_IF_ERROR(CheckValue(op, *t, v, flag));
+  }
+  for (const TunableDef& t : op.tunables) {
+    auto given = r.base.run.tunables.find(t.name);
+    if (given != r.base.run.tunables.end()) {
+      current[t.name] = given->second;
+    } else if (!t.values.empty()) {
+      current[t.name] = t.values.front();
+    }
+    SweepAxis axis{.name = t.name};
+    auto asked = r.values.find(t.name);
+    const std::vector<int64_t>& src = asked != r.values.end() ? asked->second : t.values;
+    for (int64_t v : src) {
+      if (std::find(axis.values.begin(), axis.values.end(), v) == axis.values.end()) axis.values.push_back(v);
+    }
+    if (axis.values.empty() && current.count(t.name)) axis.values.push_back(current[t.name]);
+    if (!axis.values.empty()) axes.push_back(std::move(axis));
+  }
+  if (axes.empty()) {
+    return InvalidArgumentError("--tunable: op " + op.name + " declares no tunables and none were asked: "
+                                "a sweep with no candidates");
+  }
+  return Status::Ok();
+}
+
+std::vector<TunableValues> Grid(const std::vector<SweepAxis>& axes) {
+  std::vector<TunableValues> grid = {{}};
+  for (const SweepAxis& a : axes) {
+    std::vector<TunableValues> next;
+    for (const TunableValues& g : grid) {
+      for (int64_t v : a.values) {
+        TunableValues t = g;
+        t[a.name] = v;
+        next.push_back(std::move(t));
+      }
+    }
+    grid = std::move(next);
+  }
+  return grid;
+}
+
+std::string InstanceText(const OpRunRequest& r) {
+  std::string s;
+  for (const Shape& sh : r.input_shapes) s += (s.empty() ? "" : ";") + sh.ToString();
+  for (const std::string& f : r.input_files) s += (s.empty() ? "" : ";") + f;
+  std::string d;
+  for (DType t : r.dtypes) d += (d.empty() ? "" : ",") + std::string(DTypeName(t));
+  return s + " " + (d.empty() ? "float32" : d);
+}
+
+// What the cache is matched on: the op instance, not how it is timed.
+std::string InstanceKey(const OpRunRequest& r) {
+  std::string k = "op=" + r.op + " device=" + r.device + " inputs=" + InstanceText(r) + " attrs=" + r.attrs +
+                  " seed=" + std::to_string(r.seed) + " fill=" + std::to_string(static_cast<int>(r.fill));
+  for (const auto& [name, value] : r.attr_values.all()) k += " " + name;  // typed attrs: their names at least
+  return k;
+}
+
+std::string FailureText(const OpRunReport& rep) {
+  if (!rep.nondeterminism.empty()) return "nondeterministic: output " + rep.nondeterminism.front().name + " differs between repeats";
+  for (const OpRunOutput& o : rep.outputs) {
+    if (o.passed()) continue;
+    if (o.actual_stats) return o.name + ": " + (o.stats_findings.empty() ? "stats differ" : o.stats_findings.front());
+    std::ostringstream s;
+    s << o.name << ": " << o.compare.mismatched << " / " << o.compare.total << " mismatched, max abs err "
+      << o.compare.max_abs_err;
+    return s.str();
+  }
+  return "failed";
+}
+
+SweepCandidate FromReport(const TunableValues& t, const OpRunReport& rep) {
+  SweepCandidate c{.tunables = t, .kernel = rep.kernel};
+  if (!rep.kernel_error.empty()) {
+    c.status = CandidateStatus::kError;
+    c.why = rep.kernel_error;
+  } else {
+    c.status = rep.passed() ? CandidateStatus::kPassed : CandidateStatus::kFailed;
+    if (!rep.passed()) c.why = FailureText(rep);
+  }
+  if (rep.profile) {
+    c.device_us = rep.profile->device_us;
+    c.roofline = rep.profile->roofline;
+  }
+  return c;
+}
+
+StatusOr<RoofPeaks> PeaksOnce(const SweepRequest& r) {
+  if (r.base.peak_bw_gbs > 0 && r.base.peak_gflops > 0) {
+    return RoofPeaks{.bandwidth_gbs = r.base.peak_bw_gbs, .gflops_f32 = r.base.peak_gflops,
+                     .gflops_f64 = r.base.peak_gflops, .source = "given (--peak-bw, --peak-flops)"};
+  }
+  auto measured = CalibrateDevice({.device = r.base.run.device});
+  if (!measured.ok()) return std::move(measured).status().WithContext("calibrating " + r.base.run.device);
+  RoofPeaks p = RoofPeaksFrom(*measured);
+  p.source = (measured->from_cache ? "calibrated, cached in " : "calibrated now, cached in ") + measured->cache_file;
+  if (r.base.peak_bw_gbs > 0) p.bandwidth_gbs = r.base.peak_bw_gbs, p.source += "; memory roof given (--peak-bw)";
+  if (r.base.peak_gflops > 0) {
+    p.gflops_f32 = p.gflops_f64 = r.base.peak_gflops;
+    p.source += "; compute roof given (--peak-flops)";
+  }
+  return p;
+}
+
+// The candidates of an earlier sweep.json of the same instance, by tunables.
+std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const std::string& key, std::string& note) {
+  std::map<TunableValues, SweepCandidate> cache;
+  if (!r.use_cache || r.cache_file.empty()) return cache;
+  std::error_code ec;
+  if (!std::filesystem::exists(r.cache_file, ec)) return cache;
+  std::ifstream f(r.cache_file, std::ios::binary);
+  std::stringstream text;
+  text << f.rdbuf();
+  auto old = ParseSweepJson(text.str());
+  if (!old.ok()) {
+    note = r.cache_file + " not reused: " + old.status().message();
+    return cache;
+  }
+  if (old->key != key) {
+    note = r.cache_file + " holds another op instance: not reused, rewritten";
+    return cache;
+  }
+  for (SweepCandidate& c : old->candidates) {
+    if (c.status == CandidateStatus::kError) continue;  // an error may be the machine's: measured again
+    c.cached = true;
+    cache[c.tunables] = std::move(c);
+  }
+  note = std::to_string(cache.size()) + " candidate(s) of " + r.cache_file + " reusable (cached)";
+  return cache;
+}
+
+}  // namespace
+
+StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
+  const ProfileRequest& base = r.base;
+  if (base.iterations < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(base.iterations));
+  if (base.warmup < 0) return InvalidArgumentError("--warmup: expected 0 or more calls, got " + std::to_string(base.warmup));
+  for (const std::string& path : base.run.plugins) {
+    auto p = LoadPlugin(path);
+    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+  }
+  if (base.run.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  auto found = OpRegistry::Global().Lookup(base.run.op);
+  if (!found.ok()) return std::move(found).status().WithContext("--op");
+  const OpSchema& op = **found;
+
+  SweepReport report{.op = op.name, .device = base.run.device, .key = InstanceKey(base.run),
+                     .instance = InstanceText(base.run), .warmup = base.warmup, .iterations = base.iterations,
+                     .repro = r.repro};
+  TunableValues current;
+  OPSCOPE_RETURN_IF_ERROR(Plan(op, r, report.axes, current));
+  std::vector<TunableValues> planned = {current};
+  for (TunableValues& t : Grid(report.axes)) {
+    if (t != current) planned.push_back(std::move(t));
+  }
+  report.total = static_cast<int>(planned.size());
+  report.current = 0;
+
+  OPSCOPE_ASSIGN_OR_RETURN(report.peaks, PeaksOnce(r));
+  ProfileRequest each = base;
+  each.peak_bw_gbs = report.peaks.bandwidth_gbs;
+  each.peak_gflops = report.peaks.gflops_f32;
+  each.measure_overhead = false;  // the sweep compares candidates, the profiler's cost is the same for all
+  each.timeline.clear();
+  each.html.clear();
+  each.html_page = nullptr;
+  each.run.report.clear();
+  each.run.repro_dir.clear();
+  each.run.save_outputs.clear();
+
+  std::map<TunableValues, SweepCandidate> cache = ReadCache(r, report.key, report.cache_note);
+  bool written = false;
+  auto save = [&]() -> Status {
+    if (r.cache_file.empty()) return Status::Ok();
+    if (!written) {
+      std::error_code ec;
+      const std::filesystem::path parent = std::filesystem::path(r.cache_file).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    }
+    written = true;
+    return WriteFileAtomic(r.cache_file, SweepJson(report));
+  };
+
+  for (int i = 0; i < report.total; ++i) {
+    if (r.cancel != nullptr && r.cancel->load()) break;
+    const TunableValues& t = planned[i];
+    if (r.progress) r.progress({.index = i + 1, .total = report.total, .tunables = &t});
+    auto hit = cache.find(t);
+    if (hit != cache.end()) {
+      report.candidates.push_back(hit->second);
+      ++report.cached;
+    } else {
+      each.run.tunables = t;
+      auto profiled = ProfileOpInstance(each);
+      if (!profiled.ok()) {
+        // The first run is where a bad request (shapes, attrs) shows: nothing is written then.
+        if (report.candidates.empty()) return std::move(profiled).status();
+        report.candidates.push_back({.tunables = t, .status = CandidateStatus::kError,
+                                     .why = profiled.status().ToString()});
+      } else {
+        report.candidates.push_back(FromReport(t, *profiled));
+      }
+      ++report.measured;
+    }
+    ChooseBest(report);
+    OPSCOPE_RETURN_IF_ERROR(save().WithContext("writing " + r.cache_file));
+    if (r.progress) r.progress({.index = i + 1, .total = report.total, .tunables = &t, .done = &report.candidates.back()});
+  }
+  report.complete = static_cast<int>(report.candidates.size()) == report.total;
+  ChooseBest(report);
+  if (report.complete || !written) OPSCOPE_RETURN_IF_ERROR(save().WithContext("writing " + r.cache_file));
+  return report;
+}
+
+}  // namespace opscope
