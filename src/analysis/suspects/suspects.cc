@@ -43,6 +43,14 @@ std::optional<IndexBox> Clamp(const IndexBox& b, const Shape& s) {
   return c;
 }
 
+// splitmix64's finaliser: a fixed, well-spread hash.
+uint64_t Scatter(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 int64_t FlatOffset(const std::vector<int64_t>& coords, const Shape& s) {
   int64_t off = 0;
   for (int d = 0; d < s.rank(); ++d) off = off * s.dim(d) + coords[d];
@@ -178,12 +186,14 @@ ReadPattern ReadPatternOf(const OpSchema& op, const std::vector<TensorDesc>& inp
     if (input >= static_cast<int>(boxes.size())) return std::nullopt;
     return Clamp(boxes[input], in_shape);
   };
-  // Sum of the boxes over every output, or over evenly spread ones scaled up.
+  // Sum of the boxes over every output, or over a sample scaled up. The
+  // sample is scattered (a fixed hash of k), not evenly spaced: a spacing
+  // that is a multiple of a row would see only one column (a border).
   const int64_t n = out_shape.numel();
   const int64_t samples = std::min(n, std::max<int64_t>(1, sampled_outputs));
   double volume = 0;
   for (int64_t k = 0; k < samples; ++k) {
-    const int64_t flat = samples == n ? k : static_cast<int64_t>(static_cast<double>(k) * n / samples);
+    const int64_t flat = samples == n ? k : static_cast<int64_t>(Scatter(static_cast<uint64_t>(k)) % static_cast<uint64_t>(n));
     auto b = box_of(Unravel(flat, out_shape));
     if (!b) return p;
     volume += static_cast<double>(b->numel());
