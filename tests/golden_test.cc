@@ -197,6 +197,11 @@ json CanonicalSummary(json j) {
   };
   sort_by(j["op_types"], "op_type");
   sort_by(j["top_tasks"], "task_id");
+  // Which suspects a run has depends on its times (a small grid counts only
+  // far below its bound), so the golden keeps the key, not the list, nor
+  // the fields (they depend on the kinds present); tests/hot_chain_test.cc
+  // checks the contents.
+  if (j["suspects"].is_array()) j["suspects"] = "<array: timing-dependent>";
   return j;
 }
 

@@ -142,14 +142,18 @@ TEST_F(PerfOpsInProcess, CostModelsAreTheMinimalTraffic) {
   }
 }
 
-// y[n,c,h,w] reads all of x[n,c,:,:]: the norm's energy covers the plane.
-TEST_F(PerfOpsInProcess, TheWindowOpsIndexMapIsThePlane) {
+// y[n,c,h,w] reads its 3x3 window, clamped at the border (the plane's energy,
+// one number per plane, is left out of the map: see window_l2norm.cc).
+TEST_F(PerfOpsInProcess, TheWindowOpsIndexMapIsTheWindow) {
   Tensor x = *Tensor::Empty(DType::kF32, Shape({2, 3, 19, 13}));
   Attrs attrs;
   for (const std::string op : {"window_l2norm_v1", "window_l2norm_v2"}) {
     InputRegion r = RegionFromIndexMap(Op(op), {x}, {x}, attrs, 0, {1, 2, 5, 7});
     ASSERT_EQ(r.boxes.size(), 1u);
-    EXPECT_EQ(r.boxes[0].ToString(), "[1,2,0:19,0:13]") << op;
+    EXPECT_EQ(r.boxes[0].ToString(), "[1,2,4:7,6:9]") << op;
+    InputRegion corner = RegionFromIndexMap(Op(op), {x}, {x}, attrs, 0, {0, 0, 0, 12});
+    ASSERT_EQ(corner.boxes.size(), 1u);
+    EXPECT_EQ(corner.boxes[0].ToString(), "[0,0,0:2,11:13]") << op;
   }
 }
 

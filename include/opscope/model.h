@@ -20,6 +20,7 @@
 
 #include "opscope/roofline.h"
 #include "opscope/status.h"
+#include "opscope/suspects.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
@@ -60,6 +61,14 @@ struct OpTypeLoss {
   double efficiency = 0;                                     // lower bound / measured
 };
 
+// One compiled node that ran a kernel: its time (the last iteration's,
+// calibrated) against its roofline, as the hot chain saw it.
+struct NodeTime {
+  std::string name, op_type;
+  RooflinePoint roofline;  // measured_us < 0: untimed; has_cost false: no cost model
+  bool on_critical_path = false;
+};
+
 struct ModelRunReport {
   std::string model;
   int64_t framework_nodes = 0, compiled_nodes = 0, tasks = 0;
@@ -73,6 +82,8 @@ struct ModelRunReport {
   RoofPeaks peaks;                              // what the tasks were held against
   int64_t tasks_with_bound = 0;                 // timed tasks with a cost model and known roofs
   std::vector<OpTypeLoss> lost;                 // most time lost against the lower bound first
+  std::vector<NodeTime> nodes;                  // kernel nodes, in enqueue order
+  std::vector<Suspect> suspects;                // the hot chain's, ranked (opscope/suspects.h)
   std::map<std::string, Tensor> outputs;        // graph outputs (host), from the last iteration
   std::vector<std::string> files;               // written, in order
   std::string repro;                            // the inspector-cli line that runs this again

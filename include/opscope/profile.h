@@ -22,6 +22,7 @@
 
 #include "opscope/harness.h"
 #include "opscope/report.h"
+#include "opscope/suspects.h"
 
 namespace opscope {
 
@@ -48,5 +49,41 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& request);
 // The kernel's line ("4.8x its lower bound" in yellow when `color` and the
 // time is over twice the bound), the API time's phases, the overhead.
 void PrintProfile(const OpRunReport& report, std::ostream& out, bool color);
+
+}  // namespace opscope
+
+namespace opscope {
+
+// ---- the hot chain of a chain of ops ----------------------------------------
+// `ops-debug profile --chain "Relu>Sigmoid"`: a chain in the --baseline
+// syntax ("OpA{attrs}>OpB>OpC"), stage 1 on the inputs of `base.run`
+// (--input-shapes/--dtype/--inputs, seed, fill, device, plugins), each later
+// stage on tensors of the shapes the one before gives. Every stage is run,
+// judged against its reference and timed alone as ProfileOpInstance does it;
+// the stages then stand as the nodes of a graph run one after another (all
+// of it the critical path), the output of stage k feeding stage k+1, for the
+// suspects (opscope/suspects.h). base.run.op, attrs, tunables, report and the
+// timeline are not used.
+struct ChainStageProfile {
+  std::string name;    // the op's name; "Relu#2" for its second stage
+  OpRunReport report;  // with its profile section
+};
+
+struct ChainProfile {
+  std::string chain;
+  std::vector<ChainStageProfile> stages;
+  SuspectFacts facts;
+  std::vector<Suspect> suspects;  // ranked
+};
+
+// Errors (exit 2) name --chain: a stage that does not parse, an unknown op,
+// shapes that do not flow; and every error of ProfileOpInstance.
+StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::string& chain);
+
+// Each stage's time, bytes and efficiency, then the ranked suspects.
+void PrintChainProfile(const ChainProfile& chain, std::ostream& out, bool color);
+
+// The ranked suspects as text lines, "  1. [fusion] fuse Relu into Sigmoid: ..."
+void PrintSuspects(const std::vector<Suspect>& suspects, std::ostream& out);
 
 }  // namespace opscope

@@ -16,6 +16,7 @@
 #include "opscope/compare.h"
 #include "opscope/op.h"
 #include "opscope/roofline.h"
+#include "opscope/suspects.h"
 #include "opscope/tensor.h"
 #include "opscope/trace.h"
 
@@ -127,6 +128,8 @@ struct OpProfile {
   DType dtype = DType::kF32;          // the roof's dtype (the first output's)
   RooflinePoint roofline;             // at the median device time
   RoofPeaks peaks;
+  // The op's own suspects (opscope/suspects.h: read patterns, small grid), ranked.
+  std::vector<Suspect> suspects;
   std::string peaks_note;             // how the peaks were obtained
   std::string timeline_file;          // timeline.json, when written
   std::string html_file;              // the page showing it, when written

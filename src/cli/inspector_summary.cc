@@ -7,6 +7,8 @@
 #include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_roofline.h"
+#include "graph/runtime/task_suspects.h"
+#include "opscope/profile.h"
 
 namespace opscope::cli {
 
@@ -41,7 +43,9 @@ void PrintRoofline(const graph::RooflineSummary& r, std::ostream& out) {
 void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, const graph::CapturedRun* run) {
   graph::Summary s = graph::Summarize(schedule, top);
   if (run && run->peaks) {
-    graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, run->model.compiled, *run->peaks), *run->peaks);
+    const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(schedule, run->model.compiled, *run->peaks);
+    graph::AddRoofline(s, schedule, roofs, *run->peaks);
+    graph::AddSuspects(s, schedule, run->model.compiled, roofs, *run->peaks, graph::ComputeUnitsOf(run->device));
   }
   char line[512];
   std::snprintf(line, sizeof(line), "%-24s %6s %12s %12s %8s\n", "op type", "count", "total us", "mean us", "share");
@@ -77,6 +81,10 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
   out << line;
   for (int64_t id : s.critical_path.task_ids) out << "  " << graph::TaskTitle(schedule.tasks[id]) << "\n";
   if (s.roofline) PrintRoofline(*s.roofline, out);
+  if (s.suspects) {
+    out << "\n";
+    PrintSuspects(*s.suspects, out);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include "cli/inspector_web.h"
 #include "cli/terminal.h"
+#include "core/text_format.h"
+#include "opscope/model.h"
 
 namespace opscope::cli {
 
@@ -48,7 +50,67 @@ StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& f) {
   return r;
 }
 
+namespace {
+
+// --graph: the model run once as inspector-cli run runs it, each kernel
+// node's time against its roof, then the suspects.
+StatusOr<int> RunGraphProfile(const ProfileFlags& f, std::ostream& out) {
+  ModelRunRequest req{.model = f.graph, .plugins = f.run.plugins, .device = f.run.device};
+  req.iterations = std::max(1, f.iters);
+  OPSCOPE_ASSIGN_OR_RETURN(double bw, PeakFlag(f.peak_bw, "--peak-bw", "GB/s"));
+  OPSCOPE_ASSIGN_OR_RETURN(double flops, PeakFlag(f.peak_flops, "--peak-flops", "GFLOP/s"));
+  if (bw > 0) req.peak_bw_gbs = bw;
+  if (flops > 0) req.peak_gflops = flops;
+  auto run = RunModel(req);
+  if (!run.ok()) return std::move(run).status().WithContext("--graph");
+  out << "graph     " << run->model << "  " << run->nodes.size() << " kernel node(s), " << run->tasks
+      << " tasks  span " << FormatMicros(run->span_us) << "  critical path " << FormatMicros(run->critical_path_us)
+      << "  (times of the last of " << run->iterations << " iteration(s))\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "peaks     memory %.1f GB/s, compute %.1f GFLOP/s float32  (%s)\n",
+                run->peaks.bandwidth_gbs, run->peaks.gflops_f32, run->peaks.source.c_str());
+  out << line;
+  for (const NodeTime& n : run->nodes) {
+    const RooflinePoint& p = n.roofline;
+    std::snprintf(line, sizeof line, "  %-32s %-14s %12s", n.name.c_str(), n.op_type.c_str(),
+                  FormatMicros(p.measured_us).c_str());
+    out << line;
+    if (p.has_cost && p.bound != Bound::kNone) {
+      std::snprintf(line, sizeof line, "  %10.2f MiB  %-7s bound %12s  eff. %6.1f%%", p.bytes / 1048576.0,
+                    BoundName(p.bound), FormatMicros(p.lower_bound_us).c_str(), 100 * p.efficiency());
+      out << line;
+    } else {
+      out << "  no bound";
+    }
+    out << (n.on_critical_path ? "  critical path" : "") << "\n";
+  }
+  PrintSuspects(run->suspects, out);
+  return 0;
+}
+
+}  // namespace
+
 StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out) {
+  const int modes = !flags.run.op.empty() + !flags.chain.empty() + !flags.graph.empty();
+  if (modes != 1) {
+    return InvalidArgumentError(modes == 0 ? "--op: required (or --chain \"OpA>OpB\", or --graph MODEL.onnx)"
+                                           : "--op, --chain and --graph: give one of them");
+  }
+  if (!flags.graph.empty()) return RunGraphProfile(flags, out);
+  if (!flags.chain.empty()) {
+    ProfileFlags f = flags;
+    f.run.op = "Identity";  // stands for the stages while the shared flags are read; ProfileChain sets each
+    OPSCOPE_ASSIGN_OR_RETURN(ProfileRequest request, ProfileRequestFromFlags(f));
+    if (!f.run.attrs.empty() || !f.run.tunables.empty()) {
+      return InvalidArgumentError("--chain: attrs go in braces per stage (\"OpA{axis=1}>OpB\"); --attrs and --tunables are for --op");
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(ChainProfile chain, ProfileChain(request, flags.chain));
+    PrintChainProfile(chain, out, UseColor(out));
+    for (const ChainStageProfile& s : chain.stages) {
+      if (!s.report.passed()) return 1;
+    }
+    return 0;
+  }
   OPSCOPE_ASSIGN_OR_RETURN(ProfileRequest request, ProfileRequestFromFlags(flags));
   OPSCOPE_ASSIGN_OR_RETURN(OpRunReport report, ProfileOpInstance(request));
   PrintProfile(report, out, UseColor(out));
@@ -59,6 +121,11 @@ StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out) {
 CLI::App* AddProfileCommand(CLI::App& app, ProfileFlags& f) {
   CLI::App* c = app.add_subcommand("profile", "Time one op: API and device time by phase, against the measured roofline");
   AddRunFlags(*c, f.run);
+  c->get_option("--op")->required(false);  // or --chain, or --graph
+  c->add_option("--chain", f.chain, "the hot chain of ops in the --baseline syntax, \"OpA{attrs}>OpB>OpC\": each stage "
+                                     "timed, then the ranked suspects (stage 1 takes --input-shapes)");
+  c->add_option("--graph", f.graph, "the hot chain of a model (.onnx), run as inspector-cli run runs it: each "
+                                     "node's time, bytes, efficiency, then the ranked suspects");
   c->add_option("--warmup", f.warmup, "untimed calls first (default 3)");
   c->add_option("--iters", f.iters, "timed calls (default 20); each paired with an unrecorded one to measure the profiler");
   c->add_flag("--cold-cache", f.cold_cache, "flush the last-level cache before every call");

@@ -4,6 +4,8 @@
 // op harness runs and judges the op instance first; opscope/profile.h times it.
 //
 //   ops-debug profile --op my_norm --plugin libmy_ops.so --input-shapes "[4,256,64]" --output timeline.json
+//   ops-debug profile --chain "Relu>Sigmoid" --input-shapes "[4096,4096]"     # the hot chain of a chain
+//   ops-debug profile --graph examples/models/two_branch.onnx                 # ... and of a model
 #pragma once
 
 #include <ostream>
@@ -26,6 +28,9 @@ struct ProfileFlags {
   double peak_bw = -1;     // -1: not given
   double peak_flops = -1;
   std::string output;      // timeline.json; its .html beside it
+  // The hot chain instead of one op (either, not with --op):
+  std::string chain;       // --chain "Relu>Sigmoid": stages in the --baseline syntax, stage 1 on --input-shapes
+  std::string graph;       // --graph MODEL.onnx: the model run as inspector-cli run runs it
 };
 
 StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& flags);

@@ -15,6 +15,7 @@
 #include "graph/runtime/run_diff.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_roofline.h"
+#include "graph/runtime/task_suspects.h"
 #include "opscope/calibrate.h"
 #include "opscope/model.h"
 #include "opscope/npy.h"
@@ -93,7 +94,10 @@ std::string RunCommand(const ModelRunRequest& r) {
 ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
   graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
   const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
-  graph::AddRoofline(s, run.schedule, graph::TaskRooflines(run.schedule, run.model.compiled, peaks), peaks);
+  const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(run.schedule, run.model.compiled, peaks);
+  graph::AddRoofline(s, run.schedule, roofs, peaks);
+  const SuspectFacts facts = graph::RunSuspectFacts(run.schedule, run.model.compiled, roofs, s.critical_path,
+                                                    graph::ComputeUnitsOf(run.device), peaks.bandwidth_gbs);
   const graph::MemoryPlan& mem = run.model.compiled.memory();
   ModelRunReport out{.model = run.model.path,
                      .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
@@ -117,6 +121,11 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
   for (const graph::OpTypeLoss& l : s.roofline->lost) {
     out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
   }
+  for (const SuspectNode& n : facts.nodes) {
+    out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .roofline = n.roofline,
+                         .on_critical_path = n.on_critical_path});
+  }
+  out.suspects = FindSuspects(facts);
   out.repro = RunCommand(r);
   return out;
 }

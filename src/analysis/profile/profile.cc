@@ -268,6 +268,11 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
   profile.peaks = peaks;
   profile.peaks_note = note;
   profile.roofline = Roofline(profile.cost, profile.dtype, profile.device_us.count ? profile.device_us.median : -1, peaks);
+  // Alone, the op instance is the whole run: it is its own critical path.
+  const SuspectNode node{.name = in.op->name, .op = in.op, .inputs = in.in_desc, .outputs = in.out_desc,
+                         .attrs = in.validated, .launches = profile.launches, .roofline = profile.roofline,
+                         .on_critical_path = true};
+  profile.suspects = NodeSuspects(node, in.device->info().compute_units);
   std::string timeline;
   if (!r.timeline.empty() || !r.html.empty()) {
     TimelineInput tl{.op = in.op->name, .device = in.device->name(), .instance_op_id = report.op_id,

@@ -1,5 +1,7 @@
 #include "analysis/profile/profile_json.h"
 
+#include "analysis/suspects/suspects_json.h"
+
 namespace opscope {
 
 nlohmann::json TimingStatsJson(const TimingStats& s) {
@@ -43,6 +45,7 @@ nlohmann::json OpProfileJson(const OpProfile& p) {
           {"peaks", {{"bandwidth_gbs", p.peaks.bandwidth_gbs}, {"gflops_f32", p.peaks.gflops_f32},
                      {"gflops_f64", p.peaks.gflops_f64}, {"source", p.peaks_note}}},
           {"roofline", RooflineJson(p.roofline)},
+          {"suspects", SuspectsJson(p.suspects)},
           {"overhead", {{"recorded_api", TimingStatsJson(p.api_us)}, {"unrecorded_api", TimingStatsJson(p.unrecorded_api_us)},
                         {"per_call_us", p.overhead_us}}},
           {"timeline", p.timeline_file.empty() ? nlohmann::json() : nlohmann::json(p.timeline_file)},

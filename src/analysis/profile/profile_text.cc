@@ -84,6 +84,7 @@ void PrintProfile(const OpRunReport& r, std::ostream& out, bool color) {
       << " GFLOP/s " << DTypeName(p.dtype) << "  (" << p.peaks_note << ")\n";
   PrintKernelLine(r, p, out, color);
   for (const KernelLaunchInfo& l : p.launches) out << "  launch " << l.name << "  " << l.config.ToString() << "\n";
+  for (const Suspect& s : p.suspects) out << "suspect   [" << SuspectKindName(s.kind) << "] " << s.text << "\n";
   PrintPhases(p, out);
   out << "overhead  recording adds " << Fixed(p.overhead_us, 2) << " us per call (median API time "
       << FormatMicros(p.api_us.median) << " recorded, " << FormatMicros(p.unrecorded_api_us.median) << " not; "

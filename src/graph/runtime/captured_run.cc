@@ -8,6 +8,7 @@
 #include "graph/runtime/mapping.h"
 #include "graph/graph_json.h"
 #include "graph/runtime/summary.h"
+#include "graph/runtime/task_suspects.h"
 #include "graph/runtime/task_roofline.h"
 #include "graph/runtime/trace_json.h"
 #include "opscope/plugin.h"
@@ -187,6 +188,7 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
     roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);
     AddRoofline(trace_data, roofs);
     AddRoofline(s, run.schedule, roofs, *run.peaks);
+    AddSuspects(s, run.schedule, run.model.compiled, roofs, *run.peaks, ComputeUnitsOf(run.device));
   }
   OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
   OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary, s));

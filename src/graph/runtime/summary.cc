@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/suspects/suspects_json.h"
+#include "graph/runtime/task_suspects.h"
 #include "graph/runtime/trace_json.h"
 #include "opscope/npy.h"
 
@@ -94,6 +96,11 @@ void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoo
   s.roofline = std::move(r);
 }
 
+void AddSuspects(Summary& s, const Schedule& schedule, const Graph& compiled, const std::vector<TaskRoof>& roofs,
+                 const RoofPeaks& peaks, int compute_units) {
+  s.suspects = FindSuspects(RunSuspectFacts(schedule, compiled, roofs, s.critical_path, compute_units, peaks.bandwidth_gbs));
+}
+
 namespace {
 
 // -1 (unknown) is written as null.
@@ -171,6 +178,7 @@ nlohmann::json SummaryJson(const Summary& s) {
   }
   j["critical_path"] = {{"task_ids", s.critical_path.task_ids}, {"total_us", s.critical_path.total_us}};
   if (s.roofline) j["roofline"] = RooflineJson(*s.roofline);
+  if (s.suspects) j["suspects"] = SuspectsJson(*s.suspects);
   return j;
 }
 

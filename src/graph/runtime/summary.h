@@ -21,6 +21,7 @@
 #include "graph/runtime/critical_path.h"
 #include "graph/runtime/scheduler.h"
 #include "graph/runtime/task_roofline.h"
+#include "opscope/suspects.h"
 
 namespace opscope::graph {
 
@@ -80,11 +81,17 @@ struct Summary {
   double total_task_us = 0;  // sum of every task's calibrated duration
   CriticalPath critical_path;
   std::optional<RooflineSummary> roofline;  // AddRoofline
+  // The hot chain's suspects, ranked (AddSuspects; opscope/suspects.h).
+  std::optional<std::vector<Suspect>> suspects;
 };
 
 Summary Summarize(const Schedule& schedule, int top_n);
 // `roofs` indexed by task_id (TaskRooflines).
 void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks);
+// The run's suspects: its tasks held against the roofs (`roofs` as for
+// AddRoofline), on or off s.critical_path, on a device of `compute_units`.
+void AddSuspects(Summary& s, const Schedule& schedule, const Graph& compiled, const std::vector<TaskRoof>& roofs,
+                 const RoofPeaks& peaks, int compute_units);
 nlohmann::json SummaryJson(const Summary& s);
 Status WriteSummaryJson(const std::string& path, const Summary& s);
 
