@@ -125,6 +125,24 @@ void ProfiledLoop(benchmark::State& state, const OpSchema& op) {
 void BM_Dispatch_Profiled(benchmark::State& state) { ProfiledLoop(state, *Setup().op); }
 BENCHMARK(BM_Dispatch_Profiled);
 
+// Profile's overhead taken apart: the phase spans alone (no hook), and the
+// dispatcher's hook path with a hook that does nothing (no phase spans).
+void BM_Dispatch_PhasesOnly(benchmark::State& state) {
+  Fixture& f = Setup();
+  RunOptions opts{.device = f.device, .fingerprint = false, .time_phases = true};
+  for (auto _ : state) RunOnce(state, f, opts);
+}
+BENCHMARK(BM_Dispatch_PhasesOnly);
+
+void BM_Dispatch_NoopHook(benchmark::State& state) {
+  Fixture& f = Setup();
+  int hook = Dispatcher::Global().AddHook(std::make_shared<DispatchHook>());
+  RunOptions opts{.device = f.device, .fingerprint = false};
+  for (auto _ : state) RunOnce(state, f, opts);
+  Dispatcher::Global().RemoveHook(hook);
+}
+BENCHMARK(BM_Dispatch_NoopHook);
+
 const OpSchema& Spin() { return **OpRegistry::Global().Lookup("bench_spin_1ms"); }
 
 void BM_Spin1ms_Unrecorded(benchmark::State& state) {

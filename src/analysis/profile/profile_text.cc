@@ -1,6 +1,8 @@
 // How `ops-debug profile` reads out: the run's verdict as `ops-debug run`
 // prints it, then one line per kernel against its roofline, then where the
 // API time went, then what the profiler itself cost.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -88,7 +90,11 @@ void PrintProfile(const OpRunReport& r, std::ostream& out, bool color) {
   PrintPhases(p, out);
   out << "overhead  recording adds " << Fixed(p.overhead_us, 2) << " us per call (median API time "
       << FormatMicros(p.api_us.median) << " recorded, " << FormatMicros(p.unrecorded_api_us.median) << " not; "
-      << p.unrecorded_api_us.count << " pairs, interleaved)\n";
+      << p.unrecorded_api_us.count << " pairs, interleaved)";
+  // A difference smaller than the calls' own spread is not a cost that was measured.
+  const double noise = std::max(p.api_us.iqr(), p.unrecorded_api_us.iqr());
+  if (std::fabs(p.overhead_us) <= noise) out << ": within the noise (IQR " << FormatMicros(noise) << ")";
+  out << "\n";
   if (!p.timeline_file.empty()) {
     out << "timeline  " << p.timeline_file << (p.html_file.empty() ? "" : "  and " + p.html_file)
         << "  (Chrome Trace Event Format: Perfetto opens it)\n";
