@@ -34,7 +34,7 @@ Softplus|$S|||normal
 Tanh|$S|||normal
 Gelu|$S|||normal
 Clip|$S||min=-0.5,max=0.5|normal
-Cast|$S||to=float16|normal
+Cast|$S||to=10|normal
 Identity|$S|||normal
 Not|$S|bool||int
 Add|$S;$S|||normal

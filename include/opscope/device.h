@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "opscope/status.h"
@@ -108,6 +109,11 @@ struct DeviceInfo {
   int compute_units = 1;       // worker threads / SMs
   int64_t memory_bytes = 0;
   int64_t max_threads_per_block = 1024;
+  // From the device's own specification, not measured: what calibration
+  // (opscope/calibrate.h) prints beside its figures, and the compute roof of
+  // a device it cannot run a GEMM on. 0: not known.
+  std::vector<std::pair<std::string, std::string>> properties;  // {"compute capability", "9.0"}, ...
+  double spec_bandwidth_gbs = 0, spec_gflops_f32 = 0, spec_gflops_f64 = 0;
 };
 
 class Device {

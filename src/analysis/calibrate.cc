@@ -109,7 +109,10 @@ nlohmann::json ToJson(const DevicePeaks& p) {
           {"bandwidth_gbs", {{"read", p.read_gbs}, {"write", p.write_gbs}, {"copy", p.copy_gbs}, {"triad", p.triad_gbs}}},
           {"fma_gflops", {{"float32", p.fma_gflops_f32}, {"float64", p.fma_gflops_f64}}},
           {"gemm_gflops", {{"float32", p.gemm_gflops_f32}, {"float64", p.gemm_gflops_f64}, {"n", p.gemm_n}}},
-          {"launch_us", p.launch_us}};
+          {"launch_us", p.launch_us},
+          {"method", p.method},
+          {"properties", p.properties},
+          {"spec_bandwidth_gbs", p.spec_bandwidth_gbs}};
 }
 
 // The cached figures, when the file is ours and its key is this machine's.
@@ -139,6 +142,9 @@ std::optional<DevicePeaks> ReadCache(const std::string& path, const std::string&
                   .launch_us = j.at("launch_us").get<double>(),
                   .from_cache = true,
                   .cache_file = path};
+    p.method = j.value("method", p.method);
+    p.properties = j.value("properties", p.properties);
+    p.spec_bandwidth_gbs = j.value("spec_bandwidth_gbs", 0.0);
     return p;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // an older or damaged file: measure again
@@ -158,6 +164,45 @@ std::string FileSafe(std::string s) {
   return s;
 }
 
+// A device whose memory the host cannot touch: the memory roof is a measured
+// device-to-device copy between two buffers (best of `repetitions`, events
+// around it), the compute roof the specification's FMA peak (no BLAS runs
+// there from here), the launch cost an event recorded and waited for.
+StatusOr<DevicePeaks> CalibrateByCopies(Device* device, const CalibrateRequest& r, DevicePeaks p) {
+  p.method = "device copy + specification";
+  p.threads = std::max(1, device->info().compute_units);
+  p.last_level_cache_bytes = 0;  // the host's says nothing here; the device's L2 is among its properties
+  const int64_t most = std::max<int64_t>(int64_t{64} << 20, device->info().memory_bytes / 8);
+  p.buffer_bytes = r.buffer_bytes ? r.buffer_bytes : std::min<int64_t>(kMaxBufferBytes, most);
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> a, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, AllocateBuffer(device, p.buffer_bytes));
+  Stream& s = device->default_stream();
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device->CreateEvent());
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device->CreateEvent());
+  double best = INFINITY;
+  for (int i = 0; i <= r.repetitions; ++i) {  // the first copy warms the path up, untimed
+    OPSCOPE_RETURN_IF_ERROR(s.Record(*start));
+    OPSCOPE_RETURN_IF_ERROR(s.Memcpy(b->data(), a->data(), p.buffer_bytes, CopyKind::kDeviceToDevice));
+    OPSCOPE_RETURN_IF_ERROR(s.Record(*end));
+    OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
+    OPSCOPE_ASSIGN_OR_RETURN(double us, end->ElapsedUsSince(*start));
+    if (i > 0) best = std::min(best, std::max(us, 1e-3) * 1e-6);
+  }
+  p.copy_gbs = p.triad_gbs = 2.0 * static_cast<double>(p.buffer_bytes) / best * 1e-9;
+  p.fma_gflops_f32 = p.gemm_gflops_f32 = device->info().spec_gflops_f32;
+  p.fma_gflops_f64 = p.gemm_gflops_f64 = device->info().spec_gflops_f64;
+  std::vector<double> us;
+  for (int i = 0; i < 200; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    OPSCOPE_RETURN_IF_ERROR(s.Record(*end));
+    OPSCOPE_RETURN_IF_ERROR(end->Synchronize());
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  p.launch_us = us[us.size() / 2];
+  return p;
+}
+
 }  // namespace
 
 StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
@@ -166,12 +211,11 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   auto device_or = GetDevice(r.device);
   if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
   Device* device = *device_or;
-  if (!device->host_accessible()) {
-    return UnimplementedError("--device " + r.device + ": calibration runs host kernels; this backend has none yet");
-  }
   DevicePeaks p;
   p.device = device->name();
   p.description = device->info().description;
+  p.properties = device->info().properties;
+  p.spec_bandwidth_gbs = device->info().spec_bandwidth_gbs;
   p.threads = std::max(1, device->info().compute_units);
   p.last_level_cache_bytes = LastLevelCacheBytes();
   // 8x the LLC, within [256 MiB, 1 GiB] and an eighth of the memory (a VM may report its host's LLC).
@@ -186,6 +230,18 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   if (!dir.empty()) p.cache_file = dir + "/peaks-" + FileSafe(p.device) + "-" + std::to_string(std::hash<std::string>{}(p.key)) + ".json";
   if (r.use_cache && !r.refresh && !p.cache_file.empty()) {
     if (std::optional<DevicePeaks> cached = ReadCache(p.cache_file, p.key)) return *cached;
+  }
+  auto save = [&dir](const DevicePeaks& measured) {
+    if (measured.cache_file.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    // A cache that cannot be written costs a measurement next time, nothing more.
+    if (!ec) (void)WriteFileAtomic(measured.cache_file, ToJson(measured).dump(2) + "\n");
+  };
+  if (!device->host_accessible()) {
+    OPSCOPE_ASSIGN_OR_RETURN(p, CalibrateByCopies(device, r, std::move(p)));
+    save(p);
+    return p;
   }
 
   // Three arrays of doubles, touched once first so page faults are not timed.
@@ -249,12 +305,7 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
     p.launch_us = us[us.size() / 2];
   }
 
-  if (!p.cache_file.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    // A cache that cannot be written costs a measurement next time, nothing more.
-    if (!ec) (void)WriteFileAtomic(p.cache_file, ToJson(p).dump(2) + "\n");
-  }
+  save(p);
   return p;
 }
 

@@ -6,12 +6,9 @@
 
 namespace opscope::cli {
 
-Status RunCalibrate(const CalibrateFlags& flags, std::ostream& out) {
-  OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice(flags.request));
-  if (flags.json) {
-    out << DevicePeaksJson(p);
-    return Status::Ok();
-  }
+namespace {
+
+void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
   char line[256];
   out << p.device << "  " << p.description << "  " << p.threads << " worker thread(s)\n";
   std::snprintf(line, sizeof line, "memory   read %.1f  write %.1f  copy %.1f  triad %.1f GB/s  (%.0f MiB arrays, LLC %.0f MiB)\n",
@@ -24,6 +21,33 @@ Status RunCalibrate(const CalibrateFlags& flags, std::ostream& out) {
   out << line;
   std::snprintf(line, sizeof line, "launch   %.2f us per empty launch + synchronize\n", p.launch_us);
   out << line;
+}
+
+// cuda: the device's properties, a measured copy, the specification's FMA peak.
+void PrintDeviceFigures(const DevicePeaks& p, std::ostream& out) {
+  char line[256];
+  out << p.device << "  " << p.description << "  (" << p.method << ")\n";
+  for (const auto& [k, v] : p.properties) out << "  " << k << "  " << v << "\n";
+  std::snprintf(line, sizeof line, "memory   device-to-device copy %.1f GB/s measured (%.0f MiB), %.1f GB/s by the specification\n",
+                p.copy_gbs, p.buffer_bytes / 1048576.0, p.spec_bandwidth_gbs);
+  out << line;
+  std::snprintf(line, sizeof line, "compute  %.1f GFLOP/s float32, %.1f float64 by the specification (FMA lanes x SMs x clock)\n",
+                p.gemm_gflops_f32, p.gemm_gflops_f64);
+  out << line;
+  std::snprintf(line, sizeof line, "launch   %.2f us per event recorded and waited for\n", p.launch_us);
+  out << line;
+}
+
+}  // namespace
+
+Status RunCalibrate(const CalibrateFlags& flags, std::ostream& out) {
+  OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice(flags.request));
+  if (flags.json) {
+    out << DevicePeaksJson(p);
+    return Status::Ok();
+  }
+  if (p.method == "host kernels") PrintHostFigures(p, out);
+  else PrintDeviceFigures(p, out);
   if (p.from_cache) out << "cached   " << p.cache_file << " (--refresh measures again)\n";
   else if (!p.cache_file.empty()) out << "measured now, cached in " << p.cache_file << "\n";
   return Status::Ok();

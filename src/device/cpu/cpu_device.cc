@@ -43,6 +43,9 @@ CpuDevice::CpuDevice(int threads)
   info_.compute_units = pool_->size() + 1;
   info_.description = CpuModelName() + ", " + std::to_string(info_.compute_units) + " threads";
   info_.memory_bytes = PhysicalMemoryBytes();
+  info_.properties = {{"model", CpuModelName()},
+                      {"threads", std::to_string(info_.compute_units)},
+                      {"last-level cache", std::to_string(LastLevelCacheBytes() >> 20) + " MiB (as the system reports it)"}};
   default_stream_ = std::make_shared<CpuStream>(0, pool_);
   streams_->live.push_back(default_stream_);
 }

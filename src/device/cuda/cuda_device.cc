@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "device/cuda/cuda_status.h"
 
@@ -12,6 +13,47 @@ namespace {
 int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// FP32 and FP64 lanes per SM by compute capability (the CUDA programming
+// guide's arithmetic-throughput table); 0 where the table has no entry.
+std::pair<int, int> LanesPerSm(int major, int minor) {
+  if (major == 7) return {64, 32};
+  if (major == 8 && minor == 0) return {64, 32};
+  if (major == 8) return {128, 2};
+  if (major == 9) return {128, 64};
+  if (major >= 10) return {128, 64};
+  return {0, 0};
+}
+
+// What the device's attributes say it can do: the properties calibration
+// prints, the DRAM bandwidth (double data rate over the bus width) and the
+// FMA peak (2 FLOPs per lane per clock).
+Status DescribeSpecification(int ordinal, const cudaDeviceProp& prop, DeviceInfo& info) {
+  int clock_khz = 0, mem_clock_khz = 0, bus_bits = 0, l2 = 0;
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal), "cudaDeviceGetAttribute");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, ordinal),
+                               "cudaDeviceGetAttribute");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal),
+                               "cudaDeviceGetAttribute");
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal), "cudaDeviceGetAttribute");
+  const auto [f32_lanes, f64_lanes] = LanesPerSm(prop.major, prop.minor);
+  const double clock_ghz = clock_khz / 1e6;
+  info.spec_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  info.spec_gflops_f32 = 2.0 * prop.multiProcessorCount * f32_lanes * clock_ghz;
+  info.spec_gflops_f64 = 2.0 * prop.multiProcessorCount * f64_lanes * clock_ghz;
+  info.properties = {
+      {"compute capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+      {"SMs", std::to_string(prop.multiProcessorCount)},
+      {"clock", std::to_string(clock_khz / 1000) + " MHz"},
+      {"memory", std::to_string(prop.totalGlobalMem >> 20) + " MiB, " + std::to_string(bus_bits) + "-bit bus, " +
+                     std::to_string(mem_clock_khz / 1000) + " MHz"},
+      {"L2", std::to_string(l2 >> 10) + " KiB"},
+      {"shared memory per SM", std::to_string(prop.sharedMemPerMultiprocessor >> 10) + " KiB"},
+      {"registers per SM", std::to_string(prop.regsPerMultiprocessor)},
+      {"warp", std::to_string(prop.warpSize)},
+  };
+  return Status::Ok();
 }
 
 }  // namespace
@@ -37,6 +79,7 @@ StatusOr<std::unique_ptr<Device>> CudaDevice::Create(int ordinal) {
   dev->info_.compute_units = prop.multiProcessorCount;
   dev->info_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   dev->info_.max_threads_per_block = prop.maxThreadsPerBlock;
+  OPSCOPE_RETURN_IF_ERROR(DescribeSpecification(ordinal, prop, dev->info_));
 
   // The clock anchor: a base event recorded on an idle device, paired with the
   // host time at which it is known to be reached.
