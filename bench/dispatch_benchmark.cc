@@ -159,6 +159,12 @@ BENCHMARK(BM_Spin1ms_Unrecorded)->Unit(benchmark::kMicrosecond)->UseRealTime();
 void BM_Spin1ms_Profiled(benchmark::State& state) { ProfiledLoop(state, Spin()); }
 BENCHMARK(BM_Spin1ms_Profiled)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// One phase boundary: the dispatcher reads steady_clock once per phase (9 a call).
+void BM_SteadyClockNow(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(std::chrono::steady_clock::now());
+}
+BENCHMARK(BM_SteadyClockNow);
+
 // The hook alone: BeforeLaunch + AfterLaunch for a record like the one above.
 void BM_Recorder_Append(benchmark::State& state) {
   Fixture& f = Setup();
