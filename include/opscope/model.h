@@ -65,6 +65,8 @@ struct OpTypeLoss {
 // calibrated) against its roofline, as the hot chain saw it.
 struct NodeTime {
   std::string name, op_type;
+  std::vector<TensorDesc> inputs;  // the op instance, as ops-debug sweep --graph runs it again
+  Attrs attrs;                     // validated (defaults filled)
   RooflinePoint roofline;  // measured_us < 0: untimed; has_cost false: no cost model
   bool on_critical_path = false;
 };

@@ -14,12 +14,6 @@
 #include "opscope/model.h"
 #include "opscope/npy.h"
 
-#include <nlohmann/json.hpp>
-
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 namespace opscope::cli {
 
 namespace {
@@ -88,68 +82,25 @@ struct HotNode {
   double us = 0;
 };
 
-std::string AttrText(const nlohmann::json& v) {
-  if (v.is_array()) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + AttrText(v[i]);
-    return s + "]";
-  }
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  if (v.is_number()) return ShortNum(v.get<double>());
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
-}
-
-StatusOr<nlohmann::json> ReadJsonFile(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded()) return InternalError(p.string() + ": not JSON");
-  return j;
-}
-
-// Runs the model into a scratch folder and ranks its compiled nodes by the
-// summed duration of their kernel tasks (graph.json maps nodes, trace.json times tasks).
+// The model run once, as inspector-cli run runs it; its kernel nodes whose
+// ops declare tunables, ranked by their measured time, each with the op
+// instance (inputs, attrs) it ran.
 StatusOr<std::vector<HotNode>> HotNodes(const SweepFlags& f) {
-  std::string tmpl = (fs::temp_directory_path() / "opscope_sweep_graph_XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) return InternalError("--graph: no scratch folder: " + std::string(std::strerror(errno)));
-  const fs::path scratch = tmpl;
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{scratch};
-  ModelRunRequest m{.model = f.graph, .output_dir = (scratch / "run").string(), .plugins = f.run.plugins, .device = f.run.device};
-  if (f.peak_bw > 0) m.peak_bw_gbs = f.peak_bw;
-  if (f.peak_flops > 0) m.peak_gflops = f.peak_flops;
-  if (m.peak_bw_gbs.has_value() != m.peak_gflops.has_value()) m.peak_bw_gbs.reset(), m.peak_gflops.reset();
+  ModelRunRequest m{.model = f.graph, .plugins = f.run.plugins, .device = f.run.device};
+  if (f.peak_bw > 0 && f.peak_flops > 0) m.peak_bw_gbs = f.peak_bw, m.peak_gflops = f.peak_flops;
   auto run = RunModel(m);
   if (!run.ok()) return std::move(run).status().WithContext("--graph " + f.graph);
-  OPSCOPE_ASSIGN_OR_RETURN(nlohmann::json graph, ReadJsonFile(scratch / "run" / "graph.json"));
-  OPSCOPE_ASSIGN_OR_RETURN(nlohmann::json trace, ReadJsonFile(scratch / "run" / "trace.json"));
-  std::map<int64_t, double> us_by_node;
-  for (const nlohmann::json& e : trace.value("traceEvents", nlohmann::json::array())) {
-    if (e.value("ph", "") != "X" || !e.contains("args")) continue;
-    const int64_t node = e["args"].value("node_id", int64_t{-1});
-    if (node >= 0) us_by_node[node] += e.value("dur", 0.0);
-  }
   std::vector<HotNode> nodes;
-  for (const nlohmann::json& n : graph["compiled"]["nodes"]) {
-    auto it = us_by_node.find(n.value("node_id", int64_t{-1}));
-    if (it == us_by_node.end() || n.value("kind", "") != "op") continue;
-    HotNode h{.name = n.value("name", ""), .op_type = n.value("op_type", ""), .us = it->second};
-    for (const nlohmann::json& in : n.value("inputs", nlohmann::json::array())) {
-      std::string shape = "[";
-      for (size_t i = 0; i < in["shape"].size(); ++i) shape += (i ? "," : "") + std::to_string(in["shape"][i].get<int64_t>());
-      h.shapes += (h.shapes.empty() ? "" : ";") + shape + "]";
-      h.dtypes += (h.dtypes.empty() ? "" : ",") + in.value("dtype", "float32");
-    }
-    const nlohmann::json attrs = n.value("attrs", nlohmann::json::object());  // items() does not keep a temporary alive
-    for (const auto& [name, value] : attrs.items()) {
-      h.attrs += (h.attrs.empty() ? "" : ",") + name + "=" + AttrText(value);
+  for (const NodeTime& n : run->nodes) {
+    if (n.op_type.empty() || n.roofline.measured_us < 0) continue;
+    // Only a kernel with knobs can be swept: the others are not candidates for the top N.
+    auto op = OpRegistry::Global().Lookup(n.op_type);
+    if (!op.ok() || (*op)->tunables.empty()) continue;
+    HotNode h{.name = n.name, .op_type = n.op_type, .attrs = n.attrs.ToString(), .us = n.roofline.measured_us};
+    for (const TensorDesc& in : n.inputs) {
+      if (!in.present) break;  // trailing optional inputs left out, as --input-shapes can say
+      h.shapes += (h.shapes.empty() ? "" : ";") + in.shape.ToString();
+      h.dtypes += (h.dtypes.empty() ? "" : ",") + std::string(DTypeName(in.dtype));
     }
     nodes.push_back(std::move(h));
   }
@@ -165,9 +116,12 @@ StatusOr<int> RunGraphSweep(const SweepFlags& f, std::ostream& out, std::ostream
   if (f.iters < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(f.iters));
   OPSCOPE_RETURN_IF_ERROR(CheckOutputDir(f.output_dir));
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<HotNode> nodes, HotNodes(f));
-  if (nodes.empty()) return InvalidArgumentError("--graph " + f.graph + ": no kernel task ran: nothing to sweep");
+  if (nodes.empty()) {
+    return InvalidArgumentError("--graph " + f.graph + ": no kernel that ran declares a tunable: nothing to sweep");
+  }
   if (static_cast<int>(nodes.size()) > f.top) nodes.resize(static_cast<size_t>(f.top));
-  out << "graph     " << f.graph << ": the " << nodes.size() << " compiled node(s) with the most task time\n";
+  out << "graph     " << f.graph << ": the " << nodes.size()
+      << " compiled node(s) with the most task time among those whose ops declare tunables\n";
   int code = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const HotNode& n = nodes[i];

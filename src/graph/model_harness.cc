@@ -122,8 +122,8 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
     out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
   }
   for (const SuspectNode& n : facts.nodes) {
-    out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .roofline = n.roofline,
-                         .on_critical_path = n.on_critical_path});
+    out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .inputs = n.inputs, .attrs = n.attrs,
+                         .roofline = n.roofline, .on_critical_path = n.on_critical_path});
   }
   out.suspects = FindSuspects(facts);
   out.repro = RunCommand(r);
