@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "core/text_format.h"
 #include "opscope/roofline.h"
 
 namespace opscope {
@@ -17,21 +18,6 @@ namespace {
 constexpr double kWidth = 720, kHeight = 440;
 constexpr double kLeft = 72, kRight = 700, kTop = 40, kBottom = 380;  // the plot area
 constexpr size_t kMaxTextLabels = 30;  // more points: tooltips only, text would pile up
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string Num(double v, const char* format) {
   char s[64];
@@ -94,7 +80,7 @@ std::string Line(double x1, double y1, double x2, double y2, const char* style) 
 
 std::string Text(double x, double y, const std::string& text, const char* attrs = "") {
   return "<text x=\"" + Num(x, "%.1f") + "\" y=\"" + Num(y, "%.1f") + "\"" + (*attrs ? " " : "") + attrs + ">" +
-         Escape(text) + "</text>\n";
+         EscapeXml(text) + "</text>\n";
 }
 
 std::string Axes(const Plot& plot) {
@@ -197,7 +183,7 @@ std::string RooflineSvg(const RoofPeaks& peaks, const std::vector<RooflineChartP
   for (const RooflineChartPoint* c : drawn) {
     const double x = plot.X(c->point.intensity), y = plot.Y(c->point.achieved_gflops);
     s += "<circle cx=\"" + Num(x, "%.1f") + "\" cy=\"" + Num(y, "%.1f") + "\" r=\"4\" fill=\"" +
-         Color(c->point.bound) + "\" fill-opacity=\"0.8\"><title>" + Escape(Tooltip(*c)) + "</title></circle>\n";
+         Color(c->point.bound) + "\" fill-opacity=\"0.8\"><title>" + EscapeXml(Tooltip(*c)) + "</title></circle>\n";
     // Near the right edge the label goes to the point's left.
     const bool left = x > kRight - 160;
     if (drawn.size() <= kMaxTextLabels) {

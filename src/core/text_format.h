@@ -25,6 +25,10 @@ std::string CoordsText(const std::vector<int64_t>& coords);
 // Collapses newlines so an error stays one line.
 std::string OneLine(std::string text);
 
+// Text made safe inside XML or HTML, in element content and in quoted
+// attributes alike: & < > " ' become entities (the SVG charts, sweep.html).
+std::string EscapeXml(const std::string& text);
+
 // A duration in microseconds as "812.4 us" or "1.292 ms"; "n/a" when negative.
 std::string FormatMicros(double us);
 

@@ -8,25 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/text_format.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
 namespace {
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string Fmt(const char* format, double v) {
   char s[64];
@@ -109,15 +95,15 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sweep-heatmap\" width=\"" << width << "\" height=\"" << height
     << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s << "<title>" << Escape(r.op + ": device median per candidate, over the best's") << "</title>\n";
-  s << "<text x=\"" << kLeft << "\" y=\"18\" font-weight=\"bold\">" << Escape(r.op) << "  "
-    << Escape(y.empty() ? x : x + " \u00d7 " + y) << "</text>\n";
+  s << "<title>" << EscapeXml(r.op + ": device median per candidate, over the best's") << "</title>\n";
+  s << "<text x=\"" << kLeft << "\" y=\"18\" font-weight=\"bold\">" << EscapeXml(r.op) << "  "
+    << EscapeXml(y.empty() ? x : x + " \u00d7 " + y) << "</text>\n";
   s << "<text class=\"axis-label\" x=\"" << kLeft + kCellW * static_cast<double>(xs.size()) / 2 << "\" y=\"36\" text-anchor=\"middle\">"
-    << Escape(x) << "</text>\n";
+    << EscapeXml(x) << "</text>\n";
   if (!y.empty()) {
     s << "<text class=\"axis-label\" x=\"14\" y=\"" << kTop + kCellH * static_cast<double>(ys.size()) / 2
       << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 " << kTop + kCellH * static_cast<double>(ys.size()) / 2
-      << ")\">" << Escape(y) << "</text>\n";
+      << ")\">" << EscapeXml(y) << "</text>\n";
   }
   for (size_t i = 0; i < xs.size(); ++i) {
     s << "<text x=\"" << kLeft + kCellW * (static_cast<double>(i) + 0.5) << "\" y=\"" << kTop - 6
@@ -157,7 +143,7 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
       }
       s << "<g class=\"" << cls << "\" data-x=\"" << xs[i] << "\"";
       if (!y.empty()) s << " data-y=\"" << ys[j] << "\"";
-      s << "><title>" << Escape(tip) << "</title>";
+      s << "><title>" << EscapeXml(tip) << "</title>";
       s << "<rect x=\"" << cx + 1 << "\" y=\"" << cy + 1 << "\" width=\"" << kCellW - 2 << "\" height=\"" << kCellH - 2
         << "\" fill=\"" << fill << "\" stroke=\"" << (c == best && c != nullptr ? "#000" : "#fff") << "\" stroke-width=\""
         << (c == best && c != nullptr ? 3 : 1) << "\"" << (c == current && c != nullptr && c != best ? " stroke-dasharray=\"4 3\"" : "")
@@ -169,16 +155,16 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
           << cy + kCellH - 4 << "\" stroke=\"#b00\" stroke-width=\"2\"/>";
       }
       s << "<text x=\"" << cx + kCellW / 2 << "\" y=\"" << cy + 24 << "\" text-anchor=\"middle\" font-weight=\"bold\">"
-        << Escape(label) << "</text>";
+        << EscapeXml(label) << "</text>";
       if (!sub.empty()) {
         s << "<text x=\"" << cx + kCellW / 2 << "\" y=\"" << cy + 41 << "\" text-anchor=\"middle\" font-size=\"11\">"
-          << Escape(sub) << "</text>";
+          << EscapeXml(sub) << "</text>";
       }
       s << "</g>\n";
     }
   }
   s << "<text x=\"" << kLeft << "\" y=\"" << height - 30 << "\" font-size=\"11\">colour: median / the best's "
-    << (best != nullptr ? "(" + Escape(Time(best_us)) + ")" : "(none passed)")
+    << (best != nullptr ? "(" + EscapeXml(Time(best_us)) + ")" : "(none passed)")
     << ", green 1x to red 8x or more; thick border: best, dashed: current</text>\n";
   s << "<text x=\"" << kLeft << "\" y=\"" << height - 14 << "\" font-size=\"11\">crossed: FAILED (wrong outputs, never best) "
        "or error</text>\n";
@@ -189,15 +175,15 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
 std::string SweepHtml(const SweepReport& r) {
   const SweepCandidate* cur = r.current_candidate();
   const SweepCandidate* best = r.best_candidate();
-  auto col = [](const SweepCandidate* c, auto f) { return c == nullptr ? std::string("-") : Escape(f(*c)); };
+  auto col = [](const SweepCandidate* c, auto f) { return c == nullptr ? std::string("-") : EscapeXml(f(*c)); };
   std::ostringstream s;
-  s << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ops-debug sweep \u00b7 " << Escape(r.op)
+  s << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ops-debug sweep \u00b7 " << EscapeXml(r.op)
     << "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:12px 0}"
        "td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f2f2f2}"
        "tr.failed td,tr.error td{color:#a00}code{background:#f4f4f4;padding:2px 4px}.partial{color:#a60;font-weight:bold}"
        "</style>\n</head><body>\n";
-  s << "<h1>ops-debug sweep \u00b7 " << Escape(r.op) << "</h1>\n";
-  s << "<p id=\"instance\">" << Escape(r.instance) << " on " << Escape(r.device) << "; " << r.candidates.size() << " of "
+  s << "<h1>ops-debug sweep \u00b7 " << EscapeXml(r.op) << "</h1>\n";
+  s << "<p id=\"instance\">" << EscapeXml(r.instance) << " on " << EscapeXml(r.device) << "; " << r.candidates.size() << " of "
     << r.total << " candidates (" << r.measured << " measured, " << r.cached << " cached), " << r.iterations
     << " timed calls each after " << r.warmup << " warm-up; every candidate checked against the golden.";
   if (!r.complete) s << " <span class=\"partial\">Partial: the sweep was stopped.</span>";
@@ -216,8 +202,8 @@ std::string SweepHtml(const SweepReport& r) {
   if (best == nullptr) {
     s << "No candidate passed: there is no best.";
   } else if (r.faster) {
-    s << "Possible gain: " << Escape(Fmt("%.0f%%", r.gain_pct)) << " (beyond the noise of " << Escape(Time(r.noise_us)) << ").";
-    if (!r.direction.empty()) s << " Direction: " << Escape(r.direction) << ".";
+    s << "Possible gain: " << EscapeXml(Fmt("%.0f%%", r.gain_pct)) << " (beyond the noise of " << EscapeXml(Time(r.noise_us)) << ").";
+    if (!r.direction.empty()) s << " Direction: " << EscapeXml(r.direction) << ".";
   } else {
     s << "No candidate is faster than the current one beyond the noise.";
   }
@@ -228,13 +214,13 @@ std::string SweepHtml(const SweepReport& r) {
     std::string note = c.why;
     if (c.cached) note = "cached" + std::string(note.empty() ? "" : "; ") + note;
     s << "<tr class=\"" << (c.passed() ? "passed" : c.status == CandidateStatus::kFailed ? "failed" : "error") << "\"><td>"
-      << Escape(CandidateText(c.tunables)) << "</td><td>" << CandidateStatusName(c.status) << "</td><td>"
-      << (c.device_us.count ? Escape(Time(c.device_us.median)) : "-") << "</td><td>"
-      << (c.device_us.count ? Escape(Time(c.device_us.iqr())) : "-") << "</td><td>" << Escape(Percent(c.roofline.efficiency()))
-      << "</td><td>" << Escape(note) << "</td></tr>\n";
+      << EscapeXml(CandidateText(c.tunables)) << "</td><td>" << CandidateStatusName(c.status) << "</td><td>"
+      << (c.device_us.count ? EscapeXml(Time(c.device_us.median)) : "-") << "</td><td>"
+      << (c.device_us.count ? EscapeXml(Time(c.device_us.iqr())) : "-") << "</td><td>" << EscapeXml(Percent(c.roofline.efficiency()))
+      << "</td><td>" << EscapeXml(note) << "</td></tr>\n";
   }
   s << "</table>\n";
-  if (!r.repro.empty()) s << "<p>Run again: <code>" << Escape(r.repro) << "</code></p>\n";
+  if (!r.repro.empty()) s << "<p>Run again: <code>" << EscapeXml(r.repro) << "</code></p>\n";
   s << "</body></html>\n";
   return s.str();
 }
