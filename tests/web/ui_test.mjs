@@ -306,24 +306,32 @@ test('report.html of resnet_small, opened as a file', async () => {
   assert.deepEqual(problems, []);
 });
 
+// `inspector-cli serve DIR` on a free port: the process, its exit, and the
+// folder and address it says it serves (read from its first line).
+function startServe(dir) {
+  const server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  const address = new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:\d+\/)\n/m);
+      if (m) {
+        clearTimeout(timer);
+        resolve({folder: m[1], url: m[2]});
+      }
+    });
+  });
+  return {server, exited, address};
+}
+
 test('inspector-cli serve: the same page over HTTP, and nothing but its files', async () => {
   const run = runs.twoBranch;
-  const server = spawn(cli, ['serve', run.dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
-  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  const {server, exited, address} = startServe(run.dir);
   try {
-    const url = await new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
-      server.stdout.on('data', (d) => {
-        out += d;
-        const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:(\d+)\/)\n/m);
-        if (m) {
-          clearTimeout(timer);
-          assert.equal(m[1], run.dir);
-          resolve(m[2]);
-        }
-      });
-    });
+    const {url, folder} = await address;
+    assert.equal(folder, run.dir);
     const port = Number(new URL(url).port);
     assert.ok(port > 0);
     await openPage(url);
@@ -366,21 +374,9 @@ test('a trace alone: ops-debug profile\'s timeline.json and roofline.svg as repo
 
 test('a trace alone, served: the page asks only for what the folder holds', async () => {
   const profile = runs.profile;
-  const server = spawn(cli, ['serve', profile.dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
-  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  const {server, exited, address} = startServe(profile.dir);
   try {
-    const url = await new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
-      server.stdout.on('data', (d) => {
-        out += d;
-        const m = out.match(/at (http:\/\/127\.0\.0\.1:\d+\/)\n/);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-    });
+    const {url} = await address;
     const asked = [];
     const listen = (r) => asked.push(new URL(r.url()).pathname);
     page.on('request', listen);
