@@ -13,6 +13,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libopenblas-dev zlib1g-dev
+  libdw-dev libunwind-dev libclang-dev
   python3-numpy python3-onnx
   chromium
 )
