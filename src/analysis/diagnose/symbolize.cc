@@ -20,12 +20,11 @@ namespace {
 // Modules are found by the paths in the maps (dwfl_linux_proc_find_elf opens
 // an absolute path as is), their DWARF in the file itself or, for a stripped
 // one, at the standard debuginfo places (.gnu_debuglink, build-id).
-char* g_debuginfo_path = nullptr;  // libdw's default search path
 const Dwfl_Callbacks kCallbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = nullptr,
-    .debuginfo_path = &g_debuginfo_path,
+    .debuginfo_path = nullptr,  // libdw's default places
 };
 
 struct DwflEnd {
@@ -191,7 +190,9 @@ StatusOr<std::vector<ThreadStack>> ThreadStacksOfProcess(int pid) {
     ThreadStack& out = threads.emplace_back();
     out.tid = t.tid;
     out.name = ThreadName(pid, t.tid);
-    for (const RawFrame& frame : t.frames) out.frames.push_back(Symbolize(dwfl.get(), frame.pc, frame.is_return_address));
+    for (const RawFrame& frame : t.frames) {
+      out.frames.push_back(Symbolize(dwfl.get(), frame.pc, frame.is_return_address));
+    }
     any_unwound = any_unwound || !t.frames.empty();
   }
   if (!any_unwound) {

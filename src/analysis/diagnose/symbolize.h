@@ -30,7 +30,7 @@ struct StackFrame {
   std::string module;          // path of the mapped file ("/.../libopscope.so"); "" unknown
   uint64_t module_offset = 0;  // pc in the module's own addresses (what addr2line -e module takes)
   std::string function;        // demangled ("opscope::Foo(int)"); "" unknown
-  std::string file;            // source file where debug info exists (absolute: its compile dir prepended), else ""
+  std::string file;            // source file where debug info exists (its compile dir prepended), else ""
   int line = 0;                // 0 with no debug info
 };
 

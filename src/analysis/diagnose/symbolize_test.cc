@@ -232,8 +232,8 @@ TEST(SymbolizeTest, UnknownMappingsLeaveFramesUnknown) {
     }
   }
   // A mapping of a file that is not there: the module is known, nothing else.
-  std::vector<StackFrame> frames =
-      SymbolizeStack({0x7f0000000800}, "7f0000000000-7f0000001000 r-xp 00000000 08:01 4242 /nonexistent/libgone.so\n", 0);
+  std::vector<StackFrame> frames = SymbolizeStack(
+      {0x7f0000000800}, "7f0000000000-7f0000001000 r-xp 00000000 08:01 4242 /nonexistent/libgone.so\n", 0);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].module, "/nonexistent/libgone.so");
   EXPECT_TRUE(frames[0].function.empty());
