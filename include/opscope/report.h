@@ -145,6 +145,10 @@ struct OpRunReport {
   double device_us = -1;          // the first run
   std::vector<double> repeat_us;  // every run, with repeats
   uint64_t op_id = 0;
+  // The op instance as every process names it (op, attrs, input shapes and
+  // dtypes) and its input data's fingerprint: what ops-debug diagnose links
+  // a crash to this report with (op_id is an identity within one process).
+  uint64_t instance_key = 0, input_fingerprint = 0;
   std::vector<OpRunInput> inputs;
   std::vector<OpRunOutput> outputs;
   std::string kernel_error;  // the kernel or the golden failed after the call was validated

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <limits>
 
+#include "capture/op_instance.h"
+#include "device/stream_observer.h"
+
 namespace opscope {
 
 namespace {
@@ -23,6 +26,29 @@ inline uint64_t Mix(uint64_t h, uint64_t v) {
   h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 27;
   return h;
+}
+
+// Set while this thread runs hooks: a launch a hook makes (a tensor
+// summary) reaches no hook, the flight recorder's own included.
+thread_local int t_in_hooks = 0;
+
+struct HookScope {
+  HookScope() { ++t_in_hooks; }
+  ~HookScope() { --t_in_hooks; }
+};
+
+using HookList = std::vector<std::shared_ptr<DispatchHook>>;
+
+template <typename F>
+void CallHooks(const HookList& hooks, F&& f) {
+  if (hooks.empty()) return;
+  HookScope in_hook;
+  for (const auto& h : hooks) f(*h);
+}
+
+const std::shared_ptr<const HookList>& NoHooks() {
+  static const auto* none = new std::shared_ptr<const HookList>(std::make_shared<HookList>());
+  return *none;
 }
 
 }  // namespace
@@ -98,6 +124,11 @@ uint64_t ComputeOpId(const std::vector<Tensor>& inputs, uint64_t seq) {
 Dispatcher& Dispatcher::Global() {
   static Dispatcher* d = new Dispatcher();
   return *d;
+}
+
+std::shared_ptr<const HookList> Dispatcher::Hooks() const {
+  if (t_in_hooks > 0) return NoHooks();
+  return std::atomic_load(&hook_snapshot_);
 }
 
 int Dispatcher::AddHook(std::shared_ptr<DispatchHook> hook) {
@@ -217,10 +248,25 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     OPSCOPE_RETURN_IF_ERROR(op.ValidateAttrs(*attrs));
     OPSCOPE_RETURN_IF_ERROR(op.MoveAttrsToInputs(inputs_in, *attrs));
   }
-  OPSCOPE_RETURN_IF_ERROR(Validate(op, inputs_in, *attrs));
+  auto hooks = Hooks();
+  // A refused call is evidence too (a shape the kernel's op does not take).
+  auto rejected = [&](Status st) {
+    if (hooks->empty()) return st;
+    LaunchRecord rec;
+    rec.op = &op;
+    rec.device = options.device;
+    rec.inputs = &inputs_in;
+    rec.attrs = attrs.get();
+    rec.host_enqueue_ns = SteadyNowNs();
+    HookScope in_hook;
+    for (const auto& h : *hooks) h->CallRejected(rec, st);
+    return st;
+  };
+  if (Status st = Validate(op, inputs_in, *attrs); !st.ok()) return rejected(std::move(st));
   mark(DispatchPhase::kValidate);
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_desc,
-                           InferValidated(op, inputs_in, *attrs, options.num_outputs));
+  auto inferred = InferValidated(op, inputs_in, *attrs, options.num_outputs);
+  if (!inferred.ok()) return rejected(inferred.status());
+  std::vector<TensorDesc> out_desc = std::move(inferred).value();
   Device* device = options.device;
   const bool reference = device == nullptr;
   KernelFn kernel;
@@ -283,7 +329,9 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   rec.device = device;
   rec.kernel = kernel_name;
   rec.times = timed ? &times : nullptr;
-  auto hooks = std::atomic_load(&hook_snapshot_);
+  rec.inputs = &inputs;
+  rec.outputs = &outputs;
+  rec.attrs = attrs.get();
   // Buffers and fingerprints are for the hooks only: without one, skip their cost.
   if (!hooks->empty()) {
     for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
@@ -299,16 +347,23 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
 
   if (reference) {
     rec.host_enqueue_ns = SteadyNowNs();
-    for (const auto& h : *hooks) h->BeforeLaunch(rec);
+    CallHooks(*hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
     KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
     ctx.SetTrace(rec.op_id, options.trace);
     mark(DispatchPhase::kSetup);
     mark(DispatchPhase::kEnqueue);  // a reference runs inline: nothing is handed over
-    Status st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
-    if (!st.ok()) return st;
+    Status st;
+    {
+      ScopedRunningKernel running(op.name.c_str(), rec.op_id);
+      st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
+    }
+    if (!st.ok()) {
+      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+      return st;
+    }
     mark(DispatchPhase::kWait);
     rec.launches = ctx.launches();
-    for (const auto& h : *hooks) h->AfterLaunch(rec);
+    CallHooks(*hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
     run.outputs = std::move(ctx.outputs());
     run.launches = std::move(rec.launches);
     mark(DispatchPhase::kFinish);
@@ -323,7 +378,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   rec.start = std::shared_ptr<Event>(std::move(start_ev));
   rec.end = std::shared_ptr<Event>(std::move(end_ev));
   rec.host_enqueue_ns = SteadyNowNs();
-  for (const auto& h : *hooks) h->BeforeLaunch(rec);
+  CallHooks(*hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
 
   auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
   ctx->SetTrace(rec.op_id, options.trace);
@@ -332,39 +387,72 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   // the kernel's own thread copies them here, before `end` is recorded.
   std::shared_ptr<std::vector<KernelLaunchInfo>> async_launches;
   if (!options.synchronize) async_launches = std::make_shared<std::vector<KernelLaunchInfo>>();
-  OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
+  {
+    PauseStreamObserver own_event;  // the dispatcher's timing event, not the program's edge
+    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
+  }
+  const uint64_t op_id = rec.op_id;
   if (device->host_accessible()) {
     // The whole kernel function runs in stream order on the stream's thread,
     // so a host thread can keep several streams busy at once.
     std::string name = op.name;
     OPSCOPE_RETURN_IF_ERROR(
-        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches]() -> Status {
+        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches, op_id]() -> Status {
+          ScopedRunningKernel running(name.c_str(), op_id);
           Status st = kernel(*ctx);
           if (async_launches) *async_launches = ctx->launches();
           return FinishKernel(std::move(st), *ctx, "op " + name + " kernel");
         }));
   } else {
-    Status st = kernel(*ctx);
+    Status st;
+    {
+      ScopedRunningKernel running(op.name.c_str(), op_id);
+      st = kernel(*ctx);
+    }
     if (async_launches) *async_launches = ctx->launches();
     st = FinishKernel(std::move(st), *ctx, "op " + op.name + " kernel");
-    if (!st.ok()) return st;
+    if (!st.ok()) {
+      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+      return st;
+    }
   }
   rec.async_launches = async_launches;
   run.async_launches = async_launches;
-  OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
+  {
+    PauseStreamObserver own_event;
+    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
+  }
   mark(DispatchPhase::kEnqueue);
   run.outputs = ctx->outputs();
   run.start = rec.start;
   run.end = rec.end;
   if (options.synchronize) {
-    OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
+    if (Status st = stream->Synchronize(); !st.ok()) {
+      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+      return st;
+    }
     mark(DispatchPhase::kWait);
     rec.launches = ctx->launches();
     run.launches = rec.launches;
     auto us = run.end->ElapsedUsSince(*run.start);
     if (us.ok()) run.device_us = *us;
+  } else if (sync_points()) {
+    // The program did not ask to wait; diagnose does, so the kernel that
+    // fails is the call that fails: the error the program would have met at
+    // its own synchronisation, it meets here.
+    const int64_t t0 = SteadyNowNs();
+    Status st;
+    {
+      PauseStreamObserver inserted;
+      st = stream->Synchronize();
+    }
+    rec.sync_point_ns = SteadyNowNs() - t0;
+    if (!st.ok()) {
+      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+      return st;
+    }
   }
-  for (const auto& h : *hooks) h->AfterLaunch(rec);
+  CallHooks(*hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
   mark(DispatchPhase::kFinish);
   run.times = times;
   return run;

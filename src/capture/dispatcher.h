@@ -58,6 +58,14 @@ struct LaunchRecord {
   std::shared_ptr<const std::vector<KernelLaunchInfo>> async_launches;
   std::vector<MemoryRange> reads, writes;
   std::vector<Fingerprint> fingerprints;  // per input
+  // The call's tensors and attributes, valid while a hook runs: inputs where
+  // the kernel reads them, outputs as allocated (written once `end` is reached).
+  const std::vector<Tensor>* inputs = nullptr;
+  const std::vector<Tensor>* outputs = nullptr;
+  const Attrs* attrs = nullptr;
+  // A sync point (Dispatcher::SetSyncPoints) waited this long after the
+  // enqueue, before AfterLaunch; 0 without one.
+  int64_t sync_point_ns = 0;
   int64_t host_enqueue_ns = 0;  // steady_clock when the dispatcher enqueued
   // The call's phase spans so far (the phases up to kWait are in when
   // AfterLaunch runs); nullptr unless RunOptions::time_phases.
@@ -71,6 +79,12 @@ class DispatchHook {
   virtual ~DispatchHook() = default;
   virtual void BeforeLaunch(const LaunchRecord&) {}
   virtual void AfterLaunch(const LaunchRecord&) {}
+  // The kernel returned an error (seen at the call's own synchronisation or
+  // a sync point); AfterLaunch is not called for it.
+  virtual void LaunchFailed(const LaunchRecord&, const Status&) {}
+  // The call was refused before any launch: its attributes, inputs or shape
+  // inference (the record holds op, inputs and attrs only).
+  virtual void CallRejected(const LaunchRecord&, const Status&) {}
 };
 
 
@@ -88,9 +102,17 @@ class Dispatcher {
   StatusOr<OpRun> Run(std::string_view op, const std::vector<Tensor>& inputs, Attrs attrs,
                       const RunOptions& options);
 
-  // Hooks run on the launching thread, in registration order.
+  // Hooks run on the launching thread, in registration order. A launch made
+  // from inside a hook (a tensor summary) reaches no hook.
   int AddHook(std::shared_ptr<DispatchHook> hook);
   void RemoveHook(int id);
+
+  // Sync points (ops-debug diagnose): every asynchronous launch is followed
+  // by a synchronisation of its stream, so a failing kernel fails its own
+  // call and the flight recorder names it. Not an edge of the program's
+  // order: the stream observer does not see these.
+  void SetSyncPoints(bool on) { sync_points_.store(on, std::memory_order_relaxed); }
+  bool sync_points() const { return sync_points_.load(std::memory_order_relaxed); }
 
   // Only shape checks and inference: the output descriptions a call would get.
   StatusOr<std::vector<TensorDesc>> InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
@@ -100,7 +122,10 @@ class Dispatcher {
   static Status Validate(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs& attrs);
   static StatusOr<std::vector<TensorDesc>> InferValidated(const OpSchema& op, const std::vector<Tensor>& inputs,
                                                           Attrs& attrs, int num_outputs);
+  // The hooks a launch on this thread reaches: none from inside a hook.
+  std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>> Hooks() const;
   std::atomic<uint64_t> seq_{0};
+  std::atomic<bool> sync_points_{false};
   std::mutex hooks_mu_;
   std::vector<std::pair<int, std::shared_ptr<DispatchHook>>> hooks_;
   std::shared_ptr<const std::vector<std::shared_ptr<DispatchHook>>> hook_snapshot_ =

@@ -12,6 +12,7 @@
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
+#include "cli/diagnose_command.h"
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
@@ -47,7 +48,7 @@ class SweepInterruptScope {
 };
 
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app("ops-debug: run, compare, profile, sweep and inspect one operator", "ops-debug");
+  CLI::App app("ops-debug: run, compare, profile, sweep, diagnose and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
@@ -65,6 +66,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* profile = AddProfileCommand(app, profile_flags);
   SweepFlags sweep_flags;
   CLI::App* sweep = AddSweepCommand(app, sweep_flags);
+  DiagnoseFlags diagnose_flags;
+  CLI::App* diagnose = AddDiagnoseCommand(app, diagnose_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
@@ -77,6 +80,11 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
     PrintOpReport(*report, out);
     if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
     return report->ExitCode();
+  }
+  if (diagnose->parsed()) {
+    auto code = RunDiagnose(diagnose_flags, ForwardedRunFlags(argc, argv), out);
+    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
+    return *code;
   }
   if (profile->parsed()) {
     auto code = RunProfile(profile_flags, out);

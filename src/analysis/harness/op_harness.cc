@@ -13,6 +13,7 @@
 #include "analysis/harness/readback.h"
 #include "analysis/harness/repro.h"
 #include "capture/dispatcher.h"
+#include "capture/op_instance.h"
 #include "core/text_format.h"
 #include "opscope/harness.h"
 #include "opscope/npy.h"
@@ -272,6 +273,11 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   report.inputs = inputs;
   report.repeats = f.repeat;
   report.repro = ReproCommand(f, op, attrs, inputs, {});
+  {
+    Attrs keyed = attrs;  // as the dispatcher sees them, defaults filled in
+    if (op.ValidateAttrs(keyed).ok()) report.instance_key = OpInstanceKey(op.name, keyed, tensors);
+    report.input_fingerprint = InputFingerprint(tensors);
+  }
 
   // Outputs poisoned: an element the kernel never writes fails, whatever a reused buffer held.
   const RunOptions kernel_opts{.device = device, .tunables = tunables, .num_outputs = num_outputs, .trace = trace,

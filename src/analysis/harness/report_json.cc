@@ -1,6 +1,7 @@
 #include "analysis/harness/report_json.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "analysis/compare_json.h"
 #include "analysis/profile/profile_json.h"
@@ -40,6 +41,12 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   nlohmann::json j = EmptyReport(r.status());
   j["op"] = r.op;
   j["op_id"] = ShortHex(r.op_id);
+  if (r.instance_key) {
+    char key[24], data[24];
+    std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(r.instance_key));
+    std::snprintf(data, sizeof data, "%016llx", static_cast<unsigned long long>(r.input_fingerprint));
+    j["instance"] = {{"key", key}, {"input_fingerprint", data}};
+  }
   j["device"] = r.device;
   j["kernel"] = r.kernel;
   j["golden"] = r.golden;

@@ -7,6 +7,7 @@
 #include "device/cpu/checked_allocator.h"
 #include "device/cpu/cpu_event.h"
 #include "device/cpu/cpu_info.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -48,6 +49,11 @@ CpuDevice::CpuDevice(int threads)
                       {"last-level cache", std::to_string(LastLevelCacheBytes() >> 20) + " MiB (as the system reports it)"}};
   default_stream_ = std::make_shared<CpuStream>(0, pool_);
   streams_->live.push_back(default_stream_);
+  // ops-debug diagnose turns guard pages on in the program it supervises,
+  // which cannot be asked in code (it is any program on this library).
+  if (const char* checked = std::getenv(kCheckedAllocationEnv); checked && std::string_view(checked) == "1") {
+    (void)SetCheckedAllocation(true);
+  }
 }
 
 CpuDevice::~CpuDevice() {
@@ -86,6 +92,8 @@ StatusOr<std::unique_ptr<Stream>> CpuDevice::CreateStream() {
 StatusOr<std::unique_ptr<Event>> CpuDevice::CreateEvent() { return std::unique_ptr<Event>(new CpuEvent()); }
 
 Status CpuDevice::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnDeviceSynchronize("cpu");
+  PauseStreamObserver pause;  // the streams' own syncs below are part of this one
   std::vector<std::shared_ptr<CpuStream>> streams;
   {
     std::lock_guard<std::mutex> lock(streams_->mu);

@@ -17,6 +17,9 @@
 
 namespace opscope {
 
+// "1": every cpu device this process creates starts in checked mode.
+inline constexpr char kCheckedAllocationEnv[] = "OPSCOPE_CHECKED_ALLOCATION";
+
 class CpuDevice : public Device {
  public:
   // `threads`: compute units (pool threads + the launching thread); 0 = all

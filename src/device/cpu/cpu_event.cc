@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "device/cpu/spin.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 
@@ -56,6 +57,7 @@ StatusOr<int64_t> CpuEventState::Timestamp() {
 bool CpuEvent::Query() { return state_->Reached(state_->recorded()); }
 
 Status CpuEvent::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnEventSynchronize(this);
   state_->WaitReached(state_->recorded());
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 
 #include "device/cpu/cpu_event.h"
 #include "device/cpu/spin.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -123,6 +124,7 @@ Status CpuStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind
     return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
                                 (dst == nullptr ? "destination" : "source"));
   }
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnMemcpy({"cpu", id()}, dst, src, bytes, kind);
   // All kinds are host memory on this device; memmove tolerates overlapping D2D.
   if (OnWorker()) {
     std::memmove(dst, src, bytes);
@@ -139,6 +141,7 @@ Status CpuStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind
 Status CpuStream::Record(Event& event) {
   CpuEvent* e = AsCpuEvent(event);
   if (e == nullptr) return InvalidArgumentError("Record: the event belongs to another device, not cpu");
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnRecord({"cpu", id()}, &event);
   std::shared_ptr<CpuEventState> state = e->state();
   uint64_t generation = state->BeginRecord();
   if (OnWorker()) {
@@ -156,6 +159,7 @@ Status CpuStream::Record(Event& event) {
 Status CpuStream::Wait(Event& event) {
   CpuEvent* e = AsCpuEvent(event);
   if (e == nullptr) return InvalidArgumentError("Wait: the event belongs to another device, not cpu");
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnWait({"cpu", id()}, &event);
   std::shared_ptr<CpuEventState> state = e->state();
   uint64_t generation = state->recorded();
   if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
@@ -178,6 +182,7 @@ Status CpuStream::EnqueueHostFunction(std::function<Status()> fn) {
 }
 
 Status CpuStream::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnStreamSynchronize({"cpu", id()});
   if (OnWorker()) {
     std::lock_guard<std::mutex> lock(mu_);
     return error_;

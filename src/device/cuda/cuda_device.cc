@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "device/cuda/cuda_status.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -146,6 +147,7 @@ StatusOr<std::unique_ptr<Event>> CudaDevice::CreateEvent() {
 }
 
 Status CudaDevice::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnDeviceSynchronize(info_.name.c_str());
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<std::shared_ptr<CudaHostErrorState>> states;

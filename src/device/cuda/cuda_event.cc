@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device/cuda/cuda_status.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 
@@ -17,6 +18,7 @@ bool CudaEvent::Query() {
 }
 
 Status CudaEvent::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnEventSynchronize(this);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaEventSynchronize(event_), "cudaEventSynchronize");
 }

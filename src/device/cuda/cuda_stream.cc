@@ -4,6 +4,7 @@
 
 #include "device/cuda/cuda_event.h"
 #include "device/cuda/cuda_status.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -36,6 +37,13 @@ void RunHostCall(void* user_data) {
   if (st.ok()) return;
   std::lock_guard<std::mutex> lock(call->state->mu);
   if (call->state->error.ok()) call->state->error = std::move(st);
+}
+
+// The observer's name for this device: static storage, as StreamRef wants.
+const char* DeviceName(int ordinal) {
+  static constexpr const char* kNames[] = {"cuda:0", "cuda:1", "cuda:2", "cuda:3",
+                                           "cuda:4", "cuda:5", "cuda:6", "cuda:7"};
+  return ordinal >= 0 && ordinal < 8 ? kNames[ordinal] : "cuda";
 }
 
 }  // namespace
@@ -72,6 +80,7 @@ Status CudaStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kin
     return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
                                 (dst == nullptr ? "destination" : "source"));
   }
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnMemcpy({DeviceName(ordinal_), id_}, dst, src, bytes, kind);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaMemcpyAsync(dst, src, bytes, ToCuda(kind), stream_),
                     "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes");
@@ -82,6 +91,7 @@ Status CudaStream::Record(Event& event) {
   if (e == nullptr || e->ordinal() != ordinal_) {
     return InvalidArgumentError("Record: the event belongs to another device");
   }
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnRecord({DeviceName(ordinal_), id_}, &event);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventRecord(e->handle(), stream_), "cudaEventRecord");
   e->MarkRecorded();
@@ -91,11 +101,13 @@ Status CudaStream::Record(Event& event) {
 Status CudaStream::Wait(Event& event) {
   auto* e = dynamic_cast<CudaEvent*>(&event);
   if (e == nullptr) return InvalidArgumentError("Wait: the event belongs to another device, not cuda");
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnWait({DeviceName(ordinal_), id_}, &event);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaStreamWaitEvent(stream_, e->handle(), 0), "cudaStreamWaitEvent");
 }
 
 Status CudaStream::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnStreamSynchronize({DeviceName(ordinal_), id_});
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   std::lock_guard<std::mutex> lock(host_error_->mu);

@@ -1,0 +1,195 @@
+#include "analysis/diagnose/race_check.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "core/text_format.h"
+
+namespace opscope {
+namespace {
+
+// A vector clock over the streams seen so far (index = stream number).
+using Clock = std::vector<uint64_t>;
+
+void Join(Clock& into, const Clock& other) {
+  if (into.size() < other.size()) into.resize(other.size(), 0);
+  for (size_t i = 0; i < other.size(); ++i) into[i] = std::max(into[i], other[i]);
+}
+
+uint64_t At(const Clock& c, size_t i) { return i < c.size() ? c[i] : 0; }
+
+struct Overlap {
+  uint64_t begin = 0, bytes = 0;
+};
+
+bool Overlaps(const FlightRange& a, const FlightRange& b, Overlap& out) {
+  if (a.bytes == 0 || b.bytes == 0) return false;
+  const uint64_t lo = std::max(a.begin, b.begin), hi = std::min(a.begin + a.bytes, b.begin + b.bytes);
+  if (lo >= hi) return false;
+  out = {lo, hi - lo};
+  return true;
+}
+
+struct Replayed {
+  StreamAccess access;
+  size_t stream = 0;
+  Clock clock;
+};
+
+std::string StreamName(const char* device, int id) { return std::string(device) + "/" + std::to_string(id); }
+
+}  // namespace
+
+RaceCheckResult FindRaces(const FlightRingData& ring) {
+  RaceCheckResult result;
+  // Everything in enqueue order: launches and synchronisation records share one counter.
+  struct Item {
+    uint64_t seq;
+    const LaunchSlot* launch;
+    const SyncRecord* sync;
+  };
+  std::vector<Item> items;
+  for (const LaunchSlot& l : ring.launches) items.push_back({l.seq, &l, nullptr});
+  for (const SyncRecord& s : ring.syncs) items.push_back({s.seq, nullptr, &s});
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
+  // The sync ring wrapped: edges older than its oldest record are gone.
+  if (ring.header.sync_head > static_cast<uint64_t>(kFlightSyncSlots) && !ring.syncs.empty()) {
+    result.judged_from_seq = ring.syncs.front().seq;
+  }
+
+  std::map<std::string, size_t> stream_index;
+  std::vector<Clock> streams;
+  std::unordered_map<int32_t, Clock> hosts;          // per host thread
+  std::unordered_map<uint64_t, Clock> events;        // last record of each event
+  std::unordered_map<uint64_t, Clock> launch_clock;  // op_id -> its launch's clock (copies a kernel issues)
+  auto stream_of = [&](const char* device, int id) {
+    auto [it, fresh] = stream_index.emplace(StreamName(device, id), streams.size());
+    if (fresh) streams.emplace_back();
+    return it->second;
+  };
+  // The host enqueues on stream s: what the host has waited for comes first.
+  auto enqueue = [&](size_t s, int32_t tid) {
+    Clock& c = streams[s];
+    Join(c, hosts[tid]);
+    if (c.size() <= s) c.resize(s + 1, 0);
+    return &c;
+  };
+
+  std::vector<Replayed> accesses;
+  for (const Item& it : items) {
+    if (it.launch) {
+      const LaunchSlot& l = *it.launch;
+      if (l.stream_id < 0) continue;  // a reference run or a refused call: inline on the host
+      const size_t s = stream_of(l.device, l.stream_id);
+      Clock* c = enqueue(s, l.host_tid);
+      ++(*c)[s];
+      Replayed r;
+      r.stream = s;
+      r.clock = *c;
+      r.access.seq = l.seq;
+      r.access.stream = StreamName(l.device, l.stream_id);
+      r.access.op = l.op;
+      r.access.kernel = l.kernel;
+      r.access.op_id = ShortHex(l.op_id);
+      r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) + ")";
+      for (int i = 0; i < l.num_inputs && i < kFlightMaxTensors; ++i) {
+        r.access.reads.push_back({l.inputs[i].address, l.inputs[i].bytes});
+        r.access.read_names.push_back(std::string(l.op) + "." + l.inputs[i].name);
+      }
+      for (int i = 0; i < l.num_outputs && i < kFlightMaxTensors; ++i) {
+        r.access.writes.push_back({l.outputs[i].address, l.outputs[i].bytes});
+        r.access.write_names.push_back(std::string(l.op) + "." + l.outputs[i].name);
+      }
+      launch_clock[l.op_id] = *c;
+      accesses.push_back(std::move(r));
+      continue;
+    }
+    const SyncRecord& y = *it.sync;
+    const auto kind = static_cast<SyncKind>(y.kind);
+    Clock& host = hosts[y.host_tid];
+    // Work a kernel issues from its own thread comes after that kernel began.
+    if (y.op_id != 0) {
+      if (auto lc = launch_clock.find(y.op_id); lc != launch_clock.end()) Join(host, lc->second);
+    }
+    switch (kind) {
+      case SyncKind::kRecord: {
+        Clock* c = enqueue(stream_of(y.device, y.stream_id), y.host_tid);
+        events[y.event] = *c;
+        break;
+      }
+      case SyncKind::kWait: {
+        Clock* c = enqueue(stream_of(y.device, y.stream_id), y.host_tid);
+        if (auto e = events.find(y.event); e != events.end()) Join(*c, e->second);
+        break;
+      }
+      case SyncKind::kMemcpy: {
+        const size_t s = stream_of(y.device, y.stream_id);
+        Clock* c = enqueue(s, y.host_tid);
+        ++(*c)[s];
+        Replayed r;
+        r.stream = s;
+        r.clock = *c;
+        r.access.seq = y.seq;
+        r.access.stream = StreamName(y.device, y.stream_id);
+        r.access.is_launch = false;
+        r.access.op = y.op;
+        r.access.op_id = y.op_id ? ShortHex(y.op_id) : "";
+        r.access.what = "copy of " + std::to_string(y.write.bytes) + " bytes on stream " + r.access.stream +
+                        (y.op[0] ? " issued by op " + std::string(y.op) + "'s kernel" : " issued by the host");
+        r.access.reads.push_back(y.read);
+        r.access.read_names.push_back("copy source");
+        r.access.writes.push_back(y.write);
+        r.access.write_names.push_back("copy destination");
+        accesses.push_back(std::move(r));
+        break;
+      }
+      case SyncKind::kStreamSync:
+        Join(host, streams[stream_of(y.device, y.stream_id)]);
+        break;
+      case SyncKind::kEventSync:
+        if (auto e = events.find(y.event); e != events.end()) Join(host, e->second);
+        break;
+      case SyncKind::kDeviceSync: {
+        const std::string prefix = std::string(y.device) + "/";
+        for (const auto& [name, idx] : stream_index) {
+          if (name.rfind(prefix, 0) == 0) Join(host, streams[idx]);
+        }
+        break;
+      }
+      case SyncKind::kNone:
+        break;
+    }
+  }
+
+  result.accesses = accesses.size();
+  // A happens before B (A enqueued first) iff B's clock has seen A's tick on A's stream.
+  for (size_t j = 0; j < accesses.size(); ++j) {
+    const Replayed& b = accesses[j];
+    if (b.access.seq < result.judged_from_seq) continue;
+    for (size_t i = 0; i < j; ++i) {
+      const Replayed& a = accesses[i];
+      if (a.access.seq < result.judged_from_seq || a.stream == b.stream) continue;
+      if (At(b.clock, a.stream) >= At(a.clock, a.stream)) continue;  // ordered
+      auto check = [&](const std::vector<FlightRange>& ra, const std::vector<std::string>& na, bool aw,
+                       const std::vector<FlightRange>& rb, const std::vector<std::string>& nb, bool bw) {
+        for (size_t x = 0; x < ra.size(); ++x) {
+          for (size_t y = 0; y < rb.size(); ++y) {
+            Overlap o;
+            if (!Overlaps(ra[x], rb[y], o)) continue;
+            result.races.push_back({a.access, b.access, o.begin, o.bytes, aw, bw, na[x], nb[y]});
+            return true;
+          }
+        }
+        return false;
+      };
+      // One race per pair of accesses: write-write, then write-read, then read-write.
+      if (check(a.access.writes, a.access.write_names, true, b.access.writes, b.access.write_names, true)) continue;
+      if (check(a.access.writes, a.access.write_names, true, b.access.reads, b.access.read_names, false)) continue;
+      check(a.access.reads, a.access.read_names, false, b.access.writes, b.access.write_names, true);
+    }
+  }
+  return result;
+}
+
+}  // namespace opscope

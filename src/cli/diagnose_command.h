@@ -1,0 +1,42 @@
+// `ops-debug diagnose`: why did it crash, hang or race. Two forms:
+//   ops-debug diagnose [every flag of ops-debug run] [--sync-points on|off] [--timeout 10s] [--output-dir DIR]
+//   ops-debug diagnose [...] -- PROGRAM ARGS...     (any program on libopscope, unchanged)
+// The first runs `ops-debug run` with those flags as the supervised child.
+// opscope/diagnose.h does the work; this parses, prints and writes DIR/diagnosis.json.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/run_command.h"
+#include "opscope/diagnose.h"
+
+namespace CLI {
+class App;
+}
+
+namespace opscope::cli {
+
+struct DiagnoseFlags {
+  RunFlags run;  // parsed to refuse bad flags up front; forwarded as written
+  std::string sync_points = "on";
+  std::string timeout = "10s";
+  std::string output_dir = "diagnose";
+  std::vector<std::string> history;
+  std::vector<std::string> sources;
+  std::string source_flags;  // one string, split on spaces: "-I inc -DFOO"
+  int slots = 64;
+  bool no_echo = false;
+  std::vector<std::string> program;  // after --
+};
+
+CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& flags);
+// The run flags as the user wrote them: argv after "diagnose", before "--",
+// less diagnose's own flags (and their values).
+std::vector<std::string> ForwardedRunFlags(int argc, const char* const* argv);
+StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& flags, const std::vector<std::string>& run_args);
+// Diagnoses, prints, writes diagnosis.json; returns the exit code (0 clean, 1 not).
+StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::string>& run_args, std::ostream& out);
+
+}  // namespace opscope::cli
