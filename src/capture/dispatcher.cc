@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "capture/op_instance.h"
 #include "device/stream_observer.h"
@@ -396,8 +397,13 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     // The whole kernel function runs in stream order on the stream's thread,
     // so a host thread can keep several streams busy at once.
     std::string name = op.name;
+    // A launch made while the observer is paused (a tensor summary) keeps it
+    // paused on the stream's thread too: its copies are not the program's.
+    const bool paused = StreamObserverPausedHere();
     OPSCOPE_RETURN_IF_ERROR(
-        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches, op_id]() -> Status {
+        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches, op_id, paused]() -> Status {
+          std::optional<PauseStreamObserver> pause;
+          if (paused) pause.emplace();
           ScopedRunningKernel running(name.c_str(), op_id);
           Status st = kernel(*ctx);
           if (async_launches) *async_launches = ctx->launches();
@@ -442,10 +448,9 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     // its own synchronisation, it meets here.
     const int64_t t0 = SteadyNowNs();
     Status st;
-    {
-      PauseStreamObserver inserted;
-      st = stream->Synchronize();
-    }
+    MarkNextStreamSyncInserted();
+    st = stream->Synchronize();
+    ClearInsertedStreamSync();
     rec.sync_point_ns = SteadyNowNs() - t0;
     if (!st.ok()) {
       CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });

@@ -54,7 +54,14 @@ void PassOn(int sig, siginfo_t* info, void* context) {
 }
 
 void OnFatalSignal(int sig, siginfo_t* info, void* context) {
-  if (g_entered.exchange(1) == 0 && g_header != nullptr) {
+  if (g_entered.exchange(1) != 0) {
+    // Another thread faulted first (two blocks of one kernel often do): let
+    // it finish writing its record before this one ends the process.
+    for (int i = 0; i < 2000 && g_header && !std::atomic_ref<int32_t>(g_header->crash.written).load(); ++i) {
+      timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+  } else if (g_header != nullptr) {
     CrashRecord& c = g_header->crash;
     c.signal = sig;
     c.code = info ? info->si_code : 0;

@@ -339,6 +339,7 @@ void FlightRecorder::OnMemcpy(const StreamRef& s, void* dst, const void* src, si
             {reinterpret_cast<uint64_t>(dst), bytes});
 }
 void FlightRecorder::OnStreamSynchronize(const StreamRef& s) {
+  if (ConsumeInsertedStreamSync()) return;  // a sync point, not the program's
   WriteSync(SyncKind::kStreamSync, s.device, s.id, 0, {}, {});
 }
 void FlightRecorder::OnEventSynchronize(const void* event) {

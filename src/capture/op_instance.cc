@@ -1,6 +1,7 @@
 #include "capture/op_instance.h"
 
 #include <string>
+#include <utility>
 
 #include "capture/dispatcher.h"
 
@@ -15,6 +16,7 @@ uint64_t Fnv(uint64_t h, std::string_view bytes) {
 constexpr uint64_t kFnvBasis = 1469598103934665603ull;
 
 thread_local const RunningKernel* t_running = nullptr;
+thread_local bool t_inserted_sync = false;
 
 }  // namespace
 
@@ -38,6 +40,10 @@ uint64_t InputFingerprint(const std::vector<Tensor>& inputs) {
   for (const Tensor& t : inputs) hashes.push_back(t.defined() ? ComputeFingerprint(t).Hash() : 0);
   return CombineFingerprints(hashes);
 }
+
+void MarkNextStreamSyncInserted() { t_inserted_sync = true; }
+bool ConsumeInsertedStreamSync() { return std::exchange(t_inserted_sync, false); }
+void ClearInsertedStreamSync() { t_inserted_sync = false; }
 
 const RunningKernel* CurrentRunningKernel() { return t_running; }
 

@@ -34,6 +34,14 @@ struct RunningKernel {
 // The kernel the dispatcher is running on this thread, or nullptr.
 const RunningKernel* CurrentRunningKernel();
 
+// A synchronisation the dispatcher inserts (a sync point) is not an edge of
+// the program's order; it cannot pause the observer around it, since a cpu
+// stream's Synchronize may run queued kernels on the waiting thread, and
+// their copies are the program's. So it marks the one notification to skip.
+void MarkNextStreamSyncInserted();
+bool ConsumeInsertedStreamSync();  // true once after a mark, on the same thread
+void ClearInsertedStreamSync();
+
 class ScopedRunningKernel {
  public:
   ScopedRunningKernel(const char* op, uint64_t op_id);

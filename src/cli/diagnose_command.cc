@@ -33,6 +33,7 @@ CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& f) {
       "run an op (every flag of run) or, after --, any program on libopscope under supervision: flight recorder, "
       "sync points, guard pages; say why it crashed, hung or raced");
   AddRunFlags(*c, f.run);
+  c->get_option("--op")->required(false);  // not with -- PROGRAM
   c->add_option("--sync-points", f.sync_points, "on (default): synchronise after every launch, so the kernel named "
                                                 "is the one that failed; off: keep the program's asynchrony")
       ->check(CLI::IsMember({"on", "off"}));

@@ -17,6 +17,8 @@ StreamObserver* ActiveStreamObserver() {
   return o != nullptr && t_paused == 0 ? o : nullptr;
 }
 
+bool StreamObserverPausedHere() { return t_paused > 0; }
+
 PauseStreamObserver::PauseStreamObserver() { ++t_paused; }
 PauseStreamObserver::~PauseStreamObserver() { --t_paused; }
 

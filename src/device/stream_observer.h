@@ -40,6 +40,10 @@ void SetStreamObserver(StreamObserver* observer);
 // The observer, or nullptr while none is set or this thread paused it.
 StreamObserver* ActiveStreamObserver();
 
+// True while this thread has paused the observer: work it hands to another
+// thread (a kernel queued on a stream's worker) is paused there too.
+bool StreamObserverPausedHere();
+
 // While alive, this thread's stream work is not reported: the dispatcher's
 // own timing events and the synchronisations ops-debug diagnose inserts are
 // not edges of the program being diagnosed.

@@ -48,6 +48,17 @@ std::string RangeText(const DiagTensor& t) {
   return s;
 }
 
+// `in` stretches to `out` by numpy's rule (its dims are 1 or equal, from the
+// right) without being the same shape: what a kernel must index with strides of 0.
+bool Broadcasts(const DiagTensor& in, const DiagTensor& out) {
+  if (in.shape == out.shape || in.shape.size() > out.shape.size()) return false;
+  for (size_t k = 0; k < in.shape.size(); ++k) {
+    const int64_t a = in.shape[in.shape.size() - 1 - k], b = out.shape[out.shape.size() - 1 - k];
+    if (a != b && a != 1) return false;
+  }
+  return true;
+}
+
 bool Finite(const DiagTensor& t) { return t.has_stats && t.nan == 0 && t.inf == 0; }
 
 bool Extreme(const DiagTensor& t) {
@@ -56,9 +67,14 @@ bool Extreme(const DiagTensor& t) {
 
 // The frame a person looks at first: the innermost one with a source line,
 // outside the C library.
+bool SystemFrame(const DiagFrame& f) {
+  return f.file.empty() || f.line <= 0 || f.file.rfind("/usr/", 0) == 0 || f.file[0] != '/' ||
+         f.module.rfind("/lib", 0) == 0 || f.module.rfind("/usr/lib", 0) == 0;
+}
+
 const DiagFrame* SourceFrame(const DiagThread& t) {
   for (const DiagFrame& f : t.frames) {
-    if (!f.file.empty() && f.line > 0 && f.file.find("/usr/include") == std::string::npos) return &f;
+    if (!SystemFrame(f)) return &f;
   }
   return t.frames.empty() ? nullptr : &t.frames.front();
 }
@@ -177,14 +193,27 @@ void OutOfBounds(const AttributionInput& in, std::vector<DiagCause>& out) {
                              std::to_string(threads) + " threads for " + std::to_string(n) + " elements");
   }
   if (frame) cause.evidence.push_back("the faulting instruction: " + FrameText(*frame));
-  cause.fix = "likely index arithmetic: guard the access with `if (i < n)` for the tail, where n (" + std::to_string(n) +
-              ") need not be a multiple of the block, and check the bound (`<` not `<=`)";
+  if (fault >= begin + bytes) {
+    cause.fix = "likely index arithmetic: guard the access with `if (i < n)` for the tail, where n (" + std::to_string(n) +
+                ") need not be a multiple of the block, and check the bound (`<` not `<=`)";
+  } else {
+    cause.fix = "an index below 0 reached the kernel: check the index arithmetic, or where the indices come from";
+    // An integer input holding negative values is where such an index comes from.
+    if (owner) {
+      for (const DiagTensor& t : owner->tensors) {
+        if (t.role == "input" && t.has_stats && t.min < 0 && t.dtype.find("int") != std::string::npos) {
+          cause.evidence.push_back("index input " + RangeText(t) + ": negative indices");
+          cause.fix = "the index input " + t.name + " holds negative values: find who wrote it (see the other causes)";
+        }
+      }
+    }
+  }
   cause.score = guard ? 90 : 60;
   out.push_back(cause);
   // An input smaller than the output it was read for: a broadcast the kernel does not do.
   if (tensor && tensor->role == "input" && owner) {
     for (const DiagTensor& o : owner->tensors) {
-      if (o.role == "output" && Numel(o) > Numel(*tensor) && o.shape != tensor->shape) {
+      if (o.role == "output" && Broadcasts(*tensor, o)) {
         DiagCause b;
         b.rule = "shape";
         b.confidence = "high";
@@ -239,8 +268,10 @@ void Hang(const AttributionInput& in, std::vector<DiagCause>& out) {
   const DiagLaunch& l = d.trajectory[in.failing];
   cause.cause = "hang: kernel " + l.kernel + " (op " + l.op + ") started and never finished: a loop that does not exit or a wait that never ends";
   cause.confidence = "high";
-  cause.evidence.push_back("launched at " + ShortNum(l.start_us / 1e3) + " ms, still running when the timeout passed at " +
-                           ShortNum(d.wall_s) + " s");
+  char when[96];
+  std::snprintf(when, sizeof when, "launched at %.3g ms, still running when the timeout passed at %.3g s",
+                l.start_us / 1e3, d.wall_s);
+  cause.evidence.push_back(when);
   for (const DiagTensor& t : l.tensors) {
     if (t.role == "input") cause.evidence.push_back("input " + RangeText(t) + (t.has_stats && t.min < 0 ? " (negative values present)" : ""));
   }
@@ -370,14 +401,26 @@ void Races(const AttributionInput& in, std::vector<DiagCause>& out) {
     DiagCause cause;
     cause.rule = "race";
     cause.confidence = "high";
+    // The buffer by the name its producer gave it, where a recorded launch wrote it.
+    std::string buffer = "the buffer at " + Hex(r.begin) + " (" + std::to_string(r.bytes) + " bytes)";
+    for (const DiagLaunch& l : d.trajectory) {
+      if (l.kind != "launch") continue;
+      for (const DiagTensor& t : l.tensors) {
+        if (t.role == "output" && r.begin >= t.address && r.begin < t.address + t.bytes) {
+          buffer = l.op + "'s output " + t.name + " (" + ShapeText(t) + " at " + Hex(t.address) + ")";
+        }
+      }
+    }
     auto side = [](const StreamAccess& a, bool writes, const std::string& tensor) {
-      return a.what + " on stream " + a.stream + (writes ? " writes " : " reads ") + tensor;
+      std::string who = a.is_launch ? "kernel " + a.kernel + " (op " + a.op + ", op_id " + a.op_id + ")"
+                                    : "a copy" + (a.op.empty() ? std::string(" the host issued") : " issued by " + a.op + "'s kernel");
+      std::string as = a.is_launch ? " as " + tensor.substr(tensor.find('.') + 1) : "";
+      return who + " on stream " + a.stream + (writes ? " writes it" : " reads it") + as;
     };
-    cause.cause = "race on the buffer at " + Hex(r.begin) + " (" + std::to_string(r.bytes) + " bytes): " +
-                  side(r.first, r.first_writes, r.first_tensor) + ", " + side(r.second, r.second_writes, r.second_tensor) +
-                  ", and no event orders them";
-    cause.evidence.push_back("first: " + r.first.what + ", stream " + r.first.stream + ", record " + std::to_string(r.first.seq));
-    cause.evidence.push_back("second: " + r.second.what + ", stream " + r.second.stream + ", record " + std::to_string(r.second.seq));
+    cause.cause = "race on " + buffer + ": " + side(r.first, r.first_writes, r.first_tensor) + ", " +
+                  side(r.second, r.second_writes, r.second_tensor) + ", and no event orders them";
+    cause.evidence.push_back("first: " + r.first.what + ", record #" + std::to_string(r.first.seq));
+    cause.evidence.push_back("second: " + r.second.what + ", record #" + std::to_string(r.second.seq));
     cause.evidence.push_back("no event recorded on " + r.first.stream + " after the first is waited for on " +
                              r.second.stream + " before the second, and the host did not synchronise in between");
     cause.fix = "record an event on stream " + r.first.stream + " after the first and make stream " + r.second.stream +

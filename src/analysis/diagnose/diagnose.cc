@@ -34,8 +34,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What a person calls the function: std::function's invoker names the
+// callable it runs (a kernel's lambda), and "(anonymous namespace)::" says nothing.
+std::string ReadableFunction(std::string fn) {
+  const std::string handler = "std::_Function_handler<";
+  if (fn.rfind(handler, 0) == 0) {
+    int depth = 0;
+    size_t comma = std::string::npos, end = std::string::npos;
+    for (size_t i = handler.size(); i < fn.size() && end == std::string::npos; ++i) {
+      const char c = fn[i];
+      if (c == '<' || c == '(' || c == '{') ++depth;
+      else if (c == ')' || c == '}') --depth;
+      else if (c == '>') {
+        if (depth == 0) end = i;
+        else --depth;
+      } else if (c == ',' && depth == 0 && comma == std::string::npos) comma = i;
+    }
+    if (comma != std::string::npos && end != std::string::npos) fn = fn.substr(comma + 2, end - comma - 2);
+  }
+  for (size_t p; (p = fn.find("(anonymous namespace)::")) != std::string::npos;) fn.erase(p, 23);
+  return fn;
+}
+
 DiagFrame ToDiagFrame(const StackFrame& f) {
-  return {.pc = f.pc, .function = f.function, .file = f.file, .module = f.module, .line = f.line};
+  return {.pc = f.pc, .function = ReadableFunction(f.function), .file = f.file, .module = f.module, .line = f.line};
 }
 
 // The variables that change how a kernel or library behaves.

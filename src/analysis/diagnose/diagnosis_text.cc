@@ -1,6 +1,7 @@
 // The summary ops-debug diagnose prints: the verdict, the causes with their
 // evidence, then the snapshot a person reads to check them.
 #include <algorithm>
+#include <cstdio>
 
 #include "core/text_format.h"
 #include "opscope/diagnose.h"
@@ -34,13 +35,20 @@ std::string FrameLine(const DiagFrame& f) {
   return s;
 }
 
+// Times and ratios to three significant digits: "0.0724 s", "1.07x".
+std::string Sig3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 }  // namespace
 
 std::string FormatDiagnosis(const Diagnosis& d) {
   std::string out = "diagnose  " + d.status;
   if (d.signal) out += "  " + d.signal_name;
   else if (d.exit_code >= 0) out += "  exit " + std::to_string(d.exit_code);
-  out += "  after " + ShortNum(d.wall_s) + " s\n";
+  out += "  after " + Sig3(d.wall_s) + " s\n";
   if (!d.op.empty()) {
     out += "  in op " + d.op + "  kernel " + d.kernel + "  op_id " + d.op_id + "  on " + d.device + "\n";
   }
@@ -87,9 +95,9 @@ std::string FormatDiagnosis(const Diagnosis& d) {
   for (const DiagLink& l : d.links) out += "link  " + l.text + "\n";
   for (const std::string& n : d.notes) out += "note  " + n + "\n";
   out += "timings under diagnose are slow by design (" + std::string(d.sync_points ? "sync points on" : "sync points off") +
-         (d.checked_allocation ? ", guard pages" : "") + ", tensor summaries): at most " + ShortNum(d.slowdown) +
-         "x slower, diagnose added " + ShortNum(d.sync_wait_ms + d.summary_ms + d.record_ms) + " ms to a " +
-         ShortNum(d.run_ms) + " ms run\n";
+         (d.checked_allocation ? ", guard pages" : "") + ", tensor summaries): at most " + Sig3(d.slowdown) +
+         "x slower, diagnose added " + Sig3(d.sync_wait_ms + d.summary_ms + d.record_ms) + " ms to a " +
+         Sig3(d.run_ms) + " ms run\n";
   return out;
 }
 

@@ -1,0 +1,50 @@
+// ramp_tail: y[i] = start + step * i over x's shape. BUG: each block of 256
+// runs i from its first element to min(first + 255, n) INCLUSIVE, clamped
+// to n instead of n - 1, so when n is not a multiple of 256 the last block
+// writes y[n], one element past the end. With n a multiple of 256 the clamp
+// never bites and the kernel is right, which is why it passed its tests.
+//
+//   ops-debug diagnose --plugin libdiagnose_ops.so --op ramp_tail --input-shapes "[1000]"
+#include <algorithm>
+
+#include "opscope/op.h"
+
+namespace {
+
+using opscope::KernelContext;
+using opscope::Status;
+
+constexpr int64_t kBlock = 256;
+
+Status RampCpu(KernelContext& ctx) {
+  opscope::Tensor& y = ctx.out(0);
+  if (y.dtype() != opscope::DType::kF32) return opscope::UnimplementedError("ramp_tail: float32 only");
+  const int64_t n = y.numel();
+  const float start = static_cast<float>(ctx.attrs().f("start", 0.0)), step = static_cast<float>(ctx.attrs().f("step", 1.0));
+  float* out = y.data<float>();
+  opscope::KernelLaunch k{.name = "ramp_tail_cpu",
+                          .config = {.grid = {(n + kBlock - 1) / kBlock}, .block = {kBlock}},
+                          .host = [=](const opscope::BlockContext& b) {
+                            const int64_t first = b.linear_block() * kBlock;
+                            const int64_t last = std::min(first + kBlock - 1, n);  // the bug: n - 1
+                            for (int64_t i = first; i <= last; ++i) out[i] = start + step * static_cast<float>(i);
+                          }};
+  return ctx.Launch(k);
+}
+
+Status RampReference(KernelContext& ctx) {
+  const double start = ctx.attrs().f("start", 0.0), step = ctx.attrs().f("step", 1.0);
+  for (int64_t i = 0; i < ctx.out(0).numel(); ++i) ctx.out(0).FlatSetFromDouble(i, start + step * static_cast<double>(i));
+  return Status::Ok();
+}
+
+}  // namespace
+
+OPSCOPE_OP("ramp_tail")
+    .Doc("y = start + step * flat index, x's shape (BUG: writes one past the end when n % 256 != 0)")
+    .Input("x").Output("y")
+    .Attr("start", 0.0f).Attr("step", 1.0f)
+    .TypeConstraint("T", {opscope::DType::kF32})
+    .SameShape()
+    .Reference(RampReference)
+    .Kernel("cpu", RampCpu);
