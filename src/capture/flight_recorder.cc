@@ -194,23 +194,23 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
     slot->host_tid = ThisTid();
     slot->start_ns = rec.host_enqueue_ns;
     slot->state = static_cast<int32_t>(FlightState::kStarted);
-    if (rec.attrs) CopyField(slot->attrs, rec.attrs->ToString().c_str());
+    if (rec.attrs) FormatAttrs(*rec.attrs, slot->attrs, sizeof slot->attrs);
   }
   // Inputs are whole when every earlier launch has finished: at sync points.
   const bool stats = Dispatcher::Global().sync_points();
   if (rec.inputs) {
-    std::vector<uint64_t> fps;
+    uint64_t combined = kFingerprintBasis;
     slot->num_inputs = static_cast<int32_t>(std::min<size_t>(rec.inputs->size(), kFlightMaxTensors));
     for (size_t i = 0; i < rec.inputs->size(); ++i) {
-      const uint64_t fp = i < rec.fingerprints.size() ? rec.fingerprints[i].Hash() : 0;
-      fps.push_back((*rec.inputs)[i].defined() ? fp : 0);
+      const uint64_t fp = i < rec.fingerprints.size() && (*rec.inputs)[i].defined() ? rec.fingerprints[i].Hash() : 0;
+      combined = CombineFingerprint(combined, fp);
       if (i >= static_cast<size_t>(kFlightMaxTensors)) continue;
       FlightTensor& t = slot->inputs[i];
       if (rec.op && !rec.op->inputs.empty()) CopyField(t.name, rec.op->inputs[std::min(i, rec.op->inputs.size() - 1)].name.c_str());
       Summarise((*rec.inputs)[i], t, stats);
-      t.fingerprint = fps.back();
+      t.fingerprint = fp;
     }
-    slot->input_fingerprint = CombineFingerprints(fps);
+    slot->input_fingerprint = combined;
     if (rec.op && rec.attrs) slot->instance_key = OpInstanceKey(rec.op->name, *rec.attrs, *rec.inputs);
   }
   if (rec.outputs) {

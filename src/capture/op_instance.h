@@ -21,11 +21,17 @@
 
 namespace opscope {
 
+// Both allocate nothing: the flight recorder computes them on every launch.
 uint64_t OpInstanceKey(std::string_view op, const Attrs& attrs, const std::vector<Tensor>& inputs);
 // Over each input's Fingerprint::Hash (host-readable inputs; 0 for the others).
 uint64_t InputFingerprint(const std::vector<Tensor>& inputs);
-// The same, from fingerprints already computed.
-uint64_t CombineFingerprints(const std::vector<uint64_t>& hashes);
+// The same, one fingerprint at a time: h = kFingerprintBasis, then h = Combine(h, fp) per input.
+inline constexpr uint64_t kFingerprintBasis = 1469598103934665603ull;
+uint64_t CombineFingerprint(uint64_t h, uint64_t fingerprint);
+
+// Writes attrs as "name=value,..." (the --attrs syntax, tensors as <tensor>)
+// into buf, NUL-terminated and cut to fit, allocating nothing.
+void FormatAttrs(const Attrs& attrs, char* buf, size_t cap);
 
 struct RunningKernel {
   const char* op = "";

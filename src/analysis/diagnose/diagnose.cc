@@ -164,6 +164,11 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
              {kDiagnoseSlotsEnv, std::to_string(req.slots)},
              {kDiagnoseSyncEnv, req.sync_points ? "1" : "0"},
              {"OPSCOPE_CHECKED_ALLOCATION", req.checked_allocation ? "1" : "0"}};
+  // A program built with AddressSanitizer would turn its own faults into an
+  // exit code: under diagnose the flight recorder owns the fault signals.
+  std::string asan = std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "";
+  asan += std::string(asan.empty() ? "" : ":") + "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+  sup.env.emplace_back("ASAN_OPTIONS", asan);
   sup.pid_env = kDiagnosePidEnv;
   sup.timeout_s = req.timeout_s;
   sup.echo = req.echo_output;

@@ -1,0 +1,287 @@
+// ops-debug diagnose end to end: the real binary supervising the real
+// examples (examples/diagnose_ops: a kernel that writes past the end, one
+// that spins, a norm without epsilon, two programs that race), the clean
+// examples that must stay quiet, op-instance links, sync points on and off,
+// and bad input. Each case reads the diagnosis.json the tool wrote.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "opscope/fill.h"
+#include "opscope/npy.h"
+#include "tool_test_util.h"
+
+namespace opscope {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::opscope::testing::Contains;
+using ::opscope::testing::Shell;
+using ::opscope::testing::Slurp;
+using ::opscope::testing::TempDir;
+using ::opscope::testing::ToolResult;
+
+const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
+const std::string kOpsDebug = kBin + "ops-debug";
+const std::string kPlugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libdiagnose_ops.so";
+const std::string kExamples = std::string(OPSCOPE_SOURCE_DIR) + "/examples/diagnose_ops/";
+
+// The line of `needle` in an example's source: what the stack must point at.
+int LineOf(const std::string& file, const std::string& needle) {
+  std::ifstream f(kExamples + file);
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return -1;
+}
+
+struct Diagnosed {
+  ToolResult tool;
+  json d;
+};
+
+Diagnosed Diagnose(const TempDir& dir, const std::string& args) {
+  Diagnosed r;
+  r.tool = Shell(kOpsDebug + " diagnose --quiet-program --output-dir " + dir.path().string() + " " + args);
+  const fs::path file = dir.path() / "diagnosis.json";
+  if (fs::exists(file)) r.d = json::parse(Slurp(file));
+  return r;
+}
+
+bool AnyFrame(const json& frames, const std::string& function_part, const std::string& file_part, int line) {
+  for (const json& f : frames) {
+    if (Contains(f.value("function", ""), function_part) && Contains(f.value("file", ""), file_part) &&
+        (line < 0 || f.value("line", 0) == line)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void ExpectClean(const Diagnosed& r) {
+  EXPECT_EQ(r.tool.exit_code, 0) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.out << r.tool.err;
+  EXPECT_EQ(r.d["schema"], "opscope.diagnosis/1");
+  EXPECT_EQ(r.d["status"], "clean");
+  EXPECT_TRUE(r.d["causes"].empty()) << r.d["causes"].dump(2);
+  EXPECT_TRUE(Contains(r.tool.out, "no cause: the run is clean")) << r.tool.out;
+  EXPECT_GT(r.d["launches_recorded"].get<int>(), 0);  // it did record: quiet because right, not blind
+}
+
+TEST(DiagnoseCli, WriteOnePastTheEndIsNamedWithTheElementAndTheSourceLine) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op ramp_tail --input-shapes '[1000]'");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["status"], "crashed");
+  EXPECT_EQ(r.d["signal"], "SIGSEGV");
+  EXPECT_EQ(r.d["op"], "ramp_tail");
+  ASSERT_FALSE(r.d["causes"].empty());
+  const json& top = r.d["causes"][0];
+  EXPECT_EQ(top["rule"], "out-of-bounds");
+  EXPECT_EQ(top["confidence"], "high");
+  EXPECT_TRUE(Contains(top["cause"], "writes y[1000]: 1 element past the end of y, float32[1000]")) << top.dump(2);
+  const int write_line = LineOf("ramp_tail.cc", "out[i] = start");
+  ASSERT_GT(write_line, 0);
+  EXPECT_TRUE(AnyFrame(r.d["snapshot"]["stack"], "RampCpu", "ramp_tail.cc", write_line)) << r.d["snapshot"]["stack"].dump(2);
+  // The failing launch is marked in the trajectory, started and never finished.
+  bool marked = false;
+  for (const json& l : r.d["snapshot"]["trajectory"]) {
+    if (l["failing"].get<bool>()) marked = l["op"] == "ramp_tail" && l["state"] == "started, never finished";
+  }
+  EXPECT_TRUE(marked) << r.d["snapshot"]["trajectory"].dump(2);
+  EXPECT_TRUE(Contains(r.tool.out, "out-of-bounds write on y")) << r.tool.out;
+}
+
+TEST(DiagnoseCli, TheSameKernelOnAMultipleOfItsBlockIsClean) {
+  TempDir dir;
+  ExpectClean(Diagnose(dir, "--plugin " + kPlugin + " --op ramp_tail --input-shapes '[1024]'"));
+}
+
+TEST(DiagnoseCli, ASpinningKernelIsHungWithItsThreadInTheLoop) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op mantissa --input-shapes '[4096]' --timeout 2s");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["status"], "hung");
+  ASSERT_FALSE(r.d["causes"].empty());
+  const json& top = r.d["causes"][0];
+  EXPECT_EQ(top["rule"], "hang");
+  EXPECT_TRUE(Contains(top["cause"], "kernel mantissa_cpu (op mantissa) started and never finished")) << top.dump(2);
+  EXPECT_TRUE(Contains(top["evidence"].dump(), "negative values present")) << top.dump(2);
+  // Every thread's stack was taken; one of them is inside the loop that never exits.
+  ASSERT_GE(r.d["snapshot"]["threads"].size(), 2u);
+  const int loop_line = LineOf("mantissa.cc", "while (v < 1.0f)");
+  bool in_loop = false;
+  for (const json& t : r.d["snapshot"]["threads"]) in_loop |= AnyFrame(t["frames"], "Normalise", "mantissa.cc", loop_line);
+  EXPECT_TRUE(in_loop) << r.d["snapshot"]["threads"].dump(2);
+}
+
+TEST(DiagnoseCli, NaNFromAZeroRowIsTracedToTheNormAndTheRow) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op rms_norm_no_eps --inputs " + kExamples + "zero_row.npy");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  ASSERT_FALSE(r.d["causes"].empty());
+  const json& top = r.d["causes"][0];
+  EXPECT_EQ(top["rule"], "nan-origin");
+  EXPECT_TRUE(Contains(top["cause"], "NaN first appears in op rms_norm_no_eps")) << top.dump(2);
+  const std::string evidence = top["evidence"].dump();
+  EXPECT_TRUE(Contains(evidence, "row 3 of x is in [0, 0]: all zeros")) << evidence;
+  EXPECT_TRUE(Contains(evidence, "first NaN at y[3,0]")) << evidence;
+  EXPECT_TRUE(Contains(evidence, "input x float32[8,64] in [")) << evidence;
+}
+
+TEST(DiagnoseCli, TwoStreamsWithoutAnEventRaceAndTheFixIsClean) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "-- " + kBin + "race_demo");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["exit_code"], 0);  // the program itself did not notice
+  ASSERT_EQ(r.d["causes"].size(), 1u) << r.d["causes"].dump(2);
+  const json& race = r.d["causes"][0];
+  EXPECT_EQ(race["rule"], "race");
+  EXPECT_TRUE(Contains(race["cause"], "race on Relu's output Y")) << race.dump(2);
+  EXPECT_TRUE(Contains(race["cause"], "kernel relu_cpu")) << race.dump(2);
+  EXPECT_TRUE(Contains(race["cause"], "kernel sigmoid_cpu")) << race.dump(2);
+  EXPECT_TRUE(Contains(race["cause"], "on stream cpu/1 writes it")) << race.dump(2);
+  EXPECT_TRUE(Contains(race["cause"], "on stream cpu/2 reads it")) << race.dump(2);
+
+  TempDir fixed;
+  ExpectClean(Diagnose(fixed, "-- " + kBin + "race_demo --fixed"));
+}
+
+TEST(DiagnoseCli, SyncPointsOffStillFindsTheRaceButTakesNoTensorSummaries) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--sync-points off -- " + kBin + "race_demo");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["sync_points"], false);
+  ASSERT_FALSE(r.d["causes"].empty());
+  EXPECT_EQ(r.d["causes"][0]["rule"], "race");
+  for (const json& l : r.d["snapshot"]["trajectory"]) {
+    for (const json& t : l["tensors"]) EXPECT_TRUE(t["stats"].is_null()) << l.dump(2);
+  }
+  // With sync points on, the same launches carry their summaries.
+  TempDir on;
+  Diagnosed s = Diagnose(on, "-- " + kBin + "race_demo");
+  ASSERT_TRUE(s.d.is_object());
+  EXPECT_EQ(s.d["sync_points"], true);
+  bool summarised = false;
+  for (const json& l : s.d["snapshot"]["trajectory"]) {
+    for (const json& t : l["tensors"]) summarised |= !t["stats"].is_null();
+  }
+  EXPECT_TRUE(summarised);
+  EXPECT_TRUE(Contains(s.tool.out, "timings under diagnose are slow by design")) << s.tool.out;
+  EXPECT_GE(s.d["slowdown"]["factor"].get<double>(), 1.0);
+}
+
+TEST(DiagnoseCli, AModelWhoseCustomOpCrashesOnARacedInputBlamesTheRaceFirst) {
+  TempDir dir, run;
+  Diagnosed r = Diagnose(dir, "-- " + kBin + "inspector-cli run " + kExamples + "async_gather.onnx --plugin " + kPlugin +
+                                  " --output-dir " + run.path().string());
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["status"], "crashed");
+  EXPECT_EQ(r.d["op"], "gather_rows");  // the op that crashed last...
+  ASSERT_GE(r.d["causes"].size(), 2u);
+  const json& top = r.d["causes"][0];  // ...is not the top cause
+  EXPECT_EQ(top["rule"], "race") << r.d["causes"].dump(2);
+  EXPECT_TRUE(Contains(top["cause"], "async_indices's output idx")) << top.dump(2);
+  EXPECT_TRUE(Contains(top["cause"], "issued by async_indices's kernel")) << top.dump(2);
+  EXPECT_TRUE(Contains(top["cause"], "kernel gather_rows_cpu")) << top.dump(2);
+  EXPECT_EQ(r.d["causes"][1]["rule"], "out-of-bounds");
+  EXPECT_TRUE(Contains(r.d["causes"][1]["cause"], "reads table[-64]")) << r.d["causes"][1].dump(2);
+}
+
+TEST(DiagnoseCli, CorrectOpsAndModelsAreClean) {
+  const std::string lib = std::string(OPSCOPE_BINARY_DIR) + "/lib/";
+  const std::string models = std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/";
+  for (const std::string& args :
+       {"--plugin " + lib + "libmy_ops.so --op my_norm --input-shapes '[4,256,64]' --attrs eps=1e-6",
+        std::string("--op Relu --input-shapes '[1000]'"),
+        std::string("--op Softmax --input-shapes '[8,100]'"),
+        std::string("--op MatMul --input-shapes '[33,17];[17,9]'"),
+        "-- " + kBin + "inspector-cli run " + models + "two_branch.onnx --output-dir ",
+        "-- " + kBin + "inspector-cli run " + models + "resnet_small.onnx --output-dir ",
+        "-- " + kBin + "inspector-cli run " + models + "custom_op.onnx --plugin " + lib + "libmy_ops.so --output-dir ",
+        "-- " + kBin + "session_demo " + models + "two_branch.onnx"}) {
+    SCOPED_TRACE(args);
+    TempDir dir, out;
+    const bool needs_dir = args.size() > 13 && args.substr(args.size() - 13) == "--output-dir ";
+    ExpectClean(Diagnose(dir, args + (needs_dir ? out.path().string() : "")));
+  }
+}
+
+TEST(DiagnoseCli, ACrashIsLinkedToTheEarlierRunOfTheSameOpInstance) {
+  TempDir dir;
+  // Positive inputs (uniform in [0.5, 3)): mantissa is right. Then the same
+  // op instance, on normal data with negatives among it, hangs.
+  const std::string positive = (dir.path() / "positive.npy").string();
+  {
+    auto x = Tensor::Empty(DType::kF32, Shape({256}));
+    ASSERT_TRUE(x.ok());
+    ASSERT_TRUE(Fill(*x, {.kind = FillKind::kUniform, .seed = 5, .low = 0.5, .high = 3}).ok());
+    ASSERT_TRUE(WriteNpy(positive, *x).ok());
+  }
+  ToolResult run = Shell(kOpsDebug + " run --plugin " + kPlugin + " --op mantissa --inputs " + positive +
+                         " --report " + (dir.path() / "report.json").string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op mantissa --input-shapes '[256]' --timeout 2s");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["status"], "hung");
+  ASSERT_EQ(r.d["links"].size(), 1u) << r.d.dump(2);
+  const json& link = r.d["links"][0];
+  EXPECT_EQ(link["status"], "passed");
+  EXPECT_EQ(link["same_data"], false);
+  EXPECT_NE(link["input_fingerprint_then"], link["input_fingerprint_now"]);
+  EXPECT_TRUE(Contains(link["text"], "passed ops-debug run")) << link.dump(2);
+  EXPECT_TRUE(Contains(link["text"], "it hung with fingerprint")) << link.dump(2);
+  // Another op instance (other shape), passed in --history, is not linked.
+  TempDir other;
+  const std::string small = (other.path() / "positive.npy").string();
+  {
+    auto x = Tensor::Empty(DType::kF32, Shape({128}));
+    ASSERT_TRUE(x.ok());
+    ASSERT_TRUE(Fill(*x, {.kind = FillKind::kUniform, .seed = 6, .low = 0.5, .high = 3}).ok());
+    ASSERT_TRUE(WriteNpy(small, *x).ok());
+  }
+  ASSERT_EQ(Shell(kOpsDebug + " run --plugin " + kPlugin + " --op mantissa --inputs " + small + " --report " +
+                  (other.path() / "report.json").string()).exit_code, 0);
+  Diagnosed o = Diagnose(dir, "--history " + other.path().string() + " --plugin " + kPlugin +
+                                  " --op mantissa --input-shapes '[256]' --timeout 2s");
+  ASSERT_TRUE(o.d.is_object());
+  EXPECT_EQ(o.d["links"].size(), 1u) << o.d["links"].dump(2);  // still only the [256] report
+}
+
+void ExpectUsageError(const ToolResult& r, const std::string& part) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, part)) << "missing '" << part << "' in: " << r.err;
+}
+
+TEST(DiagnoseCli, BadInputIsOneLineAndExitTwoWithNothingWritten) {
+  TempDir dir;
+  const std::string out = " --output-dir " + (dir.path() / "d").string();
+  ExpectUsageError(Shell(kOpsDebug + " diagnose" + out + " -- /no/such/program"), "/no/such/program: no such program");
+  ExpectUsageError(Shell(kOpsDebug + " diagnose" + out + " -- no-such-program-on-path"), "no such program on PATH");
+  ExpectUsageError(Shell(kOpsDebug + " diagnose" + out + " -- " + std::string(OPSCOPE_SOURCE_DIR) + "/README.md"),
+                   "not an executable file");
+  ExpectUsageError(Shell(kOpsDebug + " diagnose --timeout soon" + out + " --op Relu --input-shapes '[4]'"),
+                   "--timeout 'soon': expected a duration");
+  ExpectUsageError(Shell(kOpsDebug + " diagnose" + out + " --sync-points maybe --op Relu"), "--sync-points");
+  ExpectUsageError(Shell(kOpsDebug + " diagnose" + out), "give --op OP");
+  EXPECT_FALSE(fs::exists(dir.path() / "d" / "diagnosis.json"));
+  // A folder that cannot be made: under a regular file.
+  ExpectUsageError(Shell(kOpsDebug + " diagnose --output-dir " + std::string(OPSCOPE_SOURCE_DIR) +
+                         "/README.md/d --op Relu --input-shapes '[4]'"),
+                   "--output-dir");
+}
+
+}  // namespace
+}  // namespace opscope
