@@ -14,6 +14,7 @@
 #include "cli/list_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/profile_command.h"
+#include "cli/verify_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
 #include "opscope/plugin.h"
@@ -68,6 +69,8 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* sweep = AddSweepCommand(app, sweep_flags);
   DiagnoseFlags diagnose_flags;
   CLI::App* diagnose = AddDiagnoseCommand(app, diagnose_flags);
+  VerifyFlags verify_flags;
+  CLI::App* verify = AddVerifyCommand(app, verify_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
 
@@ -83,6 +86,11 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (diagnose->parsed()) {
     auto code = RunDiagnose(diagnose_flags, ForwardedRunFlags(argc, argv), out);
+    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
+    return *code;
+  }
+  if (verify->parsed()) {
+    auto code = RunVerify(verify_flags, VerifyRunFlags(argc, argv), out);
     if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
     return *code;
   }

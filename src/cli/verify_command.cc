@@ -1,0 +1,94 @@
+#include "cli/verify_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "core/text_format.h"
+#include "opscope/verify.h"
+
+namespace opscope::cli {
+namespace {
+
+// verify's and profile's own flags, each with a value: not for `run`.
+const std::set<std::string>& OwnFlags() {
+  static const std::set<std::string> f = {"--max-bound-ratio", "--timeout", "--output-dir", "--warmup",
+                                          "--iters", "--peak-bw", "--peak-flops", "--report"};
+  return f;
+}
+
+std::string SelfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "ops-debug";
+  buf[n] = '\0';
+  return buf;
+}
+
+std::string Command(const std::string& sub, const std::vector<std::string>& args, const std::string& extra = "") {
+  std::string c = "ops-debug " + sub;
+  for (const std::string& a : args) c += " " + ShellQuote(a);
+  return c + extra;
+}
+
+}  // namespace
+
+CLI::App* AddVerifyCommand(CLI::App& app, VerifyFlags& f) {
+  CLI::App* c = app.add_subcommand(
+      "verify", "the CI gate for an op: run (correct), profile (within --max-bound-ratio of its lower bound) and "
+                "diagnose (clean) on one op instance; exit 0 only when all three pass");
+  AddRunFlags(*c, f.profile.run);
+  c->add_option("--max-bound-ratio", f.max_bound_ratio, "the profile gate: median time over lower bound (default 2)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--timeout", f.timeout, "the diagnose gate's timeout (default 10s)");
+  c->add_option("--output-dir", f.output_dir, "where report.json and diagnosis.json go (default ./verify)");
+  c->add_option("--warmup", f.profile.warmup, "untimed calls before the profile gate (default 3)");
+  c->add_option("--iters", f.profile.iters, "timed calls of the profile gate (default 20)");
+  c->add_option("--peak-bw", f.profile.peak_bw, "the memory roof in GB/s (default: calibrated)");
+  c->add_option("--peak-flops", f.profile.peak_flops, "the compute roof in GFLOP/s (default: calibrated)");
+  return c;
+}
+
+std::vector<std::string> VerifyRunFlags(int argc, const char* const* argv) {
+  std::vector<std::string> out;
+  int i = 1;
+  while (i < argc && std::strcmp(argv[i], "verify") != 0) ++i;
+  for (++i; i < argc; ++i) {
+    std::string a = argv[i];
+    if (OwnFlags().count(a.substr(0, a.find('=')))) {
+      if (a.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+StatusOr<int> RunVerify(const VerifyFlags& flags, const std::vector<std::string>& run_args, std::ostream& out) {
+  if (!flags.profile.run.report.empty()) {
+    return InvalidArgumentError("--report: verify writes DIR/report.json (give --output-dir)");
+  }
+  VerifyRequest req;
+  OPSCOPE_ASSIGN_OR_RETURN(req.profile, ProfileRequestFromFlags(flags.profile));
+  OPSCOPE_ASSIGN_OR_RETURN(req.diagnose.timeout_s, ParseDuration(flags.timeout));
+  req.diagnose.output_dir = flags.output_dir;
+  req.diagnose.argv = {SelfExecutable(), "run"};
+  req.diagnose.argv.insert(req.diagnose.argv.end(), run_args.begin(), run_args.end());
+  req.diagnose.echo_output = false;
+  req.max_bound_ratio = flags.max_bound_ratio;
+  req.run_command = Command("run", run_args);
+  req.profile_command = Command("profile", run_args);
+  req.diagnose_command = Command("diagnose", run_args);
+  OPSCOPE_ASSIGN_OR_RETURN(VerifyResult v, VerifyOpInstance(req));
+  out << FormatVerify(v);
+  const std::string dir = flags.output_dir;
+  OPSCOPE_RETURN_IF_ERROR(WriteDiagnosisJson(v.diagnosis, dir + "/diagnosis.json"));
+  OPSCOPE_RETURN_IF_ERROR(WriteVerifyReport(dir + "/report.json", v));
+  out << "report " << dir << "/report.json\n";
+  return v.passed() ? 0 : 1;
+}
+
+}  // namespace opscope::cli
