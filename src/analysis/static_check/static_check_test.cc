@@ -4,6 +4,8 @@
 // silent: a check that cries wolf on the kernels it is shown with is not used.
 #include "analysis/static_check/static_check.h"
 
+#include "analysis/static_check/libclang_leaks.h"  // the one file of opscope_unit_tests that includes it
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
