@@ -6,8 +6,9 @@
 #include <string>
 
 #include "cli/app_driver.h"
-#include "cli/calibrate_command.h"
 #include "cli/apps.h"
+#include "cli/calibrate_command.h"
+#include "cli/check_command.h"
 #include "cli/compare_command.h"
 #include "cli/describe_command.h"
 #include "cli/flag_parsing.h"
@@ -49,7 +50,7 @@ class SweepInterruptScope {
 };
 
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app("ops-debug: run, compare, profile, sweep, diagnose and inspect one operator", "ops-debug");
+  CLI::App app("ops-debug: run, compare, profile, sweep, diagnose, check and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
@@ -71,8 +72,17 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   CLI::App* diagnose = AddDiagnoseCommand(app, diagnose_flags);
   VerifyFlags verify_flags;
   CLI::App* verify = AddVerifyCommand(app, verify_flags);
+  CheckFlags check_flags;
+  CLI::App* check = AddCheckCommand(app, check_flags);
 
   if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
+
+  // A static check loads no op: OPSCOPE_PLUGINS has no say in it.
+  if (check->parsed()) {
+    auto code = RunCheck(check_flags, out);
+    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
+    return *code;
+  }
 
   Status env = LoadPluginsFromEnv();
   if (!env.ok()) return UsageError(err, kTool, env.ToString());

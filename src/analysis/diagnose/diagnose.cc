@@ -17,10 +17,7 @@
 #include "analysis/diagnose/snapshot.h"
 #include "analysis/diagnose/supervise.h"
 #include "analysis/diagnose/symbolize.h"
-#if __has_include("analysis/static_check/static_check.h")  // TEMP until the static branch lands
 #include "analysis/static_check/static_check.h"
-#define OPSCOPE_HAVE_STATIC 1
-#endif
 #include "capture/flight_recorder.h"
 #include "core/text_format.h"
 #include "opscope/diagnose.h"
@@ -95,7 +92,6 @@ void StaticChecks(const DiagnoseRequest& req, Diagnosis& d) {
       if (!f.file.empty()) stack_lines.insert({fs::path(f.file).filename().string(), f.line});
     }
   }
-#ifdef OPSCOPE_HAVE_STATIC
   for (const std::string& src : req.sources) {
     auto r = CheckKernelSource(src, req.source_flags);
     if (!r.ok()) {
@@ -120,7 +116,6 @@ void StaticChecks(const DiagnoseRequest& req, Diagnosis& d) {
       d.static_findings.push_back(s);
     }
   }
-#endif
   // Agreeing findings first; a finding that agrees backs the top cause.
   std::stable_sort(d.static_findings.begin(), d.static_findings.end(),
                    [](const auto& a, const auto& b) { return a.agrees && !b.agrees; });
