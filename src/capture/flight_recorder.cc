@@ -345,6 +345,9 @@ void FlightRecorder::OnStreamSynchronize(const StreamRef& s) {
 void FlightRecorder::OnEventSynchronize(const void* event) {
   WriteSync(SyncKind::kEventSync, "", -1, reinterpret_cast<uint64_t>(event), {}, {});
 }
+void FlightRecorder::OnAllocate(const char* device, const void* ptr, size_t bytes) {
+  WriteSync(SyncKind::kAllocate, device, -1, 0, {}, {reinterpret_cast<uint64_t>(ptr), bytes});
+}
 void FlightRecorder::OnDeviceSynchronize(const char* device) {
   WriteSync(SyncKind::kDeviceSync, device, -1, 0, {}, {});
 }

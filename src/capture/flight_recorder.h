@@ -60,6 +60,7 @@ class FlightRecorder : public DispatchHook, public StreamObserver {
   void OnStreamSynchronize(const StreamRef& s) override;
   void OnEventSynchronize(const void* event) override;
   void OnDeviceSynchronize(const char* device) override;
+  void OnAllocate(const char* device, const void* ptr, size_t bytes) override;
 
   RingHeader& header() { return *static_cast<RingHeader*>(base_); }
   // The recorder the environment started in this process, or nullptr.

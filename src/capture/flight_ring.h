@@ -105,7 +105,7 @@ struct StreamRing {
 };
 
 enum class SyncKind : int32_t {
-  kNone = 0, kRecord, kWait, kMemcpy, kStreamSync, kEventSync, kDeviceSync
+  kNone = 0, kRecord, kWait, kMemcpy, kStreamSync, kEventSync, kDeviceSync, kAllocate
 };
 
 struct SyncRecord {
@@ -115,7 +115,7 @@ struct SyncRecord {
   char device[16] = {};
   int32_t stream_id = -1;
   uint64_t event = 0;          // the event's address (record, wait, event sync)
-  FlightRange read, write;     // a copy's source and destination
+  FlightRange read, write;     // a copy's source and destination; an allocation's range (write)
   char op[48] = {};            // the op whose kernel issued it, "" when the host did
   uint64_t op_id = 0;
   int32_t host_tid = 0;

@@ -33,6 +33,10 @@ class StreamObserver {
   virtual void OnStreamSynchronize(const StreamRef&) {}   // the host waited for one stream
   virtual void OnEventSynchronize(const void* /*event*/) {}  // the host waited for one event
   virtual void OnDeviceSynchronize(const char* /*device*/) {}  // the host waited for every stream
+  // A device buffer was handed out: whatever used these addresses before
+  // was done with them (else it is a use after free, not a race), so no
+  // access before this one races with an access after it.
+  virtual void OnAllocate(const char* /*device*/, const void* /*ptr*/, size_t /*bytes*/) {}
 };
 
 // nullptr: none (the default; then each call costs one relaxed load).

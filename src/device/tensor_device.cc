@@ -5,11 +5,14 @@
 
 #include "opscope/device.h"
 
+#include "device/stream_observer.h"
+
 namespace opscope {
 
 StatusOr<std::shared_ptr<Buffer>> AllocateBuffer(Device* device, size_t bytes) {
   if (!device) return Buffer::AllocateHost(bytes);
   OPSCOPE_ASSIGN_OR_RETURN(void* p, device->Allocate(std::max<size_t>(bytes, 1)));
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnAllocate(device->name().c_str(), p, bytes);
   return std::make_shared<Buffer>(p, bytes, device, device->host_accessible(),
                                   [device](void* q) { device->Free(q); });
 }

@@ -77,6 +77,20 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
   };
 
   std::vector<Replayed> accesses;
+  struct Allocation {
+    uint64_t seq;
+    FlightRange range;
+  };
+  std::vector<Allocation> allocations;
+  // Addresses handed out again between two accesses belong to two buffers.
+  auto reallocated_between = [&](uint64_t from, uint64_t to, uint64_t begin, uint64_t bytes) {
+    for (const Allocation& al : allocations) {
+      if (al.seq > from && al.seq < to && al.range.begin < begin + bytes && begin < al.range.begin + al.range.bytes) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const Item& it : items) {
     if (it.launch) {
       const LaunchSlot& l = *it.launch;
@@ -157,6 +171,9 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
         }
         break;
       }
+      case SyncKind::kAllocate:
+        allocations.push_back({y.seq, y.write});
+        break;
       case SyncKind::kNone:
         break;
     }
@@ -177,6 +194,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
           for (size_t y = 0; y < rb.size(); ++y) {
             Overlap o;
             if (!Overlaps(ra[x], rb[y], o)) continue;
+            if (reallocated_between(a.access.seq, b.access.seq, o.begin, o.bytes)) continue;
             result.races.push_back({a.access, b.access, o.begin, o.bytes, aw, bw, na[x], nb[y]});
             return true;
           }

@@ -45,8 +45,9 @@ class Records {
     ring_.syncs.push_back(s);
     return *this;
   }
-  Records& Copy(int stream, uint64_t dst, uint64_t src, uint64_t issued_by = 0) {
+  Records& Copy(int stream, uint64_t dst, uint64_t src, uint64_t issued_by = 0, const char* op = "") {
     Sync(SyncKind::kMemcpy, stream, 0, 1, issued_by);
+    CopyField(ring_.syncs.back().op, op);
     ring_.syncs.back().write = {dst, 256};
     ring_.syncs.back().read = {src, 256};
     return *this;
@@ -135,7 +136,7 @@ TEST(RaceCheck, ACopyAKernelQueuesOnASideStreamIsNotCoveredByTheKernelsEvent) {
   Records rec;
   rec.Launch("async_indices", 1, kA, kB);
   const uint64_t producer = rec.ring().launches.back().op_id;
-  auto r = FindRaces(rec.Copy(4, kB, kC, producer)
+  auto r = FindRaces(rec.Copy(4, kB, kC, producer, "async_indices")
                          .Sync(SyncKind::kRecord, 1, 5)
                          .Sync(SyncKind::kWait, 2, 5)
                          .Launch("gather_rows", 2, kB, kA + 0x1000)
@@ -153,6 +154,19 @@ TEST(RaceCheck, ACopyAKernelQueuesOnASideStreamIsNotCoveredByTheKernelsEvent) {
                              .Launch("gather_rows", 2, kB, kA + 0x1000)
                              .ring());
   EXPECT_TRUE(fixed.races.empty());
+}
+
+TEST(RaceCheck, AddressesHandedOutAgainBelongToAnotherBuffer) {
+  // The reader's buffer freed and its addresses reallocated to a copy's destination.
+  Records rec;
+  rec.Launch("Relu", 1, kA, kB);
+  rec.Sync(SyncKind::kAllocate, -1);
+  auto& alloc = const_cast<SyncRecord&>(rec.ring().syncs.back());
+  alloc.write = {kA, 256};
+  auto r = FindRaces(rec.Copy(0, kA, kC).ring());
+  EXPECT_TRUE(r.races.empty());
+  // Without the allocation between them, the same two accesses race.
+  EXPECT_EQ(FindRaces(Records().Launch("Relu", 1, kA, kB).Copy(0, kA, kC).ring()).races.size(), 1u);
 }
 
 TEST(RaceCheck, OrderIsTransitiveAcrossStreams) {

@@ -48,6 +48,7 @@ const char* SyncKindName(int32_t kind) {
     case SyncKind::kStreamSync: return "stream sync";
     case SyncKind::kEventSync: return "event sync";
     case SyncKind::kDeviceSync: return "device sync";
+    case SyncKind::kAllocate: return "allocate";
     case SyncKind::kNone: break;
   }
   return "?";
@@ -98,6 +99,9 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring) {
       d.event = y.event;
       d.state = "enqueued";
       d.start_us = us(y.time_ns);
+      if (static_cast<SyncKind>(y.kind) == SyncKind::kAllocate) {
+        d.tensors = {DiagTensor{.role = "output", .name = "allocated", .address = y.write.begin, .bytes = y.write.bytes}};
+      }
       if (static_cast<SyncKind>(y.kind) == SyncKind::kMemcpy) {
         DiagTensor src{.role = "input", .name = "src", .address = y.read.begin, .bytes = y.read.bytes};
         DiagTensor dst{.role = "output", .name = "dst", .address = y.write.begin, .bytes = y.write.bytes};
