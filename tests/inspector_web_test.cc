@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -48,8 +49,18 @@ std::string Slurp(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The hand-written ops-debug profile the browser test opens too.
+// The hand-written ops-debug profile and diagnosis the browser test opens too.
 const fs::path kTimelineFixture = fs::path(OPSCOPE_SOURCE_DIR) / "tests/web/timeline";
+const fs::path kDiagnosisFixture = fs::path(OPSCOPE_SOURCE_DIR) / "tests/web/diagnosis/diagnosis.json";
+
+// The JSON a page embeds under `id`, parsed; null when the page has none.
+json Embedded(const std::string& html, const std::string& id) {
+  const std::string open = "<script type=\"application/json\" id=\"opscope-data-" + id + "\">";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return nullptr;
+  const size_t start = at + open.size();
+  return json::parse(html.substr(start, html.find("</script>", start) - start));
+}
 
 size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -244,7 +255,8 @@ TEST_F(InspectorWebDir, AFolderWithATraceAloneIsShownWithoutTheGraph) {
   fs::remove(dir_ / "trace.json");
   StatusOr<ReportData> none = ReadReportDir(dir_.string());
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().ToString().find("no trace.json or timeline.json"), std::string::npos) << none.status().ToString();
+  EXPECT_NE(none.status().ToString().find("no trace.json, timeline.json (ops-debug profile) or diagnosis.json"),
+            std::string::npos) << none.status().ToString();
   fs::copy_file(kTimelineFixture / "timeline.json", dir_ / "timeline.json");
   StatusOr<ReportData> alone = ReadReportDir(dir_.string());
   ASSERT_TRUE(alone.ok()) << alone.status().ToString();
@@ -327,6 +339,51 @@ TEST(InspectorWeb, ListenRejectsABadAddressOrPort) {
   EXPECT_NE(b.Listen("127.0.0.1", 70000).ToString().find("--port 70000"), std::string::npos);
 }
 
+TEST_F(InspectorWebDir, AFolderWithADiagnosisIsShownAsItsTimelineAndPanel) {
+  for (const char* f : kRunFiles) fs::remove(dir_ / f);
+  fs::copy_file(kDiagnosisFixture, dir_ / "diagnosis.json");
+  StatusOr<ReportData> data = ReadReportDir(dir_.string());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_TRUE(data->graph.empty() && data->summary.empty());
+  EXPECT_EQ(json::parse(data->trace)["schema"], "opscope.diagnosis_timeline/1");
+  EXPECT_EQ(json::parse(data->diagnosis)["schema"], "opscope.diagnosis_panel/1");
+  EXPECT_EQ(data->title, "my_pool: crashed (SIGSEGV)");
+  // Served: / is the page built from it now, the file itself is there as it is.
+  const HttpResponse index = Get("/");
+  ASSERT_EQ(index.status, 200) << index.body;
+  EXPECT_EQ(index.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(Embedded(index.body, "diagnosis"), json::parse(data->diagnosis));
+  EXPECT_EQ(Embedded(index.body, "trace.json"), json::parse(data->trace));
+  EXPECT_EQ(Get("/index.html").body, index.body);
+  EXPECT_EQ(Get("/diagnosis.json").body, Slurp(kDiagnosisFixture));
+  EXPECT_EQ(json::parse(Get("/files.json").body)["files"], json({"diagnosis.json"}));
+  // A broken one is refused with the reason, not drawn half.
+  std::ofstream(dir_ / "diagnosis.json") << "{\"schema\": \"opscope.report/1\"}";
+  const HttpResponse refused = Get("/");
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_NE(refused.body.find("diagnosis.json: schema \"opscope.report/1\", not \"opscope.diagnosis/1\""),
+            std::string::npos) << refused.body;
+  // Beside a run's files it is not what the folder is shown by.
+  fs::remove(dir_ / "diagnosis.json");
+  std::ofstream(dir_ / "graph.json") << HostileRunFiles()[0];
+  EXPECT_EQ(Get("/").body, std::string(FindWebAsset("index.html")->data));
+}
+
+TEST(InspectorWeb, DiagnosisPageEmbedsTheConvertedTraceAndThePanel) {
+  StatusOr<std::string> html = BuildDiagnosisHtml(Slurp(kDiagnosisFixture), "x/diagnosis.json");
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  const json trace = Embedded(*html, "trace.json"), panel = Embedded(*html, "diagnosis");
+  ASSERT_TRUE(trace.is_object() && panel.is_object());
+  EXPECT_EQ(panel["failing_seq"], 7);
+  EXPECT_EQ(panel["causes"].size(), 2u);
+  EXPECT_EQ(Embedded(*html, "page")["title"], "my_pool: crashed (SIGSEGV)");
+  EXPECT_TRUE(Embedded(*html, "graph.json").is_null());
+  EXPECT_EQ(Count(*html, "<script"), Count(*html, "</script>"));
+  StatusOr<std::string> bad = BuildDiagnosisHtml("not json", "x/diagnosis.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("x/diagnosis.json: not JSON"), std::string::npos) << bad.status().ToString();
+}
+
 int Inspector(std::vector<std::string> args, std::string* err = nullptr) {
   args.insert(args.begin(), "inspector-cli");
   std::vector<const char*> argv;
@@ -368,6 +425,35 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   EXPECT_NE(Slurp(dir / "report.html").find("<div id=\"roofline\"><svg"), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);
   EXPECT_NE(err.find("no such folder"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+TEST(InspectorWebCli, ExportOfADiagnosisFolderAndOfABrokenOne) {
+  const fs::path dir = fs::temp_directory_path() / ("inspector_web_diag_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kDiagnosisFixture, dir / "diagnosis.json");
+  std::string err;
+  ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
+  EXPECT_EQ(Embedded(Slurp(dir / "report.html"), "diagnosis")["status"], "crashed");
+  fs::remove(dir / "report.html");
+  const std::vector<std::pair<std::string, std::string>> broken = {
+      {"{\"schema\": \"opscope.diagnosis/1\", \"status\": ", "diagnosis.json: not JSON (at byte "},
+      {"{\"schema\": \"opscope.timeline/1\"}", "diagnosis.json: schema \"opscope.timeline/1\", not"},
+  };
+  for (const auto& [text, expected] : broken) {
+    std::ofstream(dir / "diagnosis.json") << text;
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"export", "--input-dir", dir.string(), "--format", "html"}, {"serve", dir.string(), "--port", "0"}}) {
+      EXPECT_EQ(Inspector(args, &err), 2) << args[0];
+      EXPECT_EQ(err.rfind("inspector-cli: error: ", 0), 0u) << err;
+      EXPECT_NE(err.find((dir / expected).string()), std::string::npos) << err;
+      EXPECT_NE(err.find("expected an opscope.diagnosis/1 file"), std::string::npos) << err;
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    }
+    EXPECT_EQ(std::vector<fs::path>(fs::directory_iterator(dir), fs::directory_iterator()),
+              std::vector<fs::path>{dir / "diagnosis.json"}) << "nothing written";
+  }
   fs::remove_all(dir);
 }
 

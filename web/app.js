@@ -3,7 +3,9 @@
 // `inspector-cli serve`), builds the views and keeps one selection across
 // them: whatever is picked in one layer lights up its counterparts in the others.
 // A trace alone (ops-debug profile's timeline.json) gets the timeline, the
-// details and the roofline chart, without the graph panes.
+// details and the roofline chart, without the graph panes. A diagnosis
+// (ops-debug diagnose) is a trace alone with its panel: the page opens on
+// the failing launch, and a cause selects the launches it names.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   const FILES = ['graph.json', 'trace.json', 'summary.json'];
@@ -23,7 +25,8 @@ var opscope = window.opscope || (window.opscope = {});
     if (trace) {
       const page = embedded('page') || {};
       // The roofline chart, when there is one, is already in the page's markup.
-      return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title};
+      return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title,
+        diagnosis: embedded('diagnosis')};
     }
     if (location.protocol === 'file:') return null;  // fetch cannot read files next to a file:// page
     const get = async (f, as) => {
@@ -67,6 +70,11 @@ var opscope = window.opscope || (window.opscope = {});
           run = {graph, trace, summary, roofline};
         } else if (jsons.length === 1) {
           const trace = await read(jsons[0]);
+          if (trace && trace.schema === 'opscope.diagnosis/1') {
+            error.textContent = jsons[0].name + ': a diagnosis; open its folder with inspector-cli export or serve, ' +
+              'or the diagnosis.html ops-debug diagnose wrote beside it';
+            return;
+          }
           if (!Array.isArray(trace) && !Array.isArray(trace.traceEvents)) {
             error.textContent = jsons[0].name + ': not a trace (no traceEvents)';
             return;
@@ -126,9 +134,12 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   class App {
-    constructor({graph, trace, summary, roofline, title}) {
+    constructor({graph, trace, summary, roofline, title, diagnosis}) {
       const model = (this.model = opscope.buildModel(graph, trace, summary));
       this.title = title || '';
+      this.diagnosis = diagnosis || null;
+      document.body.classList.toggle('diagnosis', !!this.diagnosis);
+      document.getElementById('diagnosis-pane').hidden = !this.diagnosis;
       this.selection = null;
       this.graphs = {};
       // A trace alone: no graph panes, no op types, no node search; the timeline takes their room.
@@ -146,6 +157,7 @@ var opscope = window.opscope || (window.opscope = {});
       this.timeline = new opscope.TimelineView(document.getElementById('timeline'), model,
         document.getElementById('tooltip'), (task) => this.select(task ? {kind: 'task', task} : null));
       if (model.hasGraph) opscope.renderOpTypes(document.getElementById('optypes'), model);
+      if (this.diagnosis) this.showDiagnosis();
       this.fillHeader();
       this.attachLinks();
       if (model.hasGraph) this.attachSearch();
@@ -153,20 +165,40 @@ var opscope = window.opscope || (window.opscope = {});
       document.addEventListener('keydown', (ev) => {
         if (ev.key === 'Escape') this.select(null);
       });
+      // The launch the trace says failed is where the reader starts.
+      const failing = model.tasks.find((t) => t.failing);
+      if (failing) {
+        this.select({kind: 'task', task: failing});
+        this.timeline.reveal(failing);
+      }
       document.body.dataset.ready = 'true';
+    }
+
+    showDiagnosis() {
+      const host = document.getElementById('diagnosis'), p = this.diagnosis;
+      const bySeq = new Map(this.model.tasks.filter((t) => t.args.seq !== undefined).map((t) => [t.args.seq, t]));
+      opscope.renderDiagnosis(host, p, {onLaunches: (seqs, rank) => {
+        const tasks = seqs.map((s) => bySeq.get(s)).filter(Boolean);
+        if (!tasks.length) return;
+        this.select({kind: 'cause', rank, tasks});
+      }});
+      document.getElementById('diagnosis-facts').textContent =
+        `${p.status}${p.signal ? ' · ' + p.signal : ''} · ${p.causes.length} cause${p.causes.length === 1 ? '' : 's'}`;
     }
 
     fillHeader() {
       const m = this.model, g = m.graph || {}, s = m.summary;
       if (!m.hasGraph) {
         const span = m.timeRange[1] - m.timeRange[0];
-        document.querySelector('#topbar .brand').textContent = 'opscope timeline';
+        const what = this.diagnosis ? 'diagnosis' : 'timeline';
+        document.querySelector('#topbar .brand').textContent = 'opscope ' + what;
         document.getElementById('model-path').textContent = this.title;
         document.getElementById('run-facts').textContent =
           `${m.tasks.length} events · ${m.lanes.length} lanes · span ${opscope.formatUs(span)}`;
-        document.getElementById('timeline-facts').textContent =
-          `${m.lanes.length} lanes, ${m.tasks.length} events, ${m.flows.length} launches`;
-        document.title = 'opscope timeline' + (this.title ? ' · ' + this.title : '');
+        document.getElementById('timeline-facts').textContent = this.diagnosis
+          ? `the recorded trajectory: ${m.lanes.length} lanes, ${m.tasks.length} records, ${m.flows.length} event waits`
+          : `${m.lanes.length} lanes, ${m.tasks.length} events, ${m.flows.length} launches`;
+        document.title = 'opscope ' + what + (this.title ? ' · ' + this.title : '');
         return;
       }
       document.getElementById('model-path').textContent = (g.model && g.model.path) || '';
@@ -199,6 +231,8 @@ var opscope = window.opscope || (window.opscope = {});
         marks.compiled[SEL].add(sel.node.node_id);
         markFramework(opscope.frameworkOf(m, sel.node), SEL);
         markTasks(opscope.tasksOf(m, sel.node), HI);
+      } else if (sel.kind === 'cause') {
+        markTasks(sel.tasks, SEL);
       } else if (sel.kind === 'task') {
         marks.tasks[SEL].add(sel.task.index);
         markTasks(m.tasksById.get(sel.task.task_id) || [], HI);  // the same task in other iterations
@@ -229,6 +263,7 @@ var opscope = window.opscope || (window.opscope = {});
         tr.classList.toggle('selected', !!sel && sel.kind === 'optype' && tr.dataset.opType === sel.opType);
       }
       opscope.renderDetails(document.getElementById('details'), this.model, sel, sel || {});
+      if (this.diagnosis) opscope.markCause(document.getElementById('diagnosis'), sel && sel.kind === 'cause' ? sel.rank : null);
       if (!reveal || !sel) return;
       // Bring the counterparts into view where they are off screen.
       for (const layer of Object.keys(this.graphs)) {

@@ -116,17 +116,48 @@ var opscope = window.opscope || (window.opscope = {});
     return rows;
   }
 
+  // A diagnosis record's tensors with the stats the recorder took (null: none).
+  function tensorStats(list) {
+    if (!Array.isArray(list) || !list.length) return null;
+    const num = (v) => (typeof v === 'number' ? Number(v.toPrecision(4)).toString() : '–');
+    return h('table', {class: 'mini tensor-stats'},
+      h('tr', {}, h('th', {}, 'tensor'), h('th', {}, 'shape'), h('th', {}, 'min … max'), h('th', {class: 'num'}, 'mean'),
+        h('th', {class: 'num'}, 'NaN/Inf')),
+      list.map((v) => {
+        const st = v.stats;
+        const bad = st && (st.nan > 0 || st.inf > 0);
+        return h('tr', {class: bad ? 'bad' : ''}, h('td', {}, `${v.role === 'input' ? 'in' : 'out'} ${v.name}`),
+          h('td', {class: 'tensor'}, v.dtype ? shapeText(v) : opscope.formatBytes(v.bytes)),
+          h('td', {class: 'num'}, st ? `${num(st.min)} … ${num(st.max)}` : 'no stats'),
+          h('td', {class: 'num'}, st ? num(st.mean) : '–'), h('td', {class: 'num'}, st ? `${st.nan}/${st.inf}` : '–'));
+      }));
+  }
+
+  // What a diagnosis adds to an event: its place in the recording and its state.
+  function recordRows(t) {
+    const a = t.args;
+    if (typeof a.state !== 'string') return [];
+    return [['record', `#${a.seq} · ${a.kind}`],
+      ['state', h('span', {class: t.failing ? 'status bad' : t.unfinished ? 'status off' : ''},
+        a.state + (t.failing ? ' · the failing launch' : ''))],
+      a.extent && ['end', a.extent], a.error && ['error', h('span', {class: 'error'}, a.error)],
+      a.attrs && ['attrs', a.attrs], a.event && ['event', a.event],
+      a.issued_by && ['issued by', `${a.issued_by.op} (op_id ${a.issued_by.op_id})`],
+      a.input_fingerprint && ['fingerprint', a.input_fingerprint]];
+  }
+
   function taskDetails(model, t) {
     const node = opscope.nodeOfTask(model, t), a = t.args;
     // An ops-debug event has no op type of its own (it falls back to the name): its op is args.op.
     const rows = [a.op_type !== undefined && ['op type', t.op_type], a.op !== undefined && ['op', a.op],
       ['kernel', t.kernel || '–'], ['stream', t.lane.name], ['start', opscope.formatUs(t.ts)],
-      ['duration', opscope.formatUs(t.dur)], ['category', t.cat], ['op_id', t.op_id || '–'],
+      t.instant ? ['duration', 'an instant'] : ['duration', opscope.formatUs(t.dur) + (t.unfinished ? ' or more' : '')],
+      ['category', t.cat], ['op_id', t.op_id || '–'], ...recordRows(t),
       a.iteration !== undefined && ['iteration', String(a.iteration)],
       a.phase !== undefined && ['phase', String(a.phase)],
       launchText(t) && ['launch', launchText(t)],
-      buffers(a.inputs) && ['inputs', buffers(a.inputs)],
-      buffers(a.outputs) && ['outputs', buffers(a.outputs)],
+      !tensorStats(a.tensors) && buffers(a.inputs) && ['inputs', buffers(a.inputs)],
+      !tensorStats(a.tensors) && buffers(a.outputs) && ['outputs', buffers(a.outputs)],
       ...costRows(a)];
     if (model.hasGraph) {
       rows.push(['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
@@ -137,7 +168,8 @@ var opscope = window.opscope || (window.opscope = {});
       rows.push(['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none']);
     }
     const what = t.task_id !== undefined ? `task #${t.task_id}` : `${t.cat || 'event'} on ${t.lane.name}`;
-    return [h('h3', {}, t.name), h('p', {class: 'muted'}, what), facts(rows)];
+    const stats = tensorStats(a.tensors);
+    return [h('h3', {}, t.name), h('p', {class: 'muted'}, what), facts(rows), stats && h('h4', {}, 'tensors'), stats];
   }
 
   function opTypeDetails(model, opType, tasks) {
@@ -152,6 +184,9 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   opscope.idleHint = (model) => (model.hasGraph ? 'Click a node, a task or an op type. Everything it maps to lights up.'
+    // A diagnosis's records carry their state.
+    : model.tasks.some((t) => typeof t.args.state === 'string')
+      ? 'Click a record of the timeline or a cause: its launch, state and tensors show here.'
     : 'Click an event of the timeline: its launch, buffers and roofline figures show here.');
 
   opscope.renderDetails = function (host, model, selection, context) {
@@ -159,6 +194,7 @@ var opscope = window.opscope || (window.opscope = {});
     if (!selection) parts = [h('p', {class: 'muted'}, opscope.idleHint(model))];
     else if (selection.kind === 'node') parts = nodeDetails(model, selection.node);
     else if (selection.kind === 'task') parts = taskDetails(model, selection.task);
+    else if (selection.kind === 'cause') parts = taskDetails(model, selection.tasks[0]);
     else parts = opTypeDetails(model, selection.opType, context.tasks);
     host.replaceChildren(...parts);
   };

@@ -57,12 +57,13 @@ var opscope = window.opscope || (window.opscope = {});
       else if (e.name === 'process_name' && e.args && e.args.name) processNames.set(e.pid, e.args.name);
     }
     for (const e of events) {
-      if (e.ph === 'X') {
+      if (e.ph === 'X' || e.ph === 'i' || e.ph === 'I') {
         const a = e.args || {};
         const task = {
           index: model.tasks.length, task_id: a.task_id, node_id: a.node_id === undefined ? -1 : a.node_id,
           op_id: a.op_id, op_type: a.op_type || e.name, kernel: a.kernel || '', grid: a.grid, block: a.block,
-          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.dur || 0, lane: lane(e.pid, e.tid), args: a, depth: 0,
+          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.ph === 'X' ? e.dur || 0 : 0, lane: lane(e.pid, e.tid),
+          args: a, depth: 0, instant: e.ph !== 'X', failing: a.failing === true, unfinished: a.unfinished === true,
         };
         model.tasks.push(task);
         task.lane.tasks.push(task);
@@ -100,7 +101,8 @@ var opscope = window.opscope || (window.opscope = {});
   // Events nest within a thread (an api span holds its phases): each gets the
   // depth of the spans still open when it starts, so no two on one sub-row overlap.
   function nest(lane) {
-    const order = lane.tasks.slice().sort((a, b) => a.ts - b.ts || b.dur - a.dur || a.index - b.index);
+    // An instant is a mark on the lane's first row, not a span that holds others.
+    const order = lane.tasks.filter((t) => !t.instant).sort((a, b) => a.ts - b.ts || b.dur - a.dur || a.index - b.index);
     const openEnds = [];
     for (const t of order) {
       while (openEnds.length && openEnds[openEnds.length - 1] <= t.ts + EPS_US) openEnds.pop();

@@ -3,7 +3,9 @@
 // stream included), on a time axis in µs; event waits drawn as arrows. The
 // same for ops-debug's timeline.json: one lane per process and thread, events
 // nested in a thread (an api span and its phases) on sub-rows by depth, and
-// launches drawn as arrows from the api span to its kernel.
+// launches drawn as arrows from the api span to its kernel. A diagnosis's
+// trajectory too: instant events (syncs, copies) as diamonds on their stream,
+// the failing launch in red with a cross, one that never finished hatched.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
   const SVG = 'http://www.w3.org/2000/svg';
@@ -82,6 +84,12 @@ var opscope = window.opscope || (window.opscope = {});
       const height = this.layout() + 8;
       const svg = el('svg', {class: 'timeline', width, height});
       el('clipPath', {id: 'plot-clip'}, svg).appendChild(el('rect', {x: LABEL_W, y: 0, width: this.plotWidth(), height}));
+      // Stripes for a span whose end was never recorded (style.css fills with them).
+      for (const [id, colour] of [['hatch-unfinished', '#e8590c'], ['hatch-failing', '#c92a2a']]) {
+        const p = el('pattern', {id, width: 8, height: 8, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)'}, svg);
+        el('rect', {width: 8, height: 8, fill: colour}, p);
+        el('line', {x1: 2, y1: 0, x2: 2, y2: 8, stroke: '#ffffff', 'stroke-width': 3, 'stroke-opacity': 0.45}, p);
+      }
       this.drawAxis(svg, height);
       const plot = el('g', {'clip-path': 'url(#plot-clip)'});
       for (const lane of lanes) {
@@ -111,19 +119,35 @@ var opscope = window.opscope || (window.opscope = {});
     // Every task gets its bar whatever the zoom; the clip hides those out of range.
     drawTask(parent, t) {
       const x0 = this.x(t.ts), x1 = this.x(t.ts + t.dur);
-      const y = this.barY(t.lane, t.depth), h = this.barH(t.lane), w = Math.max(1.5, x1 - x0);
+      // The failing launch stays wide enough to see and click at any zoom.
+      const y = this.barY(t.lane, t.depth), h = this.barH(t.lane), w = Math.max(t.failing ? 8 : 1.5, x1 - x0);
       // Without a graph no event has a node, and that says nothing about it.
       const noNode = this.model.hasGraph && t.node_id < 0;
-      const g = el('g', {class: 'task cat-' + t.cat + (noNode ? ' no-node' : ''), 'data-task-id': t.task_id,
+      const marks = (noNode ? ' no-node' : '') + (t.failing ? ' failing' : '') + (t.unfinished ? ' unfinished' : '') +
+        (t.instant ? ' instant' : '');
+      const g = el('g', {class: 'task cat-' + t.cat + marks, 'data-task-id': t.task_id,
         'data-task-index': t.index, 'data-node-id': t.node_id, 'data-stream-id': t.lane.tid,
-        'data-op-type': opscope.opTypeRowOf(t), 'data-depth': t.depth}, parent);
+        'data-op-type': opscope.opTypeRowOf(t), 'data-depth': t.depth, 'data-seq': t.args.seq}, parent);
+      if (t.instant) {
+        const r = Math.min(7, h / 2 - 2), cy = y + h / 2;
+        el('path', {d: `M${x0},${cy - r} L${x0 + r},${cy} L${x0},${cy + r} L${x0 - r},${cy} Z`}, g);
+        return;
+      }
       el('rect', {x: x0, y, width: w, height: h, rx: 3, fill: t.node_id >= 0 ? opscope.scopeColour(this.namespaceOf(t)) : null}, g);
+      if (t.failing) {
+        // A cross on the bar's left end: the mark that survives any colour scheme or zoom.
+        const c = Math.min(h / 2 - 3, 6), cx = x0 + Math.min(w / 2, c + 4), cy = y + h / 2;
+        el('path', {class: 'failing-cross', d: `M${cx - c},${cy - c} L${cx + c},${cy + c} M${cx + c},${cy - c} L${cx - c},${cy + c}`}, g);
+      }
       // The label goes on the part in view, so a zoomed-in span keeps its name.
-      const v0 = Math.max(x0, LABEL_W), v1 = Math.min(x1, LABEL_W + this.plotWidth());
-      if (v1 - v0 > 36) {
-        const chars = Math.floor((v1 - v0 - 8) / 6.5);
-        const label = t.op_type.length <= chars ? t.op_type : t.op_type.slice(0, Math.max(1, chars - 1)) + '…';
-        el('text', {x: v0 + 4, y: y + h / 2 + 4}, g).textContent = label;
+      const inset = t.failing ? 18 : 4;
+      const v0 = Math.max(x0, LABEL_W), v1 = Math.min(x0 + w, LABEL_W + this.plotWidth());
+      if (v1 - v0 > 32 + inset) {
+        const text = t.op_type + (t.failing ? (t.unfinished ? ' · failing, never finished' : ' · failing')
+          : t.unfinished ? ' · never finished' : '');
+        const chars = Math.floor((v1 - v0 - inset - 4) / 6.5);
+        const label = text.length <= chars ? text : text.slice(0, Math.max(1, chars - 1)) + '…';
+        el('text', {x: v0 + inset, y: y + h / 2 + 4}, g).textContent = label;
       }
     }
 
@@ -157,13 +181,18 @@ var opscope = window.opscope || (window.opscope = {});
       this.svg.classList.toggle('has-marks', this.selected.size + this.highlighted.size > 0);
     }
 
-    // Pans so the task is in view, keeping the zoom.
+    // Pans so the task is in view, keeping the zoom, and scrolls its lane into the pane.
     reveal(task) {
       const [a, b] = this.range;
-      if (task.ts >= a && task.ts + task.dur <= b) return;
-      const span = b - a, mid = task.ts + task.dur / 2;
-      this.range = [mid - span / 2, mid + span / 2];
-      this.render();
+      if (task.ts < a || task.ts + task.dur > b) {
+        const span = b - a, mid = task.ts + task.dur / 2;
+        this.range = [mid - span / 2, mid + span / 2];
+        this.render();
+      }
+      const top = task.lane.y, bottom = task.lane.y + task.lane.h;
+      if (top < this.host.scrollTop || bottom > this.host.scrollTop + this.host.clientHeight) {
+        this.host.scrollTop = Math.max(0, top - AXIS_H);
+      }
     }
 
     showTooltip(ev, t) {
@@ -172,7 +201,9 @@ var opscope = window.opscope || (window.opscope = {});
       const a = t.args;
       const rows = [t.task_id !== undefined ? ['task', `#${t.task_id}  ${t.name}`] : ['event', `${t.name} (${t.cat || 'no category'})`],
         a.op_type !== undefined ? ['op type', t.op_type] : a.op !== undefined && ['op', a.op], ['kernel', t.kernel || '–'],
-        ['duration', opscope.formatUs(t.dur)], ['start', opscope.formatUs(t.ts)], ['stream', t.lane.name],
+        typeof a.state === 'string' && ['state', a.state + (t.failing ? ' · the failing launch' : '')],
+        t.instant ? ['at', opscope.formatUs(t.ts)] : ['duration', opscope.formatUs(t.dur) + (t.unfinished ? ' or more' : '')],
+        !t.instant && ['start', opscope.formatUs(t.ts)], ['stream', t.lane.name],
         this.model.hasGraph && ['node', node ? `${node.name} (node ${node.node_id})` : 'none: inserted by the compiler (' + t.cat + ')'],
         typeof a.bound === 'string' && ['bound', a.bound],
         opscope.hasEfficiency(a) && ['efficiency', opscope.formatEfficiency(a.efficiency)]];

@@ -7,6 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "cli/inspector_web.h"
+#include "opscope/npy.h"
+
 namespace opscope::cli {
 namespace {
 
@@ -93,8 +96,14 @@ StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::str
   OPSCOPE_ASSIGN_OR_RETURN(Diagnosis d, Diagnose(req));
   const std::string path = req.output_dir + "/diagnosis.json";
   out << FormatDiagnosis(d);
-  OPSCOPE_RETURN_IF_ERROR(WriteDiagnosisJson(d, path));
+  const std::string json = DiagnosisJson(d);
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(path, json));
   out << "diagnosis " << path << "\n";
+  // The same diagnosis as a page: its trajectory on the timeline, the failing launch marked.
+  const std::string page = req.output_dir + "/diagnosis.html";
+  OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildDiagnosisHtml(json, path));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, html));
+  out << "page " << page << "\n";
   return d.status == "clean" ? 0 : 1;
 }
 

@@ -2,7 +2,8 @@
 //   ops-debug diagnose [every flag of ops-debug run] [--sync-points on|off] [--timeout 10s] [--output-dir DIR]
 //   ops-debug diagnose [...] -- PROGRAM ARGS...     (any program on libopscope, unchanged)
 // The first runs `ops-debug run` with those flags as the supervised child.
-// opscope/diagnose.h does the work; this parses, prints and writes DIR/diagnosis.json.
+// opscope/diagnose.h does the work; this parses, prints and writes DIR/diagnosis.json and
+// DIR/diagnosis.html (the web UI of it: cli/inspector_web.h BuildDiagnosisHtml).
 #pragma once
 
 #include <ostream>
@@ -36,7 +37,7 @@ CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& flags);
 // less diagnose's own flags (and their values).
 std::vector<std::string> ForwardedRunFlags(int argc, const char* const* argv);
 StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& flags, const std::vector<std::string>& run_args);
-// Diagnoses, prints, writes diagnosis.json; returns the exit code (0 clean, 1 not).
+// Diagnoses, prints, writes diagnosis.json and diagnosis.html; returns the exit code (0 clean, 1 not).
 StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::string>& run_args, std::ostream& out);
 
 }  // namespace opscope::cli

@@ -36,8 +36,9 @@ CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
                   "a folder written by `inspector-cli run`, or a session folder of `inspector-cli start`")->required();
   cmd->add_option("--format", flags.format,
                   "json: graph/trace/summary.json from capture.json or the session's records; html: DIR/report.html, "
-                  "the web UI as one self-contained file, from DIR's JSON files (or a trace alone: trace.json or "
-                  "ops-debug profile's timeline.json) and DIR/roofline.svg when there is one; all: both");
+                  "the web UI as one self-contained file, from DIR's JSON files (or a trace alone: trace.json, "
+                  "ops-debug profile's timeline.json or ops-debug diagnose's diagnosis.json) and DIR/roofline.svg "
+                  "when there is one; all: both");
   return cmd;
 }
 

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/diagnose/diagnosis_timeline.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {
@@ -283,6 +284,7 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (!data.graph.empty()) embed("graph.json", data.graph);
   embed("trace.json", data.trace);
   if (!data.summary.empty()) embed("summary.json", data.summary);
+  if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
   if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump());
   // One pass over index.html alone: the links as it writes them and its two
   // markers; what goes in is never scanned again. Anything else is left as it is.
@@ -319,6 +321,29 @@ StatusOr<std::string> BuildTimelineHtml(const std::string& timeline_json, const 
   return BuildReportHtml(ReportData{.trace = timeline_json, .roofline_svg = roofline_svg, .title = title});
 }
 
+namespace {
+
+ReportData DiagnosisReport(DiagnosisTimeline t) {
+  return ReportData{.trace = std::move(t.trace), .diagnosis = std::move(t.panel), .title = std::move(t.title)};
+}
+
+// The trace-only file a folder is shown by, or nullptr: a run's folder
+// (graph.json or summary.json) is never one.
+const char* TraceOnlyFileIn(const std::string& dir) {
+  if (IsFile(dir + "/graph.json") || IsFile(dir + "/summary.json")) return nullptr;
+  for (const char* name : kTraceOnlyFiles) {
+    if (IsFile(dir + "/" + name)) return name;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+StatusOr<std::string> BuildDiagnosisHtml(std::string_view diagnosis_json, const std::string& source) {
+  OPSCOPE_ASSIGN_OR_RETURN(DiagnosisTimeline t, DiagnosisTimelineFromJson(diagnosis_json, source));
+  return BuildReportHtml(DiagnosisReport(std::move(t)));
+}
+
 StatusOr<ReportData> ReadReportDir(const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) {
     return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
@@ -336,15 +361,19 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
       if (!IsFile(path)) return missing(kRunFiles[i], "");
       OPSCOPE_ASSIGN_OR_RETURN(*into[i], ReadFile(path));
     }
-  } else {
-    for (const char* name : kTraceOnlyFiles) {
-      if (!IsFile(dir + "/" + name)) continue;
-      OPSCOPE_ASSIGN_OR_RETURN(data.trace, ReadFile(dir + "/" + name));
-      break;
+  } else if (const char* name = TraceOnlyFileIn(dir)) {
+    const std::string path = dir + "/" + name;
+    OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    if (std::string_view(name) == kDiagnosisFile) {
+      OPSCOPE_ASSIGN_OR_RETURN(DiagnosisTimeline t, DiagnosisTimelineFromJson(text, path));
+      data = DiagnosisReport(std::move(t));
+    } else {
+      data.trace = std::move(text);
     }
-    if (data.trace.empty()) {
-      return missing("graph.json", ", and there is no trace.json or timeline.json (ops-debug profile) to show alone");
-    }
+  }
+  if (data.trace.empty()) {
+    return missing("graph.json", ", and there is no trace.json, timeline.json (ops-debug profile) or diagnosis.json "
+                                 "(ops-debug diagnose) to show alone");
   }
   if (IsFile(dir + "/" + kRooflineFile)) {
     OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadFile(dir + "/" + kRooflineFile));
@@ -384,6 +413,16 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
   if (target == "/") target = "/index.html";
   if (target.size() < 2 || target[0] != '/') return Plain(404, "not found");
   const std::string_view name = target.substr(1);
+  // A diagnosis is drawn from what the library makes of it, so its page comes built.
+  if (name == "index.html") {
+    const char* alone = TraceOnlyFileIn(dir);
+    if (alone && std::string_view(alone) == kDiagnosisFile) {
+      StatusOr<ReportData> data = ReadReportDir(dir);
+      StatusOr<std::string> html = data.ok() ? BuildReportHtml(*data) : StatusOr<std::string>(data.status());
+      if (!html.ok()) return Plain(422, html.status().message());
+      return HttpResponse{.status = 200, .content_type = "text/html; charset=utf-8", .body = std::move(*html)};
+    }
+  }
   // Exact names only: nothing from the request is ever joined to a path.
   if (name == "files.json") {
     nlohmann::json present = nlohmann::json::array();
@@ -473,7 +512,8 @@ CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
   CLI::App* cmd = app.add_subcommand("serve", "serve the web UI for a run folder on loopback (until Ctrl-C)");
   cmd->add_option("dir", flags.dir,
                   "a folder written by `inspector-cli run`, or one holding a trace alone (timeline.json of "
-                  "`ops-debug profile`), with roofline.svg if it has one")->required();
+                  "`ops-debug profile`, diagnosis.json of `ops-debug diagnose`), with roofline.svg if it has one")
+      ->required();
   cmd->add_option("--port", flags.port, "TCP port (default 8765; 0 picks a free one)");
   cmd->add_option("--bind", flags.bind, "IPv4 address to listen on (default 127.0.0.1)");
   return cmd;

@@ -8,10 +8,13 @@
 //   inspector-cli serve DIR [--port N] [--bind 127.0.0.1] -> the UI over HTTP,
 //       reading DIR's files on each request (a new `run` into DIR shows on reload)
 // A folder with a trace alone (ops-debug profile's timeline.json, or a bare
-// trace.json) is shown the same way, without the graph panes. ops-debug
-// profile builds its page in memory and writes it where it wants:
+// trace.json) is shown the same way, without the graph panes; so is one with
+// ops-debug diagnose's diagnosis.json, its trajectory drawn on the timeline
+// (analysis/diagnose/diagnosis_timeline.h) beside a diagnosis panel. ops-debug
+// profile and diagnose build their pages in memory and write them where they want:
 //   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildTimelineHtml(timeline, svg, "my_norm"));
 //   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/timeline.html", html));
+//   OPSCOPE_ASSIGN_OR_RETURN(std::string page, BuildDiagnosisHtml(DiagnosisJson(d), "diag/diagnosis.json"));
 #pragma once
 
 #include <csignal>
@@ -39,8 +42,10 @@ const WebAsset* FindWebAsset(std::string_view name);
 // The run files the UI reads, by the names it asks for.
 inline constexpr const char* kRunFiles[] = {"graph.json", "trace.json", "summary.json"};
 // A trace shown alone, without a run's graph and summary: the first of these
-// that a folder holds.
-inline constexpr const char* kTraceOnlyFiles[] = {"trace.json", "timeline.json"};
+// that a folder holds. diagnosis.json is converted to a trace by the library
+// (DiagnosisTimelineFromJson) before the page gets it.
+inline constexpr const char* kTraceOnlyFiles[] = {"trace.json", "timeline.json", "diagnosis.json"};
+inline constexpr const char kDiagnosisFile[] = "diagnosis.json";
 // The roofline chart a run or profile folder may hold (opscope/roofline.h).
 inline constexpr const char kRooflineFile[] = "roofline.svg";
 
@@ -49,13 +54,15 @@ struct ReportData {
   std::string graph;         // graph.json; empty (with summary) for a trace alone
   std::string trace;         // trace.json or timeline.json (Chrome Trace Event Format)
   std::string summary;       // summary.json; empty (with graph) for a trace alone
+  std::string diagnosis;     // "opscope.diagnosis_panel/1" beside a diagnosis' trace; empty: no diagnosis panel
   std::string roofline_svg;  // one <svg> element (see CheckInlineSvg); empty: no Roofline panel
   std::string title;         // the page's title; empty: the UI names it after the model
 };
 
 // Reads a folder the UI can show: a run (graph.json, trace.json and
 // summary.json, all three, the error naming the first one missing), or, where
-// neither graph.json nor summary.json is there, a trace alone (kTraceOnlyFiles);
+// neither graph.json nor summary.json is there, a trace alone (kTraceOnlyFiles;
+// a diagnosis.json converted, its error naming the file and the field);
 // with DIR/roofline.svg when present (checked by CheckInlineSvg).
 StatusOr<ReportData> ReadReportDir(const std::string& dir);
 
@@ -74,7 +81,7 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg);
 
 // index.html with the CSS and scripts it links inlined, each file of `data`
 // embedded as <script type="application/json" id="opscope-data-trace.json">
-// (graph and summary only when present), and the roofline chart inline in its
+// (graph, summary and diagnosis only when present), and the roofline chart inline in its
 // panel. An error when the trace is empty, only one of graph and summary is
 // given, or the chart fails CheckInlineSvg.
 StatusOr<std::string> BuildReportHtml(const ReportData& data);
@@ -83,6 +90,11 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data);
 // roofline chart when `roofline_svg` is not empty.
 StatusOr<std::string> BuildTimelineHtml(const std::string& timeline_json, const std::string& roofline_svg,
                                         const std::string& title);
+
+// The page of one ops-debug diagnose: the diagnosis.json text (`source` names
+// it in errors) as a timeline of its trajectory, the failing launch marked
+// and selected, beside the diagnosis panel (status, ranked causes, stack, links).
+StatusOr<std::string> BuildDiagnosisHtml(std::string_view diagnosis_json, const std::string& source);
 
 // Reads DIR (ReadReportDir) and writes DIR/report.html atomically; returns its path.
 StatusOr<std::string> WriteReportHtml(const std::string& dir);
@@ -98,7 +110,9 @@ struct HttpResponse {
 // (refused with 422 when it fails CheckInlineSvg), and of /files.json, the
 // list of those DIR holds now (so the page asks for nothing that is not
 // there); anything else is 404 (or 405 for other methods): the path is
-// matched against the list, never joined to DIR.
+// matched against the list, never joined to DIR. For a folder shown by its
+// diagnosis.json, / is the page BuildDiagnosisHtml makes of it now (422 when
+// the file is refused): the conversion is the library's, not the page's.
 // A server bound to loopback also refuses (403) a Host header that names
 // anything but loopback, so a web page whose name was re-pointed at 127.0.0.1
 // (DNS rebinding) cannot read the run.

@@ -4,7 +4,10 @@
 // is read from the run's own graph.json / trace.json / summary.json. Then the
 // same UI on a trace alone: the hand-written ops-debug profile in
 // tests/web/timeline/ (timeline.json and roofline.svg), as a report, served,
-// and picked in the page without data.
+// and picked in the page without data. Then a diagnosis: the hand-written
+// crashed run in tests/web/diagnosis/ (its trajectory on the timeline, the
+// failing launch marked and selected, the causes in order), and the page
+// ops-debug diagnose writes beside a real diagnosis.json.
 //
 //   node tests/web/ui_test.mjs BINARY_DIR SOURCE_DIR
 //
@@ -254,6 +257,80 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   assert.match(await page.textContent('#tooltip'), /efficiency1\.0 %/);
 }
 
+// ops-debug diagnose's folder: its diagnosis.json alone.
+const diagnosisFixture = path.join(here, 'diagnosis', 'diagnosis.json');
+function readDiagnosis(dir) {
+  const diagnosis = JSON.parse(fs.readFileSync(path.join(dir, 'diagnosis.json'), 'utf8'));
+  const records = diagnosis.snapshot.trajectory;
+  return {dir, diagnosis, records, failing: records.find((r) => r.failing),
+    lanes: [...new Set(records.map((r) => r.device + '/' + r.stream))]};
+}
+
+// The drawn record of one seq: its box on screen and its classes.
+async function record(page, seq) {
+  return page.$eval(`#timeline g.task[data-seq="${seq}"]`, (g) => {
+    const r = g.firstElementChild.getBoundingClientRect();
+    return {x0: r.left, x1: r.right, y0: r.top, y1: r.bottom, classes: [...g.classList],
+      fill: getComputedStyle(g.firstElementChild).fill, cross: !!g.querySelector('.failing-cross')};
+  });
+}
+const selectedSeqs = (page) => ids(page, '#timeline g.task.selected', 'data-seq');
+
+// What the page of a diagnosis must show: one lane per stream, every record,
+// the failing launch marked, drawn to the end of the recording and selected,
+// the causes in the library's order, each naming a launch selecting it.
+async function checkDiagnosisPage(page, diag, {full = true} = {}) {
+  const {diagnosis, records, failing} = diag;
+  assert.ok(await page.isHidden('#framework-pane') && await page.isHidden('#compiled-pane'), 'no graph panes');
+  assert.ok(await page.isVisible('#diagnosis-pane'));
+  assert.equal(await page.locator('#timeline g.lane').count(), diag.lanes.length);
+  assert.equal(await page.locator('#timeline g.task').count(), records.length);
+  const instants = records.filter((r) => r.kind !== 'launch' && r.end_us === null).length;
+  assert.equal(await page.locator('#timeline g.task.instant').count(), instants);
+  // The failing launch: marked (red, striped as never finished, crossed), and the only one.
+  assert.deepEqual(await ids(page, '#timeline g.task.failing', 'data-seq'), [failing.seq]);
+  const bar = await record(page, failing.seq);
+  assert.ok(bar.classes.includes('unfinished') && bar.cross, bar.classes.join(' '));
+  assert.match(bar.fill, /hatch-failing/);
+  // It runs to the end of the recording: the latest end any record holds.
+  const last = records.filter((r) => r.end_us !== null).sort((a, b) => b.end_us - a.end_us)[0];
+  if (last && last.end_us > failing.start_us) {
+    assert.ok(Math.abs(bar.x1 - (await record(page, last.seq)).x1) < 1, 'the never-finished launch is drawn to the end');
+  }
+  // Selected when the page opens, in view, its details shown.
+  assert.deepEqual(await selectedSeqs(page), [failing.seq]);
+  const pane = await page.locator('#timeline').boundingBox();
+  assert.ok(bar.x0 >= pane.x && bar.x1 <= pane.x + pane.width && bar.y0 >= pane.y && bar.y1 <= pane.y + pane.height, 'in view');
+  const details = await page.textContent('#details');
+  assert.ok(details.includes(failing.kernel) && details.includes(failing.state + ' · the failing launch'), details);
+  // The panel: the status, the causes in order, the faulting stack.
+  assert.match(await page.textContent('#diagnosis-status'), new RegExp(`^${diagnosis.status}` + (diagnosis.signal ? ` ${diagnosis.signal}` : '')));
+  const causes = await page.$$eval('#causes li.cause', (lis) => lis.map((li) => ({
+    rank: +li.dataset.rank, text: li.querySelector('.cause-text').textContent, confidence: li.querySelector('.confidence').textContent})));
+  assert.deepEqual(causes, diagnosis.causes.map((c, i) => ({rank: i + 1, text: c.cause, confidence: c.confidence})));
+  const frames = await page.$$eval('ol.stack li.frame', (lis) => lis.map((li) => li.textContent));
+  assert.equal(frames.length, diagnosis.snapshot.stack.length);
+  const top = diagnosis.snapshot.stack[0];
+  if (top) assert.ok(frames[0].includes(top.function) && frames[0].includes(`${top.file}:${top.line}`), frames[0]);
+  if (!full) return;
+  // A cause that names another launch selects it, and back.
+  const other = diagnosis.causes.findIndex((c) => !c.cause.includes(failing.op_id) && records.some((r) => r.kind === 'launch' && c.cause.includes(r.op_id)));
+  assert.ok(other > 0, 'the fixture has a cause naming another launch');
+  const named = records.find((r) => r.kind === 'launch' && diagnosis.causes[other].cause.includes(r.op_id));
+  await page.click(`#causes li.cause[data-rank="${other + 1}"]`);
+  assert.deepEqual(await selectedSeqs(page), [named.seq]);
+  assert.deepEqual(await ids(page, '#causes li.cause.selected', 'data-rank'), [other + 1]);
+  assert.ok((await page.textContent('#details')).includes(named.kernel));
+  await page.click('#causes li.cause[data-rank="1"]');
+  assert.deepEqual(await selectedSeqs(page), [failing.seq]);
+  // A sync record is an instant with its record number and state.
+  const sync = records.find((r) => r.kind === 'stream sync');
+  await page.click(`#timeline g.task[data-seq="${sync.seq}"]`);
+  assert.deepEqual(await selectedSeqs(page), [sync.seq]);
+  assert.match(await page.textContent('#details'), new RegExp(`#${sync.seq} · stream sync`));
+  assert.deepEqual(await ids(page, '#causes li.cause.selected', 'data-rank'), []);
+}
+
 function rawRequest(port, text) {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
@@ -275,6 +352,10 @@ before(async () => {
   fs.mkdirSync(profileDir);
   for (const f of ['timeline.json', 'roofline.svg']) fs.copyFileSync(path.join(fixtureDir, f), path.join(profileDir, f));
   runs.profile = readTimeline(profileDir);
+  const diagnosisDir = path.join(work, 'diagnosis');
+  fs.mkdirSync(diagnosisDir);
+  fs.copyFileSync(diagnosisFixture, path.join(diagnosisDir, 'diagnosis.json'));
+  runs.diagnosis = readDiagnosis(diagnosisDir);
   [runs.twoBranch, runs.resnet] = await Promise.all([
     makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
     makeRun('resnet_small', 'resnet_small.onnx', []),
@@ -450,6 +531,54 @@ test('ops-debug sweep: sweep.html has its heatmap cells and a FAILED cell', asyn
   assert.deepEqual(problems, []);
 });
 
+test('a diagnosis: diagnosis.json as report.html, the failing launch marked and selected, the causes in order', async () => {
+  const diag = runs.diagnosis;
+  assert.match(inspector(['export', '--input-dir', diag.dir, '--format', 'html']).stdout, /wrote .*report\.html/);
+  await openPage(pathToFileURL(path.join(diag.dir, 'report.html')).href);
+  await checkDiagnosisPage(page, diag);
+  if (process.env.OPSCOPE_WEB_DIAGNOSIS_SCREENSHOT) {
+    await page.click('#causes li.cause[data-rank="1"]');
+    await page.mouse.move(0, 0);
+    await page.screenshot({path: process.env.OPSCOPE_WEB_DIAGNOSIS_SCREENSHOT});
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('a diagnosis, served: the page comes built from the folder\'s diagnosis.json', async () => {
+  const diag = runs.diagnosis;
+  const {server, exited, address} = startServe(diag.dir);
+  try {
+    const {url} = await address;
+    await openPage(url);
+    await checkDiagnosisPage(page, diag, {full: false});
+    assert.deepEqual(problems, []);
+    assert.deepEqual(await (await fetch(url + 'diagnosis.json')).json(), diag.diagnosis);
+  } finally {
+    server.kill('SIGINT');
+  }
+  assert.deepEqual(await exited, {code: 0, signal: null});
+});
+
+// The real entry point: ops-debug diagnose writes diagnosis.html beside diagnosis.json.
+test('ops-debug diagnose: diagnosis.html of a clean run draws its trajectory', async () => {
+  const opsDebug = path.join(binaryDir, 'bin', 'ops-debug');
+  const plugin = path.join(binaryDir, 'lib', 'libmy_ops.so');
+  assert.ok(fs.existsSync(opsDebug) && fs.existsSync(plugin), `build ops-debug and my_ops first (${opsDebug}, ${plugin})`);
+  const dir = path.join(work, 'diagnose');
+  const r = spawnSync(opsDebug, ['diagnose', '--plugin', plugin, '--op', 'my_norm', '--input-shapes', '[4,64]',
+    '--quiet-program', '--output-dir', dir], {encoding: 'utf8', timeout: 60_000});
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.ok(r.stdout.includes(`page ${dir}/diagnosis.html\n`), r.stdout);
+  const diag = readDiagnosis(dir);
+  await openPage(pathToFileURL(path.join(dir, 'diagnosis.html')).href);
+  assert.equal(await page.locator('#timeline g.lane').count(), diag.lanes.length);
+  assert.equal(await page.locator('#timeline g.task').count(), diag.records.length);
+  assert.equal(await page.locator('#timeline g.task.failing').count(), 0, 'a clean run has no failing launch');
+  assert.match(await page.textContent('#diagnosis-status'), /^clean/);
+  assert.match(await page.textContent('#causes-none'), /the run is clean/);
+  assert.deepEqual(problems, []);
+});
+
 test('bad input: one line, exit 2, no half-written report', () => {
   const empty = path.join(work, 'empty');
   fs.mkdirSync(empty);
@@ -458,6 +587,14 @@ test('bad input: one line, exit 2, no half-written report', () => {
     assert.match(r.stderr, /^inspector-cli: error: .*graph\.json: missing.*\n$/);
   }
   assert.deepEqual(fs.readdirSync(empty), []);
+  const broken = path.join(work, 'broken_diagnosis');
+  fs.mkdirSync(broken);
+  fs.writeFileSync(path.join(broken, 'diagnosis.json'), '{"schema": "opscope.diagnosis/1", "status": "crashed"');
+  for (const args of [['serve', broken, '--port', '0'], ['export', '--input-dir', broken, '--format', 'html']]) {
+    const b = inspector(args, 2);
+    assert.match(b.stderr, new RegExp(`^inspector-cli: error: .*${broken}/diagnosis\\.json: not JSON .*expected an opscope\\.diagnosis/1 file.*\\n$`));
+  }
+  assert.deepEqual(fs.readdirSync(broken), ['diagnosis.json']);
   const r = inspector(['export', '--input-dir', runs.twoBranch.dir, '--format', 'pdf'], 2);
   assert.match(r.stderr, /--format 'pdf': expected json, html or all/);
 });
