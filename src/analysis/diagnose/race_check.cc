@@ -69,9 +69,9 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
     return it->second;
   };
   // The host enqueues on stream s: what the host has waited for comes first.
-  auto enqueue = [&](size_t s, int32_t tid) {
+  auto enqueue = [&](size_t s, const Clock& host) {
     Clock& c = streams[s];
-    Join(c, hosts[tid]);
+    Join(c, host);
     if (c.size() <= s) c.resize(s + 1, 0);
     return &c;
   };
@@ -96,7 +96,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       const LaunchSlot& l = *it.launch;
       if (l.stream_id < 0) continue;  // a reference run or a refused call: inline on the host
       const size_t s = stream_of(l.device, l.stream_id);
-      Clock* c = enqueue(s, l.host_tid);
+      Clock* c = enqueue(s, hosts[l.host_tid]);
       ++(*c)[s];
       Replayed r;
       r.stream = s;
@@ -121,25 +121,32 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
     }
     const SyncRecord& y = *it.sync;
     const auto kind = static_cast<SyncKind>(y.kind);
-    Clock& host = hosts[y.host_tid];
-    // Work a kernel issues from its own thread comes after that kernel began.
-    if (y.op_id != 0) {
-      if (auto lc = launch_clock.find(y.op_id); lc != launch_clock.end()) Join(host, lc->second);
+    // Work a kernel issues from inside comes after that kernel began: for
+    // this record only (the thread may be a host thread lending itself to
+    // the stream), and a kernel's waits inside its own run order nothing the
+    // host enqueues next.
+    const bool from_kernel = y.op_id != 0;
+    Clock scratch = hosts[y.host_tid];
+    if (from_kernel) {
+      if (auto lc = launch_clock.find(y.op_id); lc != launch_clock.end()) Join(scratch, lc->second);
     }
+    const Clock& issuer = scratch;
+    Clock ignored;
+    Clock& host = from_kernel ? ignored : hosts[y.host_tid];
     switch (kind) {
       case SyncKind::kRecord: {
-        Clock* c = enqueue(stream_of(y.device, y.stream_id), y.host_tid);
+        Clock* c = enqueue(stream_of(y.device, y.stream_id), issuer);
         events[y.event] = *c;
         break;
       }
       case SyncKind::kWait: {
-        Clock* c = enqueue(stream_of(y.device, y.stream_id), y.host_tid);
+        Clock* c = enqueue(stream_of(y.device, y.stream_id), issuer);
         if (auto e = events.find(y.event); e != events.end()) Join(*c, e->second);
         break;
       }
       case SyncKind::kMemcpy: {
         const size_t s = stream_of(y.device, y.stream_id);
-        Clock* c = enqueue(s, y.host_tid);
+        Clock* c = enqueue(s, issuer);
         ++(*c)[s];
         Replayed r;
         r.stream = s;

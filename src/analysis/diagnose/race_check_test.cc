@@ -156,6 +156,16 @@ TEST(RaceCheck, ACopyAKernelQueuesOnASideStreamIsNotCoveredByTheKernelsEvent) {
   EXPECT_TRUE(fixed.races.empty());
 }
 
+TEST(RaceCheck, AKernelWaitingInsideItsOwnRunOrdersNothingTheHostEnqueuesNext) {
+  // Relu's kernel, run by the host thread that waits for its stream, syncs
+  // the stream from inside: the host has not waited for Relu by that.
+  Records rec;
+  rec.Launch("Relu", 1, kA, kB);
+  const uint64_t relu = rec.ring().launches.back().op_id;
+  auto r = FindRaces(rec.Sync(SyncKind::kStreamSync, 1, 0, 1, relu).Launch("Sigmoid", 2, kB, kC).ring());
+  EXPECT_EQ(r.races.size(), 1u);
+}
+
 TEST(RaceCheck, AddressesHandedOutAgainBelongToAnotherBuffer) {
   // The reader's buffer freed and its addresses reallocated to a copy's destination.
   Records rec;
