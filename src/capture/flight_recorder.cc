@@ -49,6 +49,10 @@ const char* DeviceNameOf(const LaunchRecord& rec) { return rec.device ? rec.devi
 
 FlightRecorder* g_active = nullptr;
 
+// The slot this thread started last: AfterLaunch follows its BeforeLaunch on
+// the same thread, so the scan of the stream's ring is rarely needed.
+thread_local LaunchSlot* t_last_slot = nullptr;
+
 }  // namespace
 
 size_t FlightRingBytes(uint32_t slots) {
@@ -140,6 +144,14 @@ LaunchSlot* FlightRecorder::SlotFor(const char* device, int stream_id, uint64_t 
 }
 
 LaunchSlot* FlightRecorder::FindStarted(uint64_t dispatch_seq, const char* device, int stream_id) {
+  // Only a slot of this recorder's mapping (another may have been unmapped since).
+  const char* lo = static_cast<const char*>(base_);
+  if (LaunchSlot* last = t_last_slot; last && reinterpret_cast<const char*>(last) >= lo &&
+      reinterpret_cast<const char*>(last) < lo + bytes_ && last->dispatch_seq == dispatch_seq &&
+      Atomic(last->committed).load(std::memory_order_acquire) != 0 && last->stream_id == stream_id &&
+      std::strncmp(last->device, device, sizeof last->device) == 0) {
+    return last;
+  }
   const uint64_t key = StreamKey(device, stream_id);
   StreamRing* rings = RingStreams(base_);
   for (int i = 0; i < kFlightMaxStreams; ++i) {
@@ -223,6 +235,7 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
   }
   Atomic(slot->committed).store(seq + 1, std::memory_order_release);
   Atomic(header().launches).fetch_add(1, std::memory_order_relaxed);
+  t_last_slot = slot;
 }
 
 void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const Status* error) {
