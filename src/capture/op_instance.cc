@@ -112,6 +112,10 @@ void FormatAttrs(const Attrs& attrs, char* buf, size_t cap) {
 
 const RunningKernel* CurrentRunningKernel() { return t_running; }
 
+void MarkNextStreamSyncInserted() { t_inserted_sync = true; }
+bool ConsumeInsertedStreamSync() { return std::exchange(t_inserted_sync, false); }
+void ClearInsertedStreamSync() { t_inserted_sync = false; }
+
 ScopedRunningKernel::ScopedRunningKernel(const char* op, uint64_t op_id) : self_{op, op_id}, previous_(t_running) {
   t_running = &self_;
 }
