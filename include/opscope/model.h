@@ -71,6 +71,34 @@ struct NodeTime {
   bool on_critical_path = false;
 };
 
+// One side of a race between streams: a task that read or wrote a buffer.
+struct RaceAccess {
+  int64_t task_id = -1;     // -1: no task of the schedule made this access
+  std::string name;         // the compiled node, or "H2D copy of x" / "D2H copy of y"
+  std::string op_type, kernel;
+  int stream_id = -1;       // the schedule's stream (the copy stream is the last)
+  std::string tensor;       // what this side calls the buffer: "Relu.Y", "copy destination"
+  bool writes = false;
+};
+
+// Two accesses on different streams to overlapping bytes, one writing, that
+// no stream order, event or host synchronisation of the run orders.
+struct StreamRace {
+  uint64_t begin = 0, bytes = 0;  // the overlap (addresses of this run, not stable)
+  RaceAccess first, second;       // first enqueued first
+};
+
+// The race check over the run's last iteration (graph/runtime/run_races.h).
+struct RaceCheckOutcome {
+  bool ran = false;
+  std::string skipped;          // why it did not run, when it did not
+  int64_t accesses = 0;         // kernel launches and copies replayed
+  int64_t sync_records = 0;     // event records and waits, copies, host syncs the ring took
+  int64_t ring_slots = 0;       // launch slots per stream the ring had
+  std::string unjudged;         // what was left unjudged and why; "" when everything was judged
+  std::vector<StreamRace> races;
+};
+
 struct ModelRunReport {
   std::string model;
   int64_t framework_nodes = 0, compiled_nodes = 0, tasks = 0;
@@ -88,6 +116,7 @@ struct ModelRunReport {
   std::vector<Suspect> suspects;                // the hot chain's, ranked (opscope/suspects.h)
   std::map<std::string, Tensor> outputs;        // graph outputs (host), from the last iteration
   std::vector<std::string> files;               // written, in order
+  RaceCheckOutcome race_check;                  // summary.json "races"
   std::string repro;                            // the inspector-cli line that runs this again
 };
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cli/flag_parsing.h"
+#include "graph/runtime/run_races.h"
 #include "opscope/model.h"
 
 namespace opscope::cli {
@@ -45,6 +46,11 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
                   l.op_type.c_str(), static_cast<long long>(l.count), l.lost_us, 100 * l.efficiency);
     out << line;
   }
+  // Races between streams: a line each, nothing when there are none.
+  const RaceCheckOutcome& rc = r.race_check;
+  for (const StreamRace& race : rc.races) out << "race     " << graph::RaceText(race) << "\n";
+  if (rc.ran && !rc.unjudged.empty()) out << "race     check incomplete, not judged: " << rc.unjudged << "\n";
+  if (!rc.ran && !rc.skipped.empty()) out << "race     not checked: " << rc.skipped << "\n";
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   out << "repro    " << r.repro << "\n";
 }

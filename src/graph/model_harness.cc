@@ -1,5 +1,8 @@
 // The model harness (opscope/model.h): what `inspector-cli run` and `diff`
 // do between parsing their flags and printing, as library calls.
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include "graph/runtime/executor.h"
 #include "graph/runtime/mapping.h"
 #include "graph/runtime/run_diff.h"
+#include "graph/runtime/run_races.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_roofline.h"
 #include "graph/runtime/task_suspects.h"
@@ -130,6 +134,42 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
   return out;
 }
 
+// Where the race check's scratch ring goes: OUT/.flight.ring, beside the
+// outputs it is judged for (a run's own folder, so concurrent runs never share
+// one), or a per-process file in the temp folder for a run that writes
+// nothing. The executor removes it once judged. A folder created for it is
+// removed again unless the run succeeds: nothing is left by a failed run.
+class ScratchRing {
+ public:
+  explicit ScratchRing(const std::string& output_dir) {
+    if (output_dir.empty()) {
+      static std::atomic<int> n{0};
+      path_ = (std::filesystem::temp_directory_path() /
+               ("opscope-race-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".ring"))
+                  .string();
+      return;
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(output_dir, ec)) {
+      created_ = std::filesystem::create_directories(output_dir, ec) ? output_dir : "";
+      if (ec) error_ = "--output-dir " + output_dir + ": cannot create it (" + ec.message() + ")";
+    }
+    path_ = output_dir + "/" + graph::kRaceRingFile;
+  }
+  ~ScratchRing() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+    if (!keep_folder_ && !created_.empty()) std::filesystem::remove(created_, ec);  // only if still empty
+  }
+  Status status() const { return error_.empty() ? Status::Ok() : InvalidArgumentError(error_); }
+  const std::string& path() const { return path_; }
+  void KeepFolder() { keep_folder_ = true; }  // the run succeeded
+
+ private:
+  std::string path_, created_, error_;
+  bool keep_folder_ = false;
+};
+
 }  // namespace
 
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
@@ -160,19 +200,24 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = r.streams}));
   auto device = GetDevice(run.device);
   if (!device.ok()) return std::move(device).status().WithContext("--device");
+  ScratchRing ring(r.output_dir);
+  OPSCOPE_RETURN_IF_ERROR(ring.status());
   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult result,
                            graph::Execute(run.model, run.schedule,
                                           {.device = *device,
                                            .iterations = r.iterations,
                                            .inputs = std::move(inputs),
                                            .seed = r.seed,
-                                           .save_outputs_dir = r.save_outputs}));
+                                           .save_outputs_dir = r.save_outputs,
+                                           .race_ring = ring.path()}));
+  run.race_check = result.race_check;
   OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
   // After the run, so that calibrating does not share the machine with it.
   run.peaks = PeaksFor(r);
 
   ModelRunReport report = ReportOf(run, r);
   report.outputs = std::move(result.outputs);
+  report.race_check = std::move(result.race_check);
   if (!r.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(r.output_dir, ec);
@@ -188,6 +233,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
     }
   }
   for (const std::string& f : result.saved_files) report.files.push_back(f);
+  ring.KeepFolder();
   return report;
 }
 

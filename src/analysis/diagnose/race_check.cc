@@ -106,6 +106,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       r.access.op = l.op;
       r.access.kernel = l.kernel;
       r.access.op_id = ShortHex(l.op_id);
+      r.access.op_id_raw = l.op_id;
       r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) + ")";
       for (int i = 0; i < l.num_inputs && i < kFlightMaxTensors; ++i) {
         r.access.reads.push_back({l.inputs[i].address, l.inputs[i].bytes});
@@ -156,6 +157,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
         r.access.is_launch = false;
         r.access.op = y.op;
         r.access.op_id = y.op_id ? ShortHex(y.op_id) : "";
+        r.access.op_id_raw = y.op_id;
         r.access.what = "copy of " + std::to_string(y.write.bytes) + " bytes on stream " + r.access.stream +
                         (y.op[0] ? " issued by op " + std::string(y.op) + "'s kernel" : " issued by the host");
         r.access.reads.push_back(y.read);

@@ -27,6 +27,7 @@ struct StreamAccess {
   std::string stream;  // "cpu/1"
   std::string what;    // "kernel relu_cpu (op Relu, op_id 4f…)" / "copy 4096 bytes (issued by op x)"
   std::string op, kernel, op_id;
+  uint64_t op_id_raw = 0;  // op_id in full (0: a copy the host issued), to map an access back to its caller's task
   bool is_launch = true;
   std::vector<FlightRange> reads, writes;
   std::vector<std::string> read_names, write_names;  // tensor names where known

@@ -7,6 +7,7 @@
 #include "graph/onnx_import.h"
 #include "graph/runtime/mapping.h"
 #include "graph/graph_json.h"
+#include "graph/runtime/run_races.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_suspects.h"
 #include "graph/runtime/task_roofline.h"
@@ -95,6 +96,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const 
   run.seed = j.at("seed").get<uint64_t>();
   run.plugins = j.at("plugins").get<std::vector<std::string>>();
   if (j.contains("peaks") && !j.at("peaks").is_null()) run.peaks = PeaksFromJson(j.at("peaks"));
+  if (j.contains("race_check") && !j.at("race_check").is_null()) run.race_check = RaceCheckFromJson(j.at("race_check"));
   const std::string model_path = j.at("model").at("path").get<std::string>();
   OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, ModelFingerprint(model_path));
   if (fingerprint != j.at("model").at("fingerprint").get<std::string>()) {
@@ -156,6 +158,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"seed", run.seed},
             {"plugins", run.plugins},
             {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
+            {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, j.dump() + "\n");
@@ -183,6 +186,7 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(WriteGraphJson(run.model, run.passes, graph));
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
   Summary s = Summarize(run.schedule, kSummaryTopTasks);
+  s.race_check = run.race_check;
   std::vector<TaskRoof> roofs;
   if (run.peaks) {
     roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);

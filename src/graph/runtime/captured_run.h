@@ -6,7 +6,8 @@
 // number of compute streams, the compiler passes and, per task, what the
 // executor measured (op_id, kernel, launch, raw and calibrated times), and
 // the roofs the run was held against (opscope/roofline.h), so that a later
-// export or summary gives the same bounds without calibrating again.
+// export or summary gives the same bounds without calibrating again, and the
+// verdict of the run's race check (run_races.h), which only a run can give.
 //
 // Loading re-imports and recompiles the model and schedules it again (all
 // deterministic), checks that the tasks line up with the captured ones, puts
@@ -23,6 +24,7 @@
 #include "graph/ir.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/scheduler.h"
+#include "opscope/model.h"
 #include "opscope/roofline.h"
 #include "opscope/status.h"
 
@@ -42,6 +44,7 @@ struct CapturedRun {
   int iterations = 1;
   uint64_t seed = 0;
   std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
+  std::optional<RaceCheckOutcome> race_check;  // empty: a capture written before runs were checked
 };
 
 // "size:fnv1a" of the file's bytes; an error names the file.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "capture/dispatcher.h"
+#include "graph/runtime/run_races.h"
 #include "graph/runtime/session_graph.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
@@ -132,6 +133,8 @@ class Run {
   }
 
   std::map<std::string, Tensor>& outputs() { return outputs_; }
+  // A copy's destination address -> its task: how the race check names a host-issued copy.
+  const std::unordered_map<uint64_t, int64_t>& copy_tasks() const { return copy_tasks_; }
 
  private:
   Status EnqueueCopy(ScheduledTask& t, Stream& stream, const std::map<std::string, Tensor>& inputs) {
@@ -155,6 +158,7 @@ class Run {
                                             h2d ? CopyKind::kHostToDevice : CopyKind::kDeviceToHost));
     }
     OPSCOPE_RETURN_IF_ERROR(stream.Record(*end));
+    copy_tasks_[reinterpret_cast<uint64_t>(dst.raw_data())] = t.desc.task_id;
     start_[t.desc.task_id] = std::move(start);
     end_[t.desc.task_id] = std::move(end);
     keep_alive_.push_back(src);
@@ -224,6 +228,7 @@ class Run {
   std::vector<std::shared_ptr<const std::vector<KernelLaunchInfo>>> async_launches_;
   std::vector<Tensor> keep_alive_;  // copy sources must outlive the queued copies
   std::map<std::string, Tensor> outputs_;
+  std::unordered_map<uint64_t, int64_t> copy_tasks_;
 };
 
 Status SynchronizeAll(std::vector<std::unique_ptr<Stream>>& streams) {
@@ -271,12 +276,20 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   for (int it = 0; it < options.iterations; ++it) {
     Run run(compiled, schedule, options.device, streams, events);
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
+    // Only the last iteration is checked: every iteration enqueues the same
+    // work in the same order, so one verdict holds for all, and the ring
+    // needs room for one iteration only.
+    std::unique_ptr<RaceRecording> recording;
+    if (!options.race_ring.empty() && it == options.iterations - 1) {
+      OPSCOPE_ASSIGN_OR_RETURN(recording, RaceRecording::Start(options.race_ring, schedule, &result.race_check.skipped));
+    }
     const int64_t t0 = NowNs();
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(enqueued);
     OPSCOPE_RETURN_IF_ERROR(synced);
     result.iteration_wall_us.push_back(static_cast<double>(NowNs() - t0) / 1e3);
+    if (recording) result.race_check = recording->Finish(compiled, schedule, run.copy_tasks());
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> end, run.Anchor());
     OPSCOPE_RETURN_IF_ERROR(run.ReadTimes());
     OPSCOPE_ASSIGN_OR_RETURN(result.clocks, ComputeStreamClocks(begin, end));

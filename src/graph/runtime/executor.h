@@ -9,6 +9,7 @@
 //   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model, schedule, opts));
 //   // schedule.tasks[i] now has op_id, raw and calibrated times of the LAST iteration.
+//   // With .race_ring = "OUT/.flight.ring": r.race_check.races, the streams' unordered accesses.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "graph/ir.h"
 #include "graph/runtime/calibrate.h"
 #include "graph/runtime/scheduler.h"
+#include "opscope/model.h"
 
 namespace opscope::graph {
 
@@ -28,6 +30,9 @@ struct ExecuteOptions {
   std::map<std::string, Tensor> inputs;  // by graph input name; missing ones are filled
   uint64_t seed = 0;                     // seeded uniform [-1, 1) fill for missing inputs
   std::string save_outputs_dir;          // when set, each output is written as <name>.npy
+  // When set, the last iteration runs under the race check (run_races.h):
+  // a flight recorder's scratch ring at this path, removed afterwards.
+  std::string race_ring;
 };
 
 struct ExecutionResult {
@@ -37,6 +42,7 @@ struct ExecutionResult {
   std::vector<StreamClock> clocks;        // from the last iteration
   std::vector<int> device_stream_ids;     // schedule stream id -> the device's stream id
   std::vector<std::string> saved_files;
+  RaceCheckOutcome race_check;            // ran == false unless options.race_ring was set
 };
 
 // Under a capture session with the graph collector on (capture/session.h),

@@ -5,6 +5,7 @@
 
 #include "analysis/suspects/suspects_json.h"
 #include "graph/runtime/task_suspects.h"
+#include "graph/runtime/run_races.h"
 #include "graph/runtime/trace_json.h"
 #include "opscope/npy.h"
 
@@ -179,6 +180,12 @@ nlohmann::json SummaryJson(const Summary& s) {
   j["critical_path"] = {{"task_ids", s.critical_path.task_ids}, {"total_us", s.critical_path.total_us}};
   if (s.roofline) j["roofline"] = RooflineJson(*s.roofline);
   if (s.suspects) j["suspects"] = SuspectsJson(*s.suspects);
+  if (s.race_check) {
+    nlohmann::json check = RaceCheckJson(*s.race_check);
+    j["races"] = std::move(check["races"]);
+    check.erase("races");
+    j["race_check"] = std::move(check);
+  }
   return j;
 }
 

@@ -4,7 +4,8 @@
 // tasks, per-stream busy and idle time over the run's span, and the critical
 // path. With the run's roofs (AddRoofline): each task's bound, lower bound
 // and efficiency, and the op types ranked by the time they lose against their
-// lower bound. summary.json carries "schema": "opscope.summary/1".
+// lower bound. With the run's race check: "races", one entry per pair of
+// unordered accesses across streams. summary.json carries "schema": "opscope.summary/1".
 //
 //   graph::Summary s = graph::Summarize(schedule, /*top_n=*/10);
 //   graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, model.compiled, peaks), peaks);
@@ -21,6 +22,7 @@
 #include "graph/runtime/critical_path.h"
 #include "graph/runtime/scheduler.h"
 #include "graph/runtime/task_roofline.h"
+#include "opscope/model.h"
 #include "opscope/suspects.h"
 
 namespace opscope::graph {
@@ -83,6 +85,9 @@ struct Summary {
   std::optional<RooflineSummary> roofline;  // AddRoofline
   // The hot chain's suspects, ranked (AddSuspects; opscope/suspects.h).
   std::optional<std::vector<Suspect>> suspects;
+  // The race check of the run (run_races.h): "races" and "race_check" in
+  // summary.json; absent for a run that was not checked (a capture session).
+  std::optional<RaceCheckOutcome> race_check;
 };
 
 Summary Summarize(const Schedule& schedule, int top_n);
