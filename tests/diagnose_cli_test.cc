@@ -259,6 +259,63 @@ TEST(DiagnoseCli, ACrashIsLinkedToTheEarlierRunOfTheSameOpInstance) {
   EXPECT_EQ(o.d["links"].size(), 1u) << o.d["links"].dump(2);  // still only the [256] report
 }
 
+// verify: the roofs are given, so the profile gate's verdict does not depend
+// on this machine's speed: a roof no machine reaches fails it, a tiny one passes.
+json Verify(const TempDir& dir, const std::string& args, ToolResult* tool) {
+  *tool = Shell(kOpsDebug + " verify --warmup 1 --iters 3 --output-dir " + dir.path().string() + " " + args);
+  const fs::path file = dir.path() / "report.json";
+  return fs::exists(file) ? json::parse(Slurp(file)) : json();
+}
+
+TEST(VerifyCli, ACorrectFastEnoughCleanOpPassesAllThreeGatesInOneReport) {
+  TempDir dir;
+  ToolResult t;
+  json r = Verify(dir, "--op Relu --input-shapes '[4096]' --peak-bw 0.001 --peak-flops 0.001", &t);
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  ASSERT_TRUE(r.is_object()) << t.err;
+  EXPECT_EQ(r["schema"], "opscope.report/1");
+  EXPECT_EQ(r["verify"]["passed"], true);
+  ASSERT_EQ(r["verify"]["gates"].size(), 3u);
+  EXPECT_EQ(r["verify"]["gates"][0]["gate"], "run");
+  EXPECT_EQ(r["verify"]["gates"][1]["gate"], "profile");
+  EXPECT_EQ(r["verify"]["gates"][2]["gate"], "diagnose");
+  // The three sections of one op instance: correctness, speed, diagnosis.
+  EXPECT_TRUE(r["compare"].is_object());
+  EXPECT_TRUE(r["profile"].is_object());
+  EXPECT_EQ(r["diagnosis"]["status"], "clean");
+  EXPECT_TRUE(fs::exists(dir.path() / "diagnosis.json"));
+  EXPECT_TRUE(Contains(t.out, "verify PASSED")) << t.out;
+}
+
+TEST(VerifyCli, EachGateFailsAloneAndTheFirstFailedIsNamedWithItsCommand) {
+  TempDir slow;
+  ToolResult t;
+  json r = Verify(slow, "--op Relu --input-shapes '[4096]' --peak-bw 1000000 --peak-flops 1000000", &t);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  ASSERT_TRUE(r.is_object()) << t.err;
+  EXPECT_EQ(r["verify"]["first_failed"], "profile");
+  EXPECT_EQ(r["verify"]["gates"][0]["status"], "passed");
+  EXPECT_EQ(r["verify"]["gates"][2]["status"], "passed");
+  EXPECT_TRUE(Contains(t.out, "verify FAILED at the profile gate")) << t.out;
+  EXPECT_TRUE(Contains(t.out, "ops-debug profile --op Relu")) << t.out;
+
+  TempDir crash;
+  r = Verify(crash, "--plugin " + kPlugin + " --op ramp_tail --input-shapes '[1000]'", &t);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  ASSERT_TRUE(r.is_object()) << t.err;
+  EXPECT_EQ(r["verify"]["first_failed"], "run");
+  EXPECT_EQ(r["verify"]["gates"][2]["status"], "failed");
+  EXPECT_EQ(r["diagnosis"]["status"], "crashed");
+  EXPECT_TRUE(Contains(t.out, "ops-debug run --plugin")) << t.out;
+
+  TempDir wrong;
+  r = Verify(wrong, "--plugin " + kPlugin + " --op rms_norm_no_eps --inputs " + kExamples + "zero_row.npy --peak-bw 0.001 --peak-flops 0.001", &t);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  ASSERT_TRUE(r.is_object()) << t.err;
+  EXPECT_EQ(r["verify"]["first_failed"], "run");
+  EXPECT_EQ(r["verify"]["gates"][0]["status"], "failed");
+}
+
 void ExpectUsageError(const ToolResult& r, const std::string& part) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.err_lines(), 1) << r.err;

@@ -20,6 +20,8 @@ const std::set<std::string>& OwnFlags() {
   return f;
 }
 
+}  // namespace
+
 std::string SelfExecutable() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -27,8 +29,6 @@ std::string SelfExecutable() {
   buf[n] = '\0';
   return buf;
 }
-
-}  // namespace
 
 CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& f) {
   CLI::App* c = app.add_subcommand(

@@ -33,6 +33,8 @@ struct DiagnoseFlags {
 };
 
 CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& flags);
+// This ops-debug binary (/proc/self/exe): the `ops-debug run` child of diagnose and verify.
+std::string SelfExecutable();
 // The run flags as the user wrote them: argv after "diagnose", before "--",
 // less diagnose's own flags (and their values).
 std::vector<std::string> ForwardedRunFlags(int argc, const char* const* argv);

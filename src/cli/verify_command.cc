@@ -1,7 +1,5 @@
 #include "cli/verify_command.h"
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <filesystem>
@@ -18,14 +16,6 @@ const std::set<std::string>& OwnFlags() {
   static const std::set<std::string> f = {"--max-bound-ratio", "--timeout", "--output-dir", "--warmup",
                                           "--iters", "--peak-bw", "--peak-flops", "--report"};
   return f;
-}
-
-std::string SelfExecutable() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "ops-debug";
-  buf[n] = '\0';
-  return buf;
 }
 
 std::string Command(const std::string& sub, const std::vector<std::string>& args, const std::string& extra = "") {
