@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -157,7 +158,9 @@ TEST(DiagnoseCli, TwoStreamsWithoutAnEventRaceAndTheFixIsClean) {
   ExpectClean(Diagnose(fixed, "-- " + kBin + "race_demo --fixed"));
 }
 
-TEST(DiagnoseCli, SyncPointsOffStillFindsTheRaceButTakesNoTensorSummaries) {
+// Without sync points the inputs are not summarised (they may still be in
+// flight); an output is, only if its kernel happened to finish by then.
+TEST(DiagnoseCli, SyncPointsOffStillFindsTheRaceButSummarisesNoInputs) {
   TempDir dir;
   Diagnosed r = Diagnose(dir, "--sync-points off -- " + kBin + "race_demo");
   ASSERT_TRUE(r.d.is_object()) << r.tool.err;
@@ -165,16 +168,20 @@ TEST(DiagnoseCli, SyncPointsOffStillFindsTheRaceButTakesNoTensorSummaries) {
   ASSERT_FALSE(r.d["causes"].empty());
   EXPECT_EQ(r.d["causes"][0]["rule"], "race");
   for (const json& l : r.d["snapshot"]["trajectory"]) {
-    for (const json& t : l["tensors"]) EXPECT_TRUE(t["stats"].is_null()) << l.dump(2);
+    if (l["kind"] != "launch") continue;
+    for (const json& t : l["tensors"]) {
+      if (t["role"] == "input") EXPECT_TRUE(t["stats"].is_null()) << l.dump(2);
+    }
   }
-  // With sync points on, the same launches carry their summaries.
+  // With sync points on, the same launches carry their inputs' summaries.
   TempDir on;
   Diagnosed s = Diagnose(on, "-- " + kBin + "race_demo");
   ASSERT_TRUE(s.d.is_object());
   EXPECT_EQ(s.d["sync_points"], true);
   bool summarised = false;
   for (const json& l : s.d["snapshot"]["trajectory"]) {
-    for (const json& t : l["tensors"]) summarised |= !t["stats"].is_null();
+    if (l["kind"] != "launch") continue;
+    for (const json& t : l["tensors"]) summarised |= t["role"] == "input" && !t["stats"].is_null();
   }
   EXPECT_TRUE(summarised);
   EXPECT_TRUE(Contains(s.tool.out, "timings under diagnose are slow by design")) << s.tool.out;
@@ -257,6 +264,89 @@ TEST(DiagnoseCli, ACrashIsLinkedToTheEarlierRunOfTheSameOpInstance) {
                                   " --op mantissa --input-shapes '[256]' --timeout 2s");
   ASSERT_TRUE(o.d.is_object());
   EXPECT_EQ(o.d["links"].size(), 1u) << o.d["links"].dump(2);  // still only the [256] report
+}
+
+// Every way a kernel dies, one example kernel each (examples/diagnose_ops/crash_kind.cc).
+TEST(DiagnoseCli, EachWayAKernelDiesIsNamedWithItsSignalAndCause) {
+  struct Case {
+    std::string kind, status, signal, rule, cause_part;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"null", "crashed", "SIGSEGV", "out-of-bounds", "a null pointer dereference at 0x0 in CrashCpu"},
+           {"fpe", "crashed", "SIGFPE", "arithmetic", "integer division by zero in op crash_kind"},
+           {"ill", "crashed", "SIGILL", "illegal-instruction", "illegal instruction in op crash_kind"},
+           {"abort", "crashed", "SIGABRT", "abort", "check failed: n_rows > 0"},
+           {"terminate", "crashed", "SIGABRT", "abort", "uncaught exception std::runtime_error: crash_kind: the kernel threw"},
+           {"bus", "crashed", "SIGBUS", "out-of-bounds", "past the end of its file"},
+           {"kill", "crashed", "SIGKILL", "killed", "killed by SIGKILL in op crash_kind"},
+           {"error", "error", "", "kernel-error", "uncorrectable ECC error"}}) {
+    SCOPED_TRACE(c.kind);
+    TempDir dir;
+    Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op crash_kind --attrs kind=" + c.kind + " --input-shapes '[64]'");
+    EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+    ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+    EXPECT_EQ(r.d["status"], c.status);
+    if (!c.signal.empty()) EXPECT_EQ(r.d["signal"], c.signal);
+    if (c.signal.empty()) EXPECT_EQ(r.d["exit_code"], 1);
+    EXPECT_EQ(r.d["op"], "crash_kind");  // the launch in flight, even after SIGKILL
+    ASSERT_FALSE(r.d["causes"].empty());
+    EXPECT_EQ(r.d["causes"][0]["rule"], c.rule) << r.d["causes"].dump(2);
+    EXPECT_TRUE(Contains(r.d["causes"][0]["cause"], c.cause_part)) << r.d["causes"][0].dump(2);
+  }
+  TempDir ok;
+  ExpectClean(Diagnose(ok, "--plugin " + kPlugin + " --op crash_kind --attrs kind=none --input-shapes '[64]'"));
+}
+
+TEST(DiagnoseCli, BadValuesFromUpstreamAreTracedToTheOpThatMadeThem) {
+  TempDir dir, run;
+  Diagnosed r = Diagnose(dir, "-- " + kBin + "inspector-cli run " + kExamples + "exp_histogram.onnx --plugin " + kPlugin +
+                                  " --output-dir " + run.path().string());
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  EXPECT_EQ(r.d["status"], "crashed");
+  EXPECT_EQ(r.d["op"], "log2_histogram");
+  ASSERT_GE(r.d["causes"].size(), 3u) << r.d["causes"].dump(2);
+  // The origin first (the compiler fused Mul and Exp), then the hand-over, then the crash it caused.
+  EXPECT_EQ(r.d["causes"][0]["rule"], "nan-origin");
+  EXPECT_TRUE(Contains(r.d["causes"][0]["cause"], "Inf first appears in op FusedElementwise")) << r.d["causes"][0].dump(2);
+  EXPECT_TRUE(Contains(r.d["causes"][0]["evidence"].dump(), "an overflow")) << r.d["causes"][0].dump(2);
+  EXPECT_EQ(r.d["causes"][1]["rule"], "upstream-values");
+  EXPECT_TRUE(Contains(r.d["causes"][1]["cause"], "input x of op log2_histogram")) << r.d["causes"][1].dump(2);
+  EXPECT_TRUE(Contains(r.d["causes"][1]["cause"], "in op FusedElementwise")) << r.d["causes"][1].dump(2);
+  EXPECT_EQ(r.d["causes"][2]["rule"], "out-of-bounds");
+}
+
+TEST(DiagnoseCli, AShapeTheOpRefusesIsAShapeCause) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--op Add --input-shapes '[4,3];[5]'");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.out << r.tool.err;
+  EXPECT_NE(r.d["status"], "clean");
+  ASSERT_FALSE(r.d["causes"].empty()) << r.d.dump(2);
+  EXPECT_EQ(r.d["causes"][0]["rule"], "shape");
+  EXPECT_EQ(r.d["causes"][0]["confidence"], "high");
+  EXPECT_TRUE(Contains(r.d["causes"][0]["cause"], "shape or broadcast mismatch: op Add")) << r.d["causes"][0].dump(2);
+}
+
+TEST(DiagnoseCli, AStaticFindingInTheFailingKernelAgreesWithTheDynamicEvidence) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--source " + kExamples + "ramp_tail.cc --plugin " + kPlugin +
+                                  " --op ramp_tail --input-shapes '[1000]'");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  ASSERT_EQ(r.d["static_findings"].size(), 1u) << r.d.dump(2);
+  const json& f = r.d["static_findings"][0];
+  EXPECT_EQ(f["check"], "missing-tail-guard");
+  EXPECT_EQ(f["kernel"], "RampCpu");
+  EXPECT_EQ(f["agrees_with_dynamic_evidence"], true);
+  EXPECT_EQ(r.d["causes"][0]["rule"], "out-of-bounds");  // dynamic evidence first, backed by the static clue
+  EXPECT_TRUE(Contains(r.d["causes"][0]["evidence"].dump(), "static check agrees")) << r.d["causes"][0].dump(2);
+  // A source libclang cannot parse: said once, and the dynamic diagnosis goes on.
+  TempDir bad;
+  const fs::path junk = bad.path() / "junk.cc";
+  std::ofstream(junk) << "this is not C++ at all {{{";
+  Diagnosed b = Diagnose(bad, "--source " + junk.string() + " --plugin " + kPlugin + " --op ramp_tail --input-shapes '[1000]'");
+  ASSERT_TRUE(b.d.is_object()) << b.tool.err;
+  EXPECT_EQ(b.d["status"], "crashed");
+  EXPECT_EQ(b.d["causes"][0]["rule"], "out-of-bounds");
+  EXPECT_TRUE(Contains(b.d["static_notes"].dump(), "junk.cc")) << b.d["static_notes"].dump(2);
 }
 
 // verify: the roofs are given, so the profile gate's verdict does not depend

@@ -3,11 +3,13 @@
 
   zero_row.npy       float32 [8, 64], normal, row 3 all zeros (rms_norm_no_eps divides 0 by 0)
   async_gather.onnx  idx = async_indices(x; rows=16), y = gather_rows(table, idx), table float32 [16, 64]
+  exp_histogram.onnx counts = log2_histogram(Exp(x * 100)): Exp overflows to Inf (and underflows to 0)
 """
 import os
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -32,3 +34,19 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), hel
 model.ir_version = 8
 onnx.checker.check_model(model)
 onnx.save(model, os.path.join(here, "async_gather.onnx"))
+
+nodes = [
+    helper.make_node("Mul", ["x", "scale"], ["scaled"], name="/scale/Mul"),
+    helper.make_node("Exp", ["scaled"], ["e"], name="/exp/Exp"),
+    helper.make_node("log2_histogram", ["e"], ["counts"], name="/hist/log2_histogram", domain=DOMAIN),
+]
+graph = helper.make_graph(
+    nodes, "exp_histogram",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+    [helper.make_tensor_value_info("counts", TensorProto.FLOAT, [32])],
+    [onnx.numpy_helper.from_array(np.array([100.0], dtype=np.float32), "scale")])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)],
+                          producer_name="opscope-examples", producer_version="1")
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, os.path.join(here, "exp_histogram.onnx"))

@@ -1,12 +1,11 @@
 // ramp_tail: y[i] = start + step * i over x's shape. BUG: each block of 256
-// runs i from its first element to min(first + 255, n) INCLUSIVE, clamped
-// to n instead of n - 1, so when n is not a multiple of 256 the last block
-// writes y[n], one element past the end. With n a multiple of 256 the clamp
-// never bites and the kernel is right, which is why it passed its tests.
+// runs i over [first, first + 256) and never clamps that end to n, so when n
+// is not a multiple of 256 the last block writes on from y[n], past the end.
+// With n a multiple of 256 the end never passes n and the kernel is right,
+// which is why it passed its tests. `ops-debug check` finds it too (a block
+// loop whose end is never clamped): with --source, the two clues agree.
 //
 //   ops-debug diagnose --plugin libdiagnose_ops.so --op ramp_tail --input-shapes "[1000]"
-#include <algorithm>
-
 #include "opscope/op.h"
 
 namespace {
@@ -26,8 +25,8 @@ Status RampCpu(KernelContext& ctx) {
                           .config = {.grid = {(n + kBlock - 1) / kBlock}, .block = {kBlock}},
                           .host = [=](const opscope::BlockContext& b) {
                             const int64_t first = b.linear_block() * kBlock;
-                            const int64_t last = std::min(first + kBlock - 1, n);  // the bug: n - 1
-                            for (int64_t i = first; i <= last; ++i) out[i] = start + step * static_cast<float>(i);
+                            const int64_t end = first + kBlock;  // the bug: std::min(first + kBlock, n)
+                            for (int64_t i = first; i < end; ++i) out[i] = start + step * static_cast<float>(i);
                           }};
   return ctx.Launch(k);
 }

@@ -196,8 +196,20 @@ static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
 
 StatusOr<std::vector<TensorDesc>> Dispatcher::InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
                                                            Attrs& attrs, int num_outputs) {
-  OPSCOPE_RETURN_IF_ERROR(Validate(op, inputs, attrs));
-  return InferValidated(op, inputs, attrs, num_outputs);
+  Status st = Validate(op, inputs, attrs);
+  auto out = st.ok() ? InferValidated(op, inputs, attrs, num_outputs) : StatusOr<std::vector<TensorDesc>>(st);
+  if (out.ok()) return out;
+  // A call its inference refuses is evidence for a diagnosis, as in Run.
+  auto hooks = Hooks();
+  if (!hooks->empty()) {
+    LaunchRecord rec;
+    rec.op = &op;
+    rec.inputs = &inputs;
+    rec.attrs = &attrs;
+    rec.host_enqueue_ns = SteadyNowNs();
+    CallHooks(*hooks, [&](DispatchHook& h) { h.CallRejected(rec, out.status()); });
+  }
+  return out;
 }
 
 Status Dispatcher::Validate(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs& attrs) {
@@ -374,6 +386,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
 
   Stream* stream = options.stream ? options.stream : &device->default_stream();
   rec.stream_id = stream->id();
+  rec.stream = stream;
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start_ev, device->CreateEvent());
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end_ev, device->CreateEvent());
   rec.start = std::shared_ptr<Event>(std::move(start_ev));

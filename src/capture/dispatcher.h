@@ -51,6 +51,7 @@ struct LaunchRecord {
   const OpSchema* op = nullptr;
   Device* device = nullptr;  // nullptr for a reference run
   int stream_id = -1;
+  Stream* stream = nullptr;  // where the kernel is queued; nullptr for a reference run
   std::string kernel;        // the kernel's registered name
   std::vector<KernelLaunchInfo> launches;  // filled once the kernel ran (synchronous runs)
   // Asynchronous runs (synchronize = false): the kernel's launches, filled in

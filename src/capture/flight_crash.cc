@@ -9,7 +9,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <typeinfo>
@@ -101,7 +104,10 @@ void OnTerminate() {
       try {
         std::rethrow_exception(e);
       } catch (const std::exception& ex) {
-        text = std::string("uncaught exception ") + typeid(ex).name() + ": " + ex.what();
+        int status = 0;
+        char* name = abi::__cxa_demangle(typeid(ex).name(), nullptr, nullptr, &status);
+        text = std::string("uncaught exception ") + (status == 0 && name ? name : typeid(ex).name()) + ": " + ex.what();
+        std::free(name);
       } catch (...) {
         text = "uncaught exception of a type not derived from std::exception";
       }

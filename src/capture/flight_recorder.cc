@@ -166,7 +166,7 @@ LaunchSlot* FlightRecorder::FindStarted(uint64_t dispatch_seq, const char* devic
   return nullptr;
 }
 
-void FlightRecorder::Summarise(const Tensor& t, FlightTensor& out, bool stats) {
+void FlightRecorder::Summarise(const Tensor& t, FlightTensor& out, bool stats, Stream* stream) {
   if (!t.defined()) return;
   out.dtype = static_cast<int32_t>(t.dtype());
   out.rank = static_cast<int32_t>(std::min<int64_t>(t.rank(), kFlightMaxRanks));
@@ -177,7 +177,8 @@ void FlightRecorder::Summarise(const Tensor& t, FlightTensor& out, bool stats) {
   Spent spent{header().summary_ns};
   PauseStreamObserver not_the_programs;  // the summary's copies and waits are ours
   Device* device = t.on_host() && t.device() == nullptr ? nullptr : t.device();
-  auto run = Dispatcher::Global().Run("opscope_tensor_stats", {t}, {}, RunOptions{.device = device, .fingerprint = false});
+  auto run = Dispatcher::Global().Run("opscope_tensor_stats", {t}, {},
+                                      RunOptions{.device = device, .stream = device ? stream : nullptr, .fingerprint = false});
   if (!run.ok()) return;  // no stats kernel for this dtype or device: shapes only
   auto host = ToHost(run->outputs[0]);
   if (!host.ok()) return;
@@ -208,7 +209,8 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
     slot->state = static_cast<int32_t>(FlightState::kStarted);
     if (rec.attrs) FormatAttrs(*rec.attrs, slot->attrs, sizeof slot->attrs);
   }
-  // Inputs are whole when every earlier launch has finished: at sync points.
+  // Inputs summarised in the launch's stream order (after the waits queued
+  // before it), at sync points: what the kernel is about to read.
   const bool stats = Dispatcher::Global().sync_points();
   if (rec.inputs) {
     uint64_t combined = kFingerprintBasis;
@@ -219,7 +221,7 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
       if (i >= static_cast<size_t>(kFlightMaxTensors)) continue;
       FlightTensor& t = slot->inputs[i];
       if (rec.op && !rec.op->inputs.empty()) CopyField(t.name, rec.op->inputs[std::min(i, rec.op->inputs.size() - 1)].name.c_str());
-      Summarise((*rec.inputs)[i], t, stats);
+      Summarise((*rec.inputs)[i], t, stats, rec.stream);
       t.fingerprint = fp;
     }
     slot->input_fingerprint = combined;
@@ -230,7 +232,7 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
     for (int i = 0; i < slot->num_outputs; ++i) {
       FlightTensor& t = slot->outputs[i];
       if (rec.op && !rec.op->outputs.empty()) CopyField(t.name, rec.op->outputs[std::min<size_t>(i, rec.op->outputs.size() - 1)].name.c_str());
-      Summarise((*rec.outputs)[i], t, false);  // allocated, not yet written
+      Summarise((*rec.outputs)[i], t, false, nullptr);  // allocated, not yet written
     }
   }
   Atomic(slot->committed).store(seq + 1, std::memory_order_release);
@@ -258,7 +260,7 @@ void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const St
   const bool done = state == FlightState::kFinished && (rec.end == nullptr || rec.end->Query());
   if (done && rec.outputs) {
     for (int i = 0; i < slot->num_outputs; ++i) {
-      Summarise((*rec.outputs)[i], slot->outputs[i], true);
+      Summarise((*rec.outputs)[i], slot->outputs[i], true, rec.stream);
       if (slot->outputs[i].nan + slot->outputs[i].inf > 0 && rec.inputs) LocateFirstBad(rec, *slot, i);
     }
   }

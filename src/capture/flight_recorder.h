@@ -72,7 +72,9 @@ class FlightRecorder : public DispatchHook, public StreamObserver {
   LaunchSlot* FindStarted(uint64_t dispatch_seq, const char* device, int stream_id);
   void WriteSync(SyncKind kind, const char* device, int stream_id, uint64_t event, FlightRange read,
                  FlightRange write);
-  void Summarise(const Tensor& t, FlightTensor& out, bool stats);
+  // `stream`: where the summary kernel goes, in stream order after what the
+  // launch waits for, so it sees what the kernel sees (nullptr: the default).
+  void Summarise(const Tensor& t, FlightTensor& out, bool stats, Stream* stream);
   void Finish(const LaunchRecord& rec, FlightState state, const Status* error);
   void LocateFirstBad(const LaunchRecord& rec, LaunchSlot& slot, int output);
 

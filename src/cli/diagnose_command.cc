@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/check_command.h"
 #include "cli/inspector_web.h"
 #include "opscope/npy.h"
 
@@ -79,6 +80,8 @@ StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& f, const
   req.sources = f.sources;
   std::istringstream flags(f.source_flags);
   for (std::string w; flags >> w;) req.source_flags.push_back(w);
+  // As ops-debug check does: this build's include/ after the user's flags.
+  if (const std::string inc = InstalledIncludeDir(); !inc.empty()) req.source_flags.push_back("-I" + inc);
   req.echo_output = !f.no_echo;
   if (!f.program.empty()) {
     if (!f.run.op.empty()) return InvalidArgumentError("diagnose: give --op ... or -- PROGRAM, not both");

@@ -154,9 +154,12 @@ void OutOfBounds(const AttributionInput& in, std::vector<DiagCause>& out) {
   cause.rule = "out-of-bounds";
   const std::string verb = c->access == 2 ? "writes" : c->access == 1 ? "reads" : "accesses";
   if (tensor == nullptr && !guard) {
-    cause.cause = SignalName(c->signal) + ": invalid memory access at " + Hex(fault) +
-                  (frame ? " in " + FrameText(*frame) : "");
-    cause.confidence = "medium";
+    const bool null = fault < 4096;
+    const std::string what = null ? "a null pointer dereference"
+                             : c->signal == SIGBUS ? "a read or write of a mapping past the end of its file (or misaligned)"
+                                                   : "an invalid memory access";
+    cause.cause = SignalName(c->signal) + ": " + what + " at " + Hex(fault) + (frame ? " in " + FrameText(*frame) : "");
+    cause.confidence = null ? "high" : "medium";
     cause.evidence.push_back("fault address " + Hex(fault) + " lies in no tensor the recorded launches used");
     if (failing) cause.evidence.push_back("running: " + LaunchText(*failing));
     cause.fix = "a pointer the kernel computes or receives is wrong: check it against the tensors' addresses";
@@ -306,7 +309,8 @@ void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
                     " holds " + std::to_string(nan ? o.nan : o.inf) + " of " + std::to_string(o.count) + " " +
                     (nan ? "NaN" : "Inf") + " while its inputs are finite: numerical instability in " + l.op;
       cause.confidence = "high";
-      std::string hint;
+      // Inf alone: values grew past the dtype's range; NaN: 0/0, Inf-Inf, or a log or sqrt of a negative.
+      std::string hint = !nan ? "an overflow: values past the dtype's range (an exp, a square or a product)" : "";
       if (!o.first_bad.empty()) {
         std::string at;
         for (size_t k = 0; k < o.first_bad.size(); ++k) at += (k ? "," : "") + std::to_string(o.first_bad[k]);
@@ -320,14 +324,14 @@ void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
           cause.evidence.push_back("row " + std::to_string(t.row) + " of " + t.name + " is in [" + ShortNum(t.row_min) +
                                    ", " + ShortNum(t.row_max) + "]" +
                                    (t.row_min == 0 && t.row_max == 0 ? ": all zeros" : ""));
-          if (t.row_min <= 0 && t.row_max >= 0) {
+          if (nan && t.row_min <= 0 && t.row_max >= 0) {
             hint = "row " + std::to_string(t.row) + " of " + t.name +
                    " reaches 0: a division by (about) zero, e.g. a norm without an epsilon";
           }
         }
         if (!hint.empty()) continue;
-        if (t.min <= 0 && t.max >= 0) hint = "an input range that includes 0: a division by (about) zero or a log/sqrt of a non-positive value";
-        else if (std::max(std::fabs(t.min), std::fabs(t.max)) > 80) hint = "large inputs: an exp or a square that overflows";
+        if (nan && t.min <= 0 && t.max >= 0) hint = "an input range that includes 0: a division by (about) zero or a log/sqrt of a non-positive value";
+        else if (nan) hint = "0/0, Inf - Inf, or a log or sqrt of a negative value";
       }
       cause.evidence.push_back("output " + RangeText(o));
       if (!hint.empty()) cause.evidence.push_back("likely: " + hint);
@@ -353,7 +357,7 @@ void Upstream(const AttributionInput& in, std::vector<DiagCause>& out) {
                   (t.nan || t.inf ? std::string("NaN/Inf") : "extreme values (|x| >= 1e30)") + ": the fault is upstream, " +
                   (p ? "in " + LaunchText(*p) + " that wrote it" : "in the data the program passed in");
     cause.evidence.push_back("input " + RangeText(t));
-    if (p) cause.evidence.push_back("written by " + LaunchText(*p) + " (record " + std::to_string(p->seq) + ")");
+    if (p) cause.evidence.push_back("written by " + LaunchText(*p) + " (record #" + std::to_string(p->seq) + ")");
     cause.fix = p ? "diagnose " + p->op + " first: it produced these values" : "check the program's input data";
     cause.score = 55;
     out.push_back(cause);
@@ -504,6 +508,13 @@ std::vector<DiagCause> Attribute(const AttributionInput& in) {
   NumericOrigin(in, out);
   Upstream(in, out);
   Signals(in, out);
+  // Values that were already bad when the failing launch read them explain
+  // its crash: their origin, then the hand-over, rank above the symptom.
+  const bool upstream = std::any_of(out.begin(), out.end(), [](const DiagCause& c) { return c.rule == "upstream-values"; });
+  for (DiagCause& c : out) {
+    if (upstream && c.rule == "upstream-values") c.score = 93;
+    if (upstream && c.rule == "nan-origin") c.score = 95;
+  }
   std::stable_sort(out.begin(), out.end(), [](const DiagCause& a, const DiagCause& b) { return a.score > b.score; });
   return out;
 }

@@ -229,7 +229,7 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
       d.threads.insert(d.threads.begin(), std::move(t));
     }
     races = FindRaces(*ring);
-    if (d.status != "clean") failing = FindFailingLaunch(d.trajectory);
+    if (d.status != "clean") failing = FindFailingLaunch(d.trajectory, d.status);
     if (failing >= 0) {
       DiagLaunch& l = d.trajectory[failing];
       l.failing = true;

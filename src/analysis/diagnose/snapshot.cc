@@ -121,15 +121,26 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring) {
   return out;
 }
 
-int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory) {
-  for (int i = static_cast<int>(trajectory.size()) - 1; i >= 0; --i) {
-    const DiagLaunch& d = trajectory[i];
-    if (d.kind == "launch" && (d.state == "failed" || d.state == "rejected")) return i;
+int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, const std::string& status) {
+  auto last_failed = [&] {
+    for (int i = static_cast<int>(trajectory.size()) - 1; i >= 0; --i) {
+      const DiagLaunch& d = trajectory[i];
+      if (d.kind == "launch" && (d.state == "failed" || d.state == "rejected")) return i;
+    }
+    return -1;
+  };
+  auto first_unfinished = [&] {
+    for (int i = 0; i < static_cast<int>(trajectory.size()); ++i) {
+      if (trajectory[i].kind == "launch" && trajectory[i].state == "started, never finished") return i;
+    }
+    return -1;
+  };
+  if (status == "error") {
+    const int f = last_failed();
+    return f >= 0 ? f : first_unfinished();
   }
-  for (int i = 0; i < static_cast<int>(trajectory.size()); ++i) {
-    if (trajectory[i].kind == "launch" && trajectory[i].state == "started, never finished") return i;
-  }
-  return -1;
+  const int u = first_unfinished();
+  return u >= 0 ? u : last_failed();
 }
 
 }  // namespace opscope

@@ -20,9 +20,10 @@ namespace opscope {
 std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring);
 
 // The launch the program was in when it stopped, as an index into the
-// trajectory, or -1: the failed one (an error status, a refused call), else
-// the earliest started and never finished (crash, hang, kill).
-int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory);
+// trajectory, or -1. A crash, hang or kill: the earliest started and never
+// finished, else the last failed one; an error exit: the last failed or
+// refused one (an error status, a shape), else the earliest unfinished.
+int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, const std::string& status);
 
 std::string HexId(uint64_t v);  // "0x7f3a…" in full: addresses and keys
 DiagTensor ToDiagTensor(const FlightTensor& t, const std::string& role);
