@@ -46,7 +46,8 @@ StatusOr<NamedTensors> ReadNpz(const std::string& path);
 Status WriteNpz(const std::string& path, const NamedTensors& arrays, bool compress = false);
 
 // Writes `bytes` to `path` through a temporary file in the same folder and a
-// rename, so a killed run never leaves a half-written file.
+// rename, so a killed run never leaves a half-written file. A target that is
+// not a regular file is never renamed over: see core/file_util.h.
 Status WriteFileAtomic(const std::string& path, const std::string& bytes);
 StatusOr<std::string> ReadFile(const std::string& path);
 

@@ -236,7 +236,7 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     // A cache that cannot be written costs a measurement next time, nothing more.
-    if (!ec) (void)WriteFileAtomic(measured.cache_file, ToJson(measured).dump(2) + "\n");
+    if (!ec) (void)WriteFileAtomic(measured.cache_file, ToJson(measured).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   if (!device->host_accessible()) {
     OPSCOPE_ASSIGN_OR_RETURN(p, CalibrateByCopies(device, r, std::move(p)));
@@ -313,7 +313,7 @@ std::string DevicePeaksJson(const DevicePeaks& p) {
   nlohmann::json j = ToJson(p);
   j["from_cache"] = p.from_cache;
   j["cache_file"] = p.cache_file;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace opscope

@@ -167,12 +167,12 @@ Status SessionRuntimeCollector::Flush() {
             {"program", ProgramName()},
             {"dropped", dropped_},
             {"launches", std::move(launches)}};
-  return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), j.dump() + "\n");
+  return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 Status WriteSessionConfig(const SessionConfig& config) {
   json j = {{"schema", kSessionSchema}, {"collectors", {{"graph", config.graph}, {"runtime", config.runtime}}}};
-  return WriteFileAtomic(config.dir + "/" + kSessionFile, j.dump(2) + "\n").WithContext(kSessionFile);
+  return WriteFileAtomic(config.dir + "/" + kSessionFile, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext(kSessionFile);
 }
 
 StatusOr<SessionConfig> ReadSessionConfig(const std::string& dir) {

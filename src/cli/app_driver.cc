@@ -1,6 +1,10 @@
 #include "cli/app_driver.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 
 #include "cli/flag_parsing.h"
 
@@ -13,6 +17,44 @@ int UsageError(std::ostream& err, std::string_view tool, const std::string& what
 
 int FinishCommand(const Status& st, std::string_view tool, std::ostream& err) {
   return st.ok() ? 0 : UsageError(err, tool, st.ToString());
+}
+
+namespace {
+
+// The tool's name for the terminate handler, which takes no arguments.
+std::string& TerminateToolName() {
+  static std::string* name = new std::string("opscope");
+  return *name;
+}
+
+[[noreturn]] void OneLineTerminate() {
+  std::string what = "terminated";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = std::string("uncaught exception: ") + ex.what();
+    } catch (...) {
+      what = "uncaught exception of an unknown type";
+    }
+  }
+  std::fprintf(stderr, "%s: error: internal error: %s\n", TerminateToolName().c_str(), OneLine(what).c_str());
+  std::fflush(stderr);
+  ::_exit(2);  // other threads may hold locks: no destructors, no atexit
+}
+
+}  // namespace
+
+int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body) {
+  TerminateToolName() = std::string(tool);
+  std::set_terminate(OneLineTerminate);
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return UsageError(err, tool, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return UsageError(err, tool, "internal error: an exception of an unknown type");
+  }
 }
 
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,

@@ -6,6 +6,7 @@
 //   ... dispatch on the parsed subcommand ...
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,5 +29,11 @@ int FinishCommand(const Status& st, std::string_view tool, std::ostream& err);
 // nullopt when a subcommand parsed and should run.
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
                                     std::ostream& out, std::ostream& err);
+
+// The last resort of a main: runs `body` and turns an exception that escaped
+// it into "TOOL: error: internal error: WHAT" and exit code 2, never an
+// abort. It also installs a terminate handler doing the same for exceptions
+// thrown on other threads (a stream worker), which no catch here can see.
+int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body);
 
 }  // namespace opscope::cli

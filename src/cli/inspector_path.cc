@@ -47,7 +47,7 @@ Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
     OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(run.model, run.schedule, flags.node));
   }
   if (flags.json) {
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return Status::Ok();
   }
   if (j.contains("session")) {

@@ -285,7 +285,7 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   embed("trace.json", data.trace);
   if (!data.summary.empty()) embed("summary.json", data.summary);
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
-  if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump());
+  if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   // One pass over index.html alone: the links as it writes them and its two
   // markers; what goes in is never scanned again. Anything else is left as it is.
   static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">)re"
@@ -430,7 +430,7 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
       if (IsFile(dir + "/" + f)) present.push_back(f);
     }
     return HttpResponse{.status = 200, .content_type = "application/json",
-                        .body = nlohmann::json({{"files", present}}).dump()};
+                        .body = nlohmann::json({{"files", present}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   }
   for (const std::string& served : ServedFiles()) {
     if (name != served) continue;

@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "opscope/npy.h"
@@ -34,8 +37,44 @@ Status ErrnoStatus(int err, const std::string& what, const std::string& path) {
   }
 }
 
+namespace {
+
+// What a non-regular file is, for messages.
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+}  // namespace
+
+uint64_t MaxInputBytes() {
+  if (const char* env = std::getenv("OPSCOPE_MAX_INPUT_BYTES")) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (errno == 0 && end != env && *end == '\0' && v > 0) return v;
+  }
+  // More than the machine's memory can never be read into it.
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  return uint64_t{1} << 40;
+}
+
+Status InputTooLarge(const std::string& path, uint64_t bytes) {
+  return InvalidArgumentError("'" + path + "' is " + std::to_string(bytes) + " bytes, more than the " +
+                              std::to_string(MaxInputBytes()) +
+                              " an input may have (OPSCOPE_MAX_INPUT_BYTES; default: this machine's memory)");
+}
+
 StatusOr<InputFile> InputFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever;
+  // it is refused below, and reads of a regular file never block anyway.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -43,11 +82,16 @@ StatusOr<InputFile> InputFile::Open(const std::string& path) {
     ::close(fd);
     return ErrnoStatus(err, "cannot stat", path);
   }
-  if (S_ISDIR(st.st_mode)) {
+  // A device or a pipe has no size to check before reading (/dev/zero never ends).
+  if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return InvalidArgumentError("'" + path + "' is a directory, expected a file");
+    return InvalidArgumentError("'" + path + "' is " + FileKind(st.st_mode) + ", expected a regular file");
   }
-  return InputFile(fd, path, S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1);
+  if (static_cast<uint64_t>(st.st_size) > MaxInputBytes()) {
+    ::close(fd);
+    return InputTooLarge(path, static_cast<uint64_t>(st.st_size));
+  }
+  return InputFile(fd, path, static_cast<int64_t>(st.st_size));
 }
 
 InputFile::~InputFile() {
@@ -78,11 +122,13 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     OPSCOPE_ASSIGN_OR_RETURN(size_t got, f.Read(out.data(), out.size()));
     out.resize(got);  // the file shrank while we read it
   }
-  // A stream, or a file that grew: read to the end.
+  // A file that grew, or one that says it is empty (/proc): read to the end,
+  // within the limit.
   char chunk[1 << 16];
   while (true) {
     OPSCOPE_ASSIGN_OR_RETURN(size_t got, f.Read(chunk, sizeof(chunk)));
     out.append(chunk, got);
+    if (out.size() > MaxInputBytes()) return InputTooLarge(path, out.size());
     if (got < sizeof(chunk)) break;
   }
   return out;
@@ -113,10 +159,62 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& tmp) {
   return Status::Ok();
 }
 
+// A target that is a character device or a FIFO is written as a shell's `>`
+// would: opened and written, never renamed over (`--report /dev/null` run as
+// root must not replace /dev/null with a regular file).
+Status WriteThrough(const std::string& path, const std::vector<std::string_view>& parts) {
+  // O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of hanging.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENXIO) return FailedPreconditionError("cannot write '" + path + "': a FIFO that no process reads");
+    return ErrnoStatus(errno, "cannot open", path);
+  }
+  // Blocking again, so a slow reader is waited for rather than an EAGAIN error.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  for (std::string_view part : parts) {
+    Status st = WriteAll(fd, part, path);
+    if (!st.ok()) {
+      ::close(fd);
+      return st;
+    }
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+// Temporary files of the atomic writer, "." + name + ".tmp." + six characters.
+bool IsTempName(std::string_view name) {
+  size_t at = name.rfind(".tmp.");
+  return name.size() > 1 && name[0] == '.' && at != std::string_view::npos && at > 1 && name.size() == at + 5 + 6;
+}
+
 }  // namespace
 
-Status WriteFileAtomicParts(const std::string& path, const std::vector<std::string_view>& parts) {
-  if (path.empty()) return InvalidArgumentError("cannot write a file with an empty path");
+Status WriteFileAtomicParts(const std::string& path_in, const std::vector<std::string_view>& parts) {
+  if (path_in.empty()) return InvalidArgumentError("cannot write a file with an empty path");
+  std::string path = path_in;
+  struct stat target;
+  if (::lstat(path.c_str(), &target) == 0 && S_ISLNK(target.st_mode)) {
+    // A symbolic link is followed, as a plain write would: its target gets the
+    // new contents (atomically when it is a regular file) and the link stays.
+    struct stat followed;
+    if (::stat(path.c_str(), &followed) != 0) {
+      return FailedPreconditionError("cannot write '" + path + "': a symbolic link to a missing file");
+    }
+    if (!S_ISREG(followed.st_mode)) return S_ISCHR(followed.st_mode) || S_ISFIFO(followed.st_mode)
+                                                ? WriteThrough(path, parts)
+                                                : InvalidArgumentError("cannot write '" + path + "': it is " +
+                                                                       FileKind(followed.st_mode) +
+                                                                       ", expected a regular file");
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr) return ErrnoStatus(errno, "cannot resolve the link", path);
+    path = resolved;
+  } else if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+    if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode)) return WriteThrough(path, parts);
+    if (S_ISDIR(target.st_mode)) return InvalidArgumentError("cannot write '" + path + "': it names a folder, expected a file");
+    return InvalidArgumentError("cannot write '" + path + "': it is " + FileKind(target.st_mode) +
+                                ", expected a regular file");
+  }
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -145,6 +243,12 @@ Status WriteFileAtomicParts(const std::string& path, const std::vector<std::stri
     ::unlink(tmp.c_str());
     return ErrnoStatus(err, "cannot close", tmp).WithContext(path);
   }
+  // Checked again just before the rename: what appeared meanwhile is not ours either.
+  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+    ::unlink(tmp.c_str());
+    return InvalidArgumentError("cannot write '" + path + "': it became " + FileKind(target.st_mode) +
+                                " while being written, expected a regular file");
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -157,6 +261,17 @@ Status WriteFileAtomicParts(const std::string& path, const std::vector<std::stri
     ::close(dfd);
   }
   return Status::Ok();
+}
+
+int RemoveStaleTempFiles(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!IsTempName(name) || !entry.is_regular_file(ec)) continue;
+    if (std::filesystem::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& bytes) {

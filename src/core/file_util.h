@@ -4,6 +4,7 @@
 // these are the pieces the .npy/.npz code needs beyond them.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -13,22 +14,44 @@
 
 namespace opscope {
 
+// Every write names its target: a regular file (or a missing one) is replaced
+// through a temporary file and a rename; a symbolic link is followed (the link
+// stays, its target is replaced); a character device or a FIFO is opened and
+// written through (a FIFO nobody reads is refused, never waited on); anything
+// else is refused. Nothing but a regular file is ever renamed over.
+//
 // Like WriteFileAtomic, for content held in several pieces (a header and a
 // tensor's own buffer), so large tensors are written without a joined copy.
 Status WriteFileAtomicParts(const std::string& path, const std::vector<std::string_view>& parts);
 
-// An open file for reading; closes itself.
+// The most bytes one input file may hold: OPSCOPE_MAX_INPUT_BYTES, else the
+// machine's physical memory. Checked before reading, so a huge file (or an
+// .npz member's declared size) is refused instead of exhausting memory.
+uint64_t MaxInputBytes();
+// "'PATH' is N bytes, more than the M an input may have (...)".
+Status InputTooLarge(const std::string& path, uint64_t bytes);
+
+// Removes the temporary files a killed WriteFileAtomic left in `dir` (names
+// ".NAME.tmp.XXXXXX"); returns how many. Call it only on a folder the caller
+// owns and writes into alone, as a run folder.
+int RemoveStaleTempFiles(const std::string& dir);
+
+// An open regular file for reading, no larger than MaxInputBytes(); closes
+// itself. Devices, FIFOs and sockets are refused: they have no size to check,
+// and a FIFO would block.
 class InputFile {
  public:
   static StatusOr<InputFile> Open(const std::string& path);
-  InputFile(InputFile&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  // size_ too: dropping it made every file look like a stream of unknown size,
+  // so declared sizes were trusted before the file size was checked.
+  InputFile(InputFile&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)), size_(o.size_) { o.fd_ = -1; }
   InputFile& operator=(InputFile&&) = delete;
   InputFile(const InputFile&) = delete;
   ~InputFile();
 
   // Reads up to `n` bytes, fewer only at end of file; returns how many.
   StatusOr<size_t> Read(void* dst, size_t n);
-  // Size of a regular file; -1 for a pipe or other stream.
+  // The file's size when it was opened.
   int64_t size() const { return size_; }
   const std::string& path() const { return path_; }
 

@@ -463,7 +463,7 @@ bool UsableInPlace(const NpyHeader& h) {
 // A tensor over `path`'s own pages, or an undefined one when the file cannot be
 // used in place; the caller then reads it, and that path reports every error.
 Tensor TryMapNpy(const std::string& path, int64_t min_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // never waits on a FIFO
   if (fd < 0) return Tensor();
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < std::max<int64_t>(min_bytes, 1)) {
@@ -490,7 +490,7 @@ Tensor TryMapNpy(const std::string& path, int64_t min_bytes) {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // never waits on a FIFO
     if (fd < 0) return;
     struct stat st;
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -610,6 +610,29 @@ Status Inflate(std::string_view in, char* out, size_t out_size, const std::strin
                          std::to_string(out_size));
   }
   return Status::Ok();
+}
+
+// The first `n` bytes the deflated data gives (fewer when it ends sooner),
+// without inflating the rest: enough to read a member's .npy header before
+// trusting its declared size.
+StatusOr<std::string> InflatePrefix(std::string_view in, size_t n, const std::string& name) {
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return InternalError("zlib inflateInit2 failed for " + name);
+  std::string out(n, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(std::min(in.size(), size_t{1} << 30));
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(n);
+  int rc = Z_OK;
+  while (zs.avail_out > 0 && rc == Z_OK) rc = inflate(&zs, Z_NO_FLUSH);
+  const size_t got = n - zs.avail_out;
+  const char* msg = zs.msg;
+  inflateEnd(&zs);
+  if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && got == n)) {
+    return DataLossError(name + ": corrupt deflated data (" + (msg ? msg : "zlib error") + ")");
+  }
+  out.resize(got);
+  return out;
 }
 
 struct ZipEntry {
@@ -749,6 +772,21 @@ StatusOr<Tensor> ReadMember(std::string_view zip, const ZipEntry& e, const std::
       return DataLossError(where + ": the zip directory claims " + std::to_string(e.uncompressed) +
                            " bytes from " + std::to_string(e.compressed) + " deflated ones");
     }
+    // The declared size is checked against a limit and against the member's
+    // own .npy header before memory for it is taken (a zip bomb claims little
+    // in the header and much in the directory, or much in both).
+    if (e.uncompressed > MaxInputBytes()) return InputTooLarge(where, e.uncompressed);
+    OPSCOPE_ASSIGN_OR_RETURN(std::string start, InflatePrefix(raw, std::min<uint64_t>(e.uncompressed, 12), where));
+    OPSCOPE_ASSIGN_OR_RETURN(size_t prefix_len, PrefixLength(start, where));
+    if (start.size() < prefix_len) return DataLossError(where + ": truncated inside the .npy header length");
+    OPSCOPE_ASSIGN_OR_RETURN(size_t header_len, HeaderLength(start, prefix_len));
+    if (header_len > e.uncompressed) {
+      return DataLossError(where + ": truncated: the header says it is " + std::to_string(header_len) +
+                           " bytes long, the zip directory says the member has " + std::to_string(e.uncompressed));
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(std::string head, InflatePrefix(raw, header_len, where));
+    OPSCOPE_ASSIGN_OR_RETURN(NpyHeader h, ParseHeader(head, where));
+    if (e.uncompressed - header_len != h.data_bytes) return SizeMismatch(h, e.uncompressed - header_len, where);
     inflated.resize(e.uncompressed);
     OPSCOPE_RETURN_IF_ERROR(Inflate(raw, inflated.data(), inflated.size(), where));
     npy = inflated;
@@ -875,11 +913,12 @@ StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& name_for_
 StatusOr<Tensor> ReadNpy(const std::string& path) { return ReadNpy(path, NpyReadOptions{}); }
 
 StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options) {
+  // Opened first: a device or a FIFO is refused before anything maps or reads it.
+  OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
   if (options.mode != NpyReadMode::kRead) {
     Tensor mapped = TryMapNpy(path, options.mode == NpyReadMode::kAuto ? kAutoMapMinBytes : 1);
     if (mapped.defined()) return mapped;
   }
-  OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
   // Read the header, then the data straight into the tensor in one read.
   std::string head(12, '\0');
   OPSCOPE_ASSIGN_OR_RETURN(size_t got, f.Read(head.data(), head.size()));
@@ -887,6 +926,11 @@ StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options)
   OPSCOPE_ASSIGN_OR_RETURN(size_t prefix_len, PrefixLength(head, path));
   if (head.size() < prefix_len) return DataLossError(path + ": truncated inside the .npy header length");
   OPSCOPE_ASSIGN_OR_RETURN(size_t header_len, HeaderLength(head, prefix_len));
+  // A v2/v3 length field may claim 4 GiB: the file's size says no before any is taken.
+  if (header_len > static_cast<uint64_t>(f.size())) {
+    return DataLossError(path + ": truncated: the header says it is " + std::to_string(header_len) +
+                         " bytes long, the file has " + std::to_string(f.size()));
+  }
   size_t have = head.size();
   head.resize(std::max(header_len, have));
   if (header_len > have) {
@@ -898,7 +942,8 @@ StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options)
   }
   OPSCOPE_ASSIGN_OR_RETURN(NpyHeader h, ParseHeaderDict(std::string_view(head).substr(prefix_len, header_len - prefix_len),
                                                         header_len, path));
-  if (f.size() >= 0 && static_cast<uint64_t>(f.size()) - header_len != h.data_bytes) {
+  // Before the tensor is allocated: a huge declared shape is a size mismatch.
+  if (static_cast<uint64_t>(f.size()) - header_len != h.data_bytes) {
     return SizeMismatch(h, static_cast<uint64_t>(f.size()) - header_len, path);
   }
   OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h));
@@ -929,6 +974,10 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
 StatusOr<NamedTensors> ReadNpz(const std::string& path) {
   // Members are copied out of the mapped archive once, instead of the whole
   // archive being read into memory first; pipes and empty files are read.
+  {
+    // A device or a FIFO is refused, and an archive over the size limit.
+    OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
+  }
   MappedFile mapped(path);
   std::string read;
   if (!mapped.ok()) {

@@ -154,7 +154,7 @@ json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
 }
 
 Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path) {
-  return WriteFileAtomic(path, GraphJson(m, passes).dump());
+  return WriteFileAtomic(path, GraphJson(m, passes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m) {
@@ -166,7 +166,7 @@ Status WritePassDump(const std::string& dir, const PassResult& pass, const Model
   json j = {{"schema", kGraphSchema},
             {"pass", {{"index", pass.index}, {"name", pass.name}, {"rewrites", pass.rewrites}}},
             {"compiled", LayerJson(m.compiled)}};
-  return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", j.dump());
+  return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace opscope::graph

@@ -243,7 +243,7 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
   graph::RunDiff d = graph::DiffRuns(base, now, r.threshold_time_pct, r.threshold_nodes);
-  RunDiffReport out{.json = d.json.dump(2) + "\n", .file = r.new_dir + "/diff.json", .regressed = d.regressed};
+  RunDiffReport out{.json = d.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", .file = r.new_dir + "/diff.json", .regressed = d.regressed};
   for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out.file, out.json));
   return out;

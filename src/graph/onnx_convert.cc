@@ -1,21 +1,13 @@
 #include "graph/onnx_convert.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "opscope/npy.h"
 
 namespace opscope {
 namespace {
 
-StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return DataLossError(path + ": read failed");
-  return bytes.str();
-}
+// Through ReadFile: a device or a FIFO is refused and the size limit checked
+// before any byte is read (`run /dev/zero` would otherwise never end).
+StatusOr<std::string> ReadWholeFile(const std::string& path) { return ReadFile(path); }
 
 std::string TensorWhat(const onnx::TensorProto& p) { return "ONNX tensor '" + p.name() + "'"; }
 

@@ -1,10 +1,16 @@
 #include "opscope/plugin.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -50,6 +56,64 @@ class ScopedSource {
   ~ScopedSource() { registry_internal::SetCurrentSource("builtin"); }
 };
 
+// The ELF machine this process runs on: a plugin for another cannot load.
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#else
+constexpr uint16_t kHostMachine = EM_NONE;  // not checked
+#endif
+
+// dlopen maps a shared library's segments straight from the file: one that
+// was cut short (a copy interrupted, a full disk) faults with SIGBUS inside
+// dlopen instead of failing. So the headers are checked first, and every
+// loadable segment must lie within the file. Returns why it cannot load.
+Status CheckElfFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return InvalidArgumentError("cannot open '" + path + "': " + std::strerror(errno));
+  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return InvalidArgumentError("cannot stat '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError("'" + path + "' is not a regular file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const std::string bad = "'" + path + "' is not a loadable shared library: ";
+  Elf64_Ehdr eh;
+  if (size < sizeof(eh) || ::pread(fd, &eh, sizeof(eh), 0) != static_cast<ssize_t>(sizeof(eh))) {
+    return InvalidArgumentError(bad + "the file is " + std::to_string(size) + " bytes, shorter than an ELF header");
+  }
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return InvalidArgumentError(bad + "no ELF magic (not an ELF file)");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) return InvalidArgumentError(bad + "not a 64-bit ELF file");
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return InvalidArgumentError(bad + "not little-endian");
+  if (kHostMachine != EM_NONE && eh.e_machine != kHostMachine) {
+    return InvalidArgumentError(bad + "built for ELF machine " + std::to_string(eh.e_machine) + ", this host is " +
+                                std::to_string(kHostMachine));
+  }
+  if (eh.e_type != ET_DYN) return InvalidArgumentError(bad + "not a shared object (ELF type " + std::to_string(eh.e_type) + ")");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0) {
+    return InvalidArgumentError(bad + "bad program header table (entry size " + std::to_string(eh.e_phentsize) +
+                                ", " + std::to_string(eh.e_phnum) + " entries)");
+  }
+  const uint64_t table_bytes = uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr);
+  if (eh.e_phoff > size || table_bytes > size - eh.e_phoff) {
+    return InvalidArgumentError(bad + "truncated: the program header table ends past the file's " +
+                                std::to_string(size) + " bytes");
+  }
+  std::vector<Elf64_Phdr> ph(eh.e_phnum);
+  if (::pread(fd, ph.data(), table_bytes, static_cast<off_t>(eh.e_phoff)) != static_cast<ssize_t>(table_bytes)) {
+    return InvalidArgumentError(bad + "cannot read the program header table");
+  }
+  for (const Elf64_Phdr& p : ph) {
+    if (p.p_type != PT_LOAD) continue;
+    if (p.p_offset > size || p.p_filesz > size - p.p_offset) {
+      return InvalidArgumentError(bad + "truncated: a loadable segment ends at byte " +
+                                  std::to_string(p.p_offset + p.p_filesz) + ", the file has " +
+                                  std::to_string(size));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<const PluginInfo*> LoadPlugin(const std::string& path) {
@@ -60,6 +124,12 @@ StatusOr<const PluginInfo*> LoadPlugin(const std::string& path) {
   const std::string real = RealPath(path);
   for (const auto& p : table.plugins) {
     if (p->real_path == real) return &p->info;
+  }
+
+  // A bare name ("libx.so") is dlopen's to search for; a path is checked.
+  if (path.find('/') != std::string::npos || ::access(path.c_str(), F_OK) == 0) {
+    Status elf = CheckElfFile(path);
+    if (!elf.ok()) return InvalidArgumentError("plugin " + name + ": cannot load: " + elf.message());
   }
 
   OpRegistry& registry = OpRegistry::Global();

@@ -185,6 +185,6 @@ nlohmann::json CompareReportJsonValue(const CompareFilesReport& r) {
   return j;
 }
 
-std::string CompareReportJson(const CompareFilesReport& r) { return CompareReportJsonValue(r).dump(2) + "\n"; }
+std::string CompareReportJson(const CompareFilesReport& r) { return CompareReportJsonValue(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 }  // namespace opscope

@@ -114,12 +114,12 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   return j;
 }
 
-std::string OpReportJson(const OpRunReport& r) { return OpReportJsonValue(r).dump(2) + "\n"; }
+std::string OpReportJson(const OpRunReport& r) { return OpReportJsonValue(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 Status WriteOpReport(const std::string& path, const OpRunReport& r) { return WriteReportFile(path, OpReportJsonValue(r)); }
 
 Status WriteReportFile(const std::string& path, const nlohmann::json& report) {
-  return WriteFileAtomic(path, report.dump(2) + "\n").WithContext("--report");
+  return WriteFileAtomic(path, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext("--report");
 }
 
 }  // namespace opscope

@@ -108,7 +108,7 @@ std::string ProfileTimelineJson(const TimelineInput& in) {
     ++flow_id;
   }
   nlohmann::json doc = {{"schema", "opscope.timeline/1"}, {"displayTimeUnit", "ns"}, {"traceEvents", events}};
-  return doc.dump(1) + "\n";
+  return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace opscope

@@ -14,7 +14,7 @@ std::string StaticCheckJson(const std::string& file, const StaticCheckResult& re
   }
   ordered j = {{"schema", "opscope.static-check/1"}, {"file", file}, {"findings", findings},
                {"parse_errors", result.parse_errors}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace opscope

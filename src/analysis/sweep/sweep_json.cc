@@ -98,7 +98,7 @@ std::string SweepJson(const SweepReport& r) {
             {"noise_us", r.noise_us},
             {"direction", r.direction},
             {"repro", r.repro}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 StatusOr<SweepReport> ParseSweepJson(const std::string& text) {

@@ -1,6 +1,11 @@
 // inspector-cli: the life of a model. All of it lives in the opscope_cli library.
 #include <iostream>
 
+#include "cli/app_driver.h"
 #include "cli/apps.h"
 
-int main(int argc, char** argv) { return opscope::cli::InspectorMain(argc, argv, std::cout, std::cerr); }
+// No exception reaches the C++ runtime's abort: GuardedMain makes it one line and exit 2.
+int main(int argc, char** argv) {
+  return opscope::cli::GuardedMain("inspector-cli", std::cerr,
+                                   [&] { return opscope::cli::InspectorMain(argc, argv, std::cout, std::cerr); });
+}

@@ -2,6 +2,11 @@
 #include <iostream>
 
 #include "analysis/static_check/libclang_leaks.h"  // ops-debug check parses with libclang
+#include "cli/app_driver.h"
 #include "cli/apps.h"
 
-int main(int argc, char** argv) { return opscope::cli::OpsDebugMain(argc, argv, std::cout, std::cerr); }
+// No exception reaches the C++ runtime's abort: GuardedMain makes it one line and exit 2.
+int main(int argc, char** argv) {
+  return opscope::cli::GuardedMain("ops-debug", std::cerr,
+                                   [&] { return opscope::cli::OpsDebugMain(argc, argv, std::cout, std::cerr); });
+}

@@ -161,7 +161,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
-  return WriteFileAtomic(run.dir + "/" + kCaptureFile, j.dump() + "\n");
+  return WriteFileAtomic(run.dir + "/" + kCaptureFile, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 StatusOr<CapturedRun> LoadCapture(const std::string& dir) {

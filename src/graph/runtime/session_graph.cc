@@ -141,7 +141,7 @@ void RecordSessionExecution(const Model* model, const Graph& compiled, const Sch
             {"num_events", s.num_events},
             {"tasks", std::move(tasks)}};
   if (st.ok()) {
-    st = WriteFileAtomic(session->dir + "/" + SessionGraphFileName(pid, it->second), j.dump() + "\n");
+    st = WriteFileAtomic(session->dir + "/" + SessionGraphFileName(pid, it->second), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   if (!st.ok() && !files.warned) {
     files.warned = true;

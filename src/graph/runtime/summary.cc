@@ -190,7 +190,7 @@ nlohmann::json SummaryJson(const Summary& s) {
 }
 
 Status WriteSummaryJson(const std::string& path, const Summary& s) {
-  return WriteFileAtomic(path, SummaryJson(s).dump(2) + "\n").WithContext("summary.json");
+  return WriteFileAtomic(path, SummaryJson(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext("summary.json");
 }
 
 }  // namespace opscope::graph
