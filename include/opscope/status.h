@@ -17,6 +17,31 @@
 
 namespace opscope {
 
+// Where an error was made, captured at the call site by a default argument.
+#if defined(__cpp_lib_source_location)
+using SourceLocation = std::source_location;
+#else
+// clang 14 over libstdc++ 12 (the fuzz build): <source_location> is empty, as
+// libstdc++ needs __builtin_source_location (clang 15). The same two fields
+// from the builtins clang has long had, evaluated at the caller likewise.
+class SourceLocation {
+ public:
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          int line = __builtin_LINE()) noexcept {
+    SourceLocation loc;
+    loc.file_ = file;
+    loc.line_ = line;
+    return loc;
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr unsigned line() const noexcept { return static_cast<unsigned>(line_); }
+
+ private:
+  const char* file_ = "";
+  int line_ = 0;
+};
+#endif
+
 enum class StatusCode {
   kOk = 0,
   kInvalidArgument,    // bad user input: flags, files, attributes, shapes
@@ -35,7 +60,7 @@ class Status {
  public:
   Status() = default;  // ok
   Status(StatusCode code, std::string message,
-         std::source_location loc = std::source_location::current());
+         SourceLocation loc = SourceLocation::current());
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == StatusCode::kOk; }
@@ -61,21 +86,21 @@ class Status {
 };
 
 Status InvalidArgumentError(std::string msg,
-                            std::source_location loc = std::source_location::current());
+                            SourceLocation loc = SourceLocation::current());
 Status NotFoundError(std::string msg,
-                     std::source_location loc = std::source_location::current());
+                     SourceLocation loc = SourceLocation::current());
 Status UnimplementedError(std::string msg,
-                          std::source_location loc = std::source_location::current());
+                          SourceLocation loc = SourceLocation::current());
 Status FailedPreconditionError(std::string msg,
-                               std::source_location loc = std::source_location::current());
+                               SourceLocation loc = SourceLocation::current());
 Status OutOfRangeError(std::string msg,
-                       std::source_location loc = std::source_location::current());
+                       SourceLocation loc = SourceLocation::current());
 Status DataLossError(std::string msg,
-                     std::source_location loc = std::source_location::current());
+                     SourceLocation loc = SourceLocation::current());
 Status InternalError(std::string msg,
-                     std::source_location loc = std::source_location::current());
+                     SourceLocation loc = SourceLocation::current());
 Status DeviceError(std::string msg,
-                   std::source_location loc = std::source_location::current());
+                   SourceLocation loc = SourceLocation::current());
 
 template <typename T>
 class [[nodiscard]] StatusOr {

@@ -119,13 +119,20 @@ StatusOr<Descr> ParseDescr(const std::string& descr, const std::string& name) {
 
 // The subset of Python literals a .npy header uses: a dict of str keys whose
 // values are str, bool, int or tuples/lists (a list descr is a structured dtype).
+struct PyField;
 struct PyValue {
   enum Kind { kStr, kBool, kInt, kNone, kSeq, kDict } kind = kNone;
   std::string str;
   bool boolean = false;
   int64_t integer = 0;
   std::vector<PyValue> items;                          // kSeq
-  std::vector<std::pair<std::string, PyValue>> fields;  // kDict
+  // A struct, not std::pair: clang rejects a pair of the still incomplete
+  // PyValue here (libstdc++'s pair traits need the complete type).
+  std::vector<PyField> fields;  // kDict
+};
+struct PyField {
+  std::string key;
+  PyValue value;
 };
 
 class LiteralParser {
@@ -178,7 +185,7 @@ class LiteralParser {
         OPSCOPE_ASSIGN_OR_RETURN(std::string key, String());
         if (!Eat(':')) return Error("expected ':' after key '" + key + "'");
         OPSCOPE_ASSIGN_OR_RETURN(PyValue item, Value(depth + 1));
-        v.fields.emplace_back(std::move(key), std::move(item));
+        v.fields.push_back({std::move(key), std::move(item)});
         if (!Eat(',')) {
           if (!Eat('}')) return Error("expected ',' or '}'");
           break;

@@ -19,7 +19,7 @@ const char* StatusCodeName(StatusCode code) {
   return "unknown";
 }
 
-Status::Status(StatusCode code, std::string message, std::source_location loc)
+Status::Status(StatusCode code, std::string message, SourceLocation loc)
     : code_(code), message_(std::move(message)), file_(loc.file_name()), line_(static_cast<int>(loc.line())) {}
 
 Status& Status::WithContext(const std::string& context) & {
@@ -45,7 +45,7 @@ std::string Status::ToStringWithLocation() const {
 }
 
 #define OPSCOPE_DEFINE_ERROR(Fn, Code) \
-  Status Fn(std::string msg, std::source_location loc) { return Status(StatusCode::Code, std::move(msg), loc); }
+  Status Fn(std::string msg, SourceLocation loc) { return Status(StatusCode::Code, std::move(msg), loc); }
 OPSCOPE_DEFINE_ERROR(InvalidArgumentError, kInvalidArgument)
 OPSCOPE_DEFINE_ERROR(NotFoundError, kNotFound)
 OPSCOPE_DEFINE_ERROR(UnimplementedError, kUnimplemented)

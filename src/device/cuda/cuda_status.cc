@@ -2,7 +2,7 @@
 
 namespace opscope {
 
-Status CudaStatus(cudaError_t err, const std::string& what, std::source_location loc) {
+Status CudaStatus(cudaError_t err, const std::string& what, SourceLocation loc) {
   if (err == cudaSuccess) return Status::Ok();
   return Status(StatusCode::kDeviceError,
                 what + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err), loc);

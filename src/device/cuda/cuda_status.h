@@ -12,7 +12,7 @@ namespace opscope {
 
 // DeviceError("<what>: <cudaErrorName>: <description>"), or Ok.
 Status CudaStatus(cudaError_t err, const std::string& what,
-                  std::source_location loc = std::source_location::current());
+                  SourceLocation loc = SourceLocation::current());
 
 }  // namespace opscope
 

@@ -1,0 +1,20 @@
+// capture.json of an inspector-cli run folder (graph/runtime/captured_run.h):
+// graph::LoadCapture, which export, summary, path and diff all start from. It
+// parses the file, re-imports the model it names (checking its fingerprint),
+// recompiles and reschedules it, and lines the captured tasks up with it.
+// Seeds: the capture.json of runs of examples/models (fuzz/make_corpus.sh).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz/fuzz_scratch.h"
+#include "graph/runtime/captured_run.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string dir = opscope::fuzz::ScratchDir();
+  opscope::fuzz::WriteScratchFile(dir + "/" + opscope::graph::kCaptureFile,
+                                  std::string_view(reinterpret_cast<const char*>(data), size));
+  (void)opscope::graph::LoadCapture(dir);
+  return 0;
+}
