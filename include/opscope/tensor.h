@@ -34,7 +34,9 @@ class Shape {
   int64_t dim(int i) const { return dims_[i]; }  // no negative indexing
   const std::vector<int64_t>& dims() const { return dims_; }
   std::vector<int64_t>& mutable_dims() { return dims_; }
-  int64_t numel() const;  // product of dims; 1 for a scalar
+  // Product of dims; 1 for a scalar. Saturates at INT64_MAX where the product
+  // overflows, so an unvalidated shape never wraps to a small count.
+  int64_t numel() const;
   bool operator==(const Shape& o) const { return dims_ == o.dims_; }
   bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
   std::string ToString() const;  // "[2,3]"; "[]" for a scalar
@@ -54,6 +56,10 @@ class Shape {
 StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // Normalises a possibly negative axis for a tensor of `rank`; error when out of range.
 StatusOr<int> NormalizeAxis(int64_t axis, int rank);
+// The bytes a contiguous `dtype` tensor of `shape` takes, for an allocation:
+// an error naming the shape, dtype and size when a dim is negative or the
+// size does not fit in int64 (what byte offsets are held in).
+StatusOr<size_t> ByteSize(const Shape& shape, DType dtype);
 
 // Owns (or wraps) one allocation. Core knows a Device only by name: memory
 // on a device is allocated, freed and copied by the device layer

@@ -8,7 +8,9 @@ namespace opscope {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) {
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 
@@ -79,6 +81,18 @@ StatusOr<Shape> Shape::Parse(std::string_view text) {
   Shape s(dims);
   OPSCOPE_RETURN_IF_ERROR(s.Validate());
   return s;
+}
+
+StatusOr<size_t> ByteSize(const Shape& shape, DType dtype) {
+  OPSCOPE_RETURN_IF_ERROR(shape.Validate());
+  const int64_t item = static_cast<int64_t>(DTypeSize(dtype));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), item, &bytes)) {
+    return InvalidArgumentError(std::string(DTypeName(dtype)) + " " + shape.ToString() + " needs " +
+                                std::to_string(shape.numel()) + " x " + std::to_string(item) +
+                                " bytes, more than 2^63-1: too large to allocate");
+  }
+  return static_cast<size_t>(bytes);
 }
 
 StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {

@@ -39,7 +39,8 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHost(size_t bytes) {
 
 StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHostUninitialized(size_t bytes) {
   void* p = AllocateHostBytes(bytes);
-  if (!p) return InternalError("host allocation of " + std::to_string(bytes) + " bytes failed");
+  // Resource exhaustion from a size the input asked for: callers add what asked.
+  if (!p) return InvalidArgumentError("host allocation of " + std::to_string(bytes) + " bytes failed");
   return std::make_shared<Buffer>(p, bytes, [](void* q) { std::free(q); });
 }
 
@@ -55,10 +56,10 @@ Tensor::Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, std::ve
 }
 
 StatusOr<Tensor> Tensor::Empty(DType dtype, const Shape& shape) {
-  OPSCOPE_RETURN_IF_ERROR(shape.Validate());
-  size_t bytes = static_cast<size_t>(shape.numel()) * DTypeSize(dtype);
-  OPSCOPE_ASSIGN_OR_RETURN(auto buf, Buffer::AllocateHost(bytes));
-  return Tensor(std::move(buf), dtype, shape, shape.ContiguousStrides());
+  OPSCOPE_ASSIGN_OR_RETURN(const size_t bytes, ByteSize(shape, dtype));
+  StatusOr<std::shared_ptr<Buffer>> buf = Buffer::AllocateHost(bytes);
+  if (!buf.ok()) return std::move(buf).status().WithContext(std::string(DTypeName(dtype)) + " " + shape.ToString());
+  return Tensor(std::move(buf).value(), dtype, shape, shape.ContiguousStrides());
 }
 
 StatusOr<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) { return Empty(dtype, shape); }

@@ -18,10 +18,10 @@ StatusOr<std::shared_ptr<Buffer>> AllocateBuffer(Device* device, size_t bytes) {
 }
 
 StatusOr<Tensor> EmptyOnDevice(DType dtype, const Shape& shape, Device* device) {
-  OPSCOPE_RETURN_IF_ERROR(shape.Validate());
-  const size_t bytes = static_cast<size_t>(shape.numel()) * DTypeSize(dtype);
-  OPSCOPE_ASSIGN_OR_RETURN(auto buf, AllocateBuffer(device, bytes));
-  return Tensor(std::move(buf), dtype, shape, shape.ContiguousStrides());
+  OPSCOPE_ASSIGN_OR_RETURN(const size_t bytes, ByteSize(shape, dtype));
+  StatusOr<std::shared_ptr<Buffer>> buf = AllocateBuffer(device, bytes);
+  if (!buf.ok()) return std::move(buf).status().WithContext(std::string(DTypeName(dtype)) + " " + shape.ToString());
+  return Tensor(std::move(buf).value(), dtype, shape, shape.ContiguousStrides());
 }
 
 StatusOr<Tensor> ToDevice(const Tensor& host, Device* device) {

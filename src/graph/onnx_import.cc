@@ -8,6 +8,7 @@
 
 #include "graph/onnx_adapter.h"
 #include "graph/onnx_convert.h"
+#include "graph/onnx_precheck.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace opscope::graph {
@@ -134,6 +135,7 @@ class Importer {
 
   StatusOr<Model> Run() {
     ReadMetadata();
+    OPSCOPE_RETURN_IF_ERROR(CheckBeforeOnnxInference(proto_));
     InferShapes();
     const onnx::GraphProto& g = proto_.graph();
     Graph& graph = model_.framework;

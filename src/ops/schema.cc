@@ -183,23 +183,32 @@ Status OpSchema::MoveAttrsToInputs(std::vector<Tensor>& in, Attrs& a) const {
   return Status::Ok();
 }
 
-Status OpSchema::CheckInputs(const std::vector<TensorDesc>& in) const {
-  int n = static_cast<int>(in.size());
-  if (n < MinInputs() || n > MaxInputs()) {
-    std::string want = MaxInputs() == INT32_MAX ? "at least " + std::to_string(MinInputs())
-                       : MinInputs() == MaxInputs() ? std::to_string(MinInputs())
-                       : std::to_string(MinInputs()) + " to " + std::to_string(MaxInputs());
-    return InvalidArgumentError("op " + name + " takes " + want + " input(s), got " + std::to_string(n));
+// The input count and every required input present: what an op's shape
+// inference takes for granted when it reads input(i).
+static Status CheckArity(const OpSchema& op, const std::vector<TensorDesc>& in) {
+  const int n = static_cast<int>(in.size());
+  if (n < op.MinInputs() || n > op.MaxInputs()) {
+    std::string want = op.MaxInputs() == INT32_MAX ? "at least " + std::to_string(op.MinInputs())
+                       : op.MinInputs() == op.MaxInputs() ? std::to_string(op.MinInputs())
+                       : std::to_string(op.MinInputs()) + " to " + std::to_string(op.MaxInputs());
+    return InvalidArgumentError("op " + op.name + " takes " + want + " input(s), got " + std::to_string(n));
   }
+  for (int i = 0; i < n; ++i) {
+    const ArgDef& arg = op.inputs[std::min<size_t>(i, op.inputs.size() - 1)];
+    if (!in[i].present && arg.kind == ArgDef::Kind::kSingle) {
+      return InvalidArgumentError("op " + op.name + " input " + std::to_string(i) + " (" + arg.name + ") is required");
+    }
+  }
+  return Status::Ok();
+}
+
+Status OpSchema::CheckInputs(const std::vector<TensorDesc>& in) const {
+  OPSCOPE_RETURN_IF_ERROR(CheckArity(*this, in));
+  const int n = static_cast<int>(in.size());
   std::map<std::string, DType> bound;
   for (int i = 0; i < n; ++i) {
     const ArgDef& arg = inputs[std::min<size_t>(i, inputs.size() - 1)];
-    if (!in[i].present) {
-      if (arg.kind == ArgDef::Kind::kSingle) {
-        return InvalidArgumentError("op " + name + " input " + std::to_string(i) + " (" + arg.name + ") is required");
-      }
-      continue;
-    }
+    if (!in[i].present) continue;
     if (arg.type_var.empty()) continue;
     auto tc = type_constraints.find(arg.type_var);
     std::vector<DType> allowed = tc != type_constraints.end() ? tc->second : FloatDTypes();
@@ -239,6 +248,9 @@ StatusOr<std::vector<TensorDesc>> OpSchema::InferOutputs(const std::vector<Tenso
     values2[def.input] = &t;
     return InferOutputs(in2, values2, Without(a, def.attr), num_outputs);  // t outlives the call
   }
+  // Every caller (the dispatcher, the compiler's shape inference) gets this
+  // check, so no op's inference reads past the end of its inputs.
+  OPSCOPE_RETURN_IF_ERROR(CheckArity(*this, in));
   if (num_outputs < MinOutputs() || num_outputs > MaxOutputs()) {
     return InvalidArgumentError("op " + name + " produces " + std::to_string(MinOutputs()) +
                                 (MaxOutputs() == MinOutputs() ? "" : " or more") + " output(s), " +

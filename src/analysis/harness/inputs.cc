@@ -142,7 +142,9 @@ StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunReq
       return InvalidArgumentError("--input-shapes: op " + op.name + " reads the values of input '" +
                                   InputArg(op, i).name + "': give the inputs as .npy files with --inputs");
     }
-    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtypes[i], f.input_shapes[i]));
+    StatusOr<Tensor> made = Tensor::Empty(dtypes[i], f.input_shapes[i]);
+    if (!made.ok()) return std::move(made).status().WithContext("--input-shapes: input " + InputName(op, i));
+    Tensor t = std::move(made).value();
     FillSpec spec{.kind = f.fill, .seed = f.seed + i};
     OPSCOPE_RETURN_IF_ERROR(Fill(t, spec).WithContext("input " + InputName(op, i)));
     inputs.push_back({InputName(op, i), t, std::string(FillKindName(f.fill)) + " seed " + std::to_string(f.seed + i)});

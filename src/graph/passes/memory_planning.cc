@@ -4,6 +4,7 @@
 // reader ran, and a new value takes the smallest free block that fits
 // (best fit), growing the arena only when none does.
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "graph/passes/passes.h"
@@ -13,7 +14,27 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
-int64_t AlignUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+// A value's block, aligned; an error when the value alone is too large for
+// an int64 arena (ONNX's inference takes a Reshape's shape as it is, so a
+// declared intermediate can reach 2^63 bytes).
+StatusOr<int64_t> BlockSize(const Value& v) {
+  const int64_t bytes = std::max<int64_t>(v.bytes(), 1);
+  if (bytes > std::numeric_limits<int64_t>::max() - (kAlign - 1)) {
+    return InvalidArgumentError("value '" + v.name + "' " + Shape(v.dims).ToString() + " needs " +
+                                std::to_string(bytes) + " bytes, more than an arena can hold");
+  }
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// a + b, or an error naming the value that made the arena total overflow.
+StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, const Value& v, const char* total) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return InvalidArgumentError("the " + std::string(total) + " overflows int64 bytes at value '" +
+                                v.name + "' " + Shape(v.dims).ToString() + " (" + std::to_string(b) + " bytes)");
+  }
+  return sum;
+}
 
 class Arena {
  public:
@@ -93,16 +114,18 @@ StatusOr<int> Run(CompileContext& ctx) {
     for (const std::string& out : nodes[i].outputs) {
       Value* v = out.empty() ? nullptr : g.FindValue(out);
       if (!v || v->producer != nodes[i].id || v->constant || v->is_graph_output || v->bytes() < 0) continue;
-      const int64_t size = AlignUp(std::max<int64_t>(v->bytes(), 1));
+      OPSCOPE_ASSIGN_OR_RETURN(const int64_t size, BlockSize(*v));
+      // The arena never exceeds the sum of all blocks, so checking that sum
+      // keeps every offset and the arena size inside int64.
+      OPSCOPE_ASSIGN_OR_RETURN(plan.no_reuse_bytes, CheckedAdd(plan.no_reuse_bytes, size, *v, "sum of intermediates"));
       v->mem_offset = arena.Allocate(size);
-      plan.no_reuse_bytes += size;
       live += size;
       plan.max_live_bytes = std::max(plan.max_live_bytes, live);
       ++plan.planned_values;
     }
     for (const std::string& name : frees[i]) {
       const Value* v = g.FindValue(name);
-      const int64_t size = AlignUp(std::max<int64_t>(v->bytes(), 1));
+      OPSCOPE_ASSIGN_OR_RETURN(const int64_t size, BlockSize(*v));
       arena.Free(v->mem_offset, size);
       live -= size;
     }

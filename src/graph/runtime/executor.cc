@@ -60,7 +60,9 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
         return InvalidArgumentError("input '" + t.value + "' has unknown shape " + Shape(v->dims).ToString() +
                                     ": give it with --inputs");
       }
-      OPSCOPE_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(v->dtype, v->shape()));
+      StatusOr<Tensor> made = Tensor::Empty(v->dtype, v->shape());
+      if (!made.ok()) return std::move(made).status().WithContext("graph input '" + t.value + "'");
+      Tensor x = std::move(made).value();
       FillSpec spec{.kind = IsFloat(v->dtype) ? FillKind::kUniform : FillKind::kInt, .seed = o.seed + index};
       if (!IsFloat(v->dtype)) spec.low = 0, spec.high = 3;
       OPSCOPE_RETURN_IF_ERROR(Fill(x, spec).WithContext("input '" + t.value + "'"));
@@ -161,7 +163,11 @@ class Run {
     copy_tasks_[reinterpret_cast<uint64_t>(dst.raw_data())] = t.desc.task_id;
     start_[t.desc.task_id] = std::move(start);
     end_[t.desc.task_id] = std::move(end);
+    // Both ends stay alive until the streams are synchronized: the copy runs
+    // later on a stream thread, and a value copied twice (a name listed twice)
+    // would otherwise free the first destination while it is written.
     keep_alive_.push_back(src);
+    keep_alive_.push_back(dst);
     if (h2d) producer_[t.value] = t.desc.task_id;
     (h2d ? env_[t.value] : outputs_[t.value]) = std::move(dst);
     return Status::Ok();
@@ -226,7 +232,7 @@ class Run {
   std::unordered_map<std::string, int64_t> producer_;  // value -> the task that writes it
   std::vector<std::shared_ptr<Event>> start_, end_;
   std::vector<std::shared_ptr<const std::vector<KernelLaunchInfo>>> async_launches_;
-  std::vector<Tensor> keep_alive_;  // copy sources must outlive the queued copies
+  std::vector<Tensor> keep_alive_;  // copy sources and destinations must outlive the queued copies
   std::map<std::string, Tensor> outputs_;
   std::unordered_map<uint64_t, int64_t> copy_tasks_;
 };
