@@ -48,6 +48,7 @@ struct Spent {
 const char* DeviceNameOf(const LaunchRecord& rec) { return rec.device ? rec.device->name().c_str() : "host"; }
 
 FlightRecorder* g_active = nullptr;
+std::shared_ptr<FlightRecorder>* g_keep = nullptr;  // the recorder the environment started
 
 // The slot this thread started last: AfterLaunch follows its BeforeLaunch on
 // the same thread, so the scan of the stream's ring is rarely needed.
@@ -384,8 +385,10 @@ namespace {
     std::fprintf(stderr, "opscope: %s=%s: %s; recording nothing\n", kDiagnoseEnv, dir, rec.status().ToString().c_str());
     return false;
   }
-  // Never destroyed: a crash at exit is diagnosed too.
-  auto* keep = new std::shared_ptr<FlightRecorder>(std::move(rec).value());
+  // Never destroyed (a crash at exit is diagnosed too), and held by a
+  // global, so LeakSanitizer sees it reachable at exit.
+  g_keep = new std::shared_ptr<FlightRecorder>(std::move(rec).value());
+  auto* keep = g_keep;
   g_active = keep->get();
   const char* checked = std::getenv("OPSCOPE_CHECKED_ALLOCATION");
   g_active->header().checked_allocation = checked && std::string_view(checked) == "1";
