@@ -129,6 +129,36 @@ void MarkNotExecutable(Node& n, std::string why) {
   n.not_executable_reason = std::move(why);
 }
 
+// Ok when the node gives its schema's input count and every required input
+// (an older opset's attribute standing for an input counts as that input).
+// The rewrite passes and shape inference index the inputs a schema promises,
+// so a node failing this is never run nor rewritten.
+Status CheckArity(const OpSchema& schema, const std::vector<std::string>& inputs, const Attrs& attrs) {
+  std::vector<bool> present;
+  for (const std::string& in : inputs) present.push_back(!in.empty());
+  for (const AttrInputDef& def : schema.attr_inputs) {
+    if (!attrs.has(def.attr)) continue;
+    if (present.size() <= static_cast<size_t>(def.input)) present.resize(def.input + 1, false);
+    present[def.input] = true;
+  }
+  while (!present.empty() && !present.back()) present.pop_back();  // trailing optionals left out
+  const int n = static_cast<int>(present.size());
+  if (n < schema.MinInputs() || n > schema.MaxInputs()) {
+    const int lo = schema.MinInputs(), hi = schema.MaxInputs();
+    const std::string want = hi == INT32_MAX ? "at least " + std::to_string(lo)
+                             : lo == hi      ? std::to_string(lo)
+                                             : std::to_string(lo) + " to " + std::to_string(hi);
+    return InvalidArgumentError("has " + std::to_string(n) + " input(s); op " + schema.name + " takes " + want);
+  }
+  for (int i = 0; i < n && !schema.inputs.empty(); ++i) {
+    const ArgDef& arg = schema.inputs[std::min<size_t>(i, schema.inputs.size() - 1)];
+    if (!present[i] && arg.kind == ArgDef::Kind::kSingle) {
+      return InvalidArgumentError("leaves required input " + std::to_string(i) + " (" + arg.name + ") empty");
+    }
+  }
+  return Status::Ok();
+}
+
 class Importer {
  public:
   Importer(onnx::ModelProto proto, std::string path) : proto_(std::move(proto)) { model_.path = std::move(path); }
@@ -388,6 +418,8 @@ class Importer {
       Attrs checked = n.attrs;
       Status valid = schema->ValidateAttrs(checked);
       if (!valid.ok()) MarkNotExecutable(n, valid.message());
+      Status arity = CheckArity(*schema, n.inputs, n.attrs);
+      if (!arity.ok()) MarkNotExecutable(n, "the node " + arity.message());
     } else {
       n.attrs = LooseAttrs(*form, n.subgraphs);
       MarkNotExecutable(n, attrs.status().message());
