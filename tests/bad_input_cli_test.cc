@@ -164,8 +164,14 @@ TEST(NonRegularInput, SizeLimitIsCheckedBeforeReading) {
 // ------------------------------------------------------------ declared sizes that lie
 
 // A command prefix that caps the address space at 1 GiB: an allocation of
-// 4 GiB fails (and, before the fix, aborted) instead of passing unnoticed.
+// 4 GiB fails (and, before the fix, aborted) instead of passing unnoticed. Not under AddressSanitizer: its shadow memory alone reserves
+// terabytes of address space, so the cap would stop the tool from starting;
+// there the message is still checked, the cap is not.
+#if defined(__SANITIZE_ADDRESS__)
+const std::string kMemCap = "";
+#else
 const std::string kMemCap = "sh -c 'ulimit -v 1000000 && exec \"$0\" \"$@\"' ";
+#endif
 
 TEST(LyingNpy, V2HeaderLengthOf4GiBSaysTruncated) {
   TempDir dir;
