@@ -298,6 +298,45 @@ TEST(DiagnoseCli, EachWayAKernelDiesIsNamedWithItsSignalAndCause) {
   ExpectClean(Diagnose(ok, "--plugin " + kPlugin + " --op crash_kind --attrs kind=none --input-shapes '[64]'"));
 }
 
+// A kernel test built with ASan + UBSan (examples/diagnose_ops/sanitizer_demo.cc):
+// the sanitizer's own report, read from stderr, is the cause, to the line.
+TEST(DiagnoseCli, ASanitizersReportIsTheCauseWithItsKindAndLine) {
+  TempDir heap;
+  Diagnosed h = Diagnose(heap, "-- " + kBin + "sanitizer_demo heap");
+  ASSERT_TRUE(h.d.is_object()) << h.tool.err;
+  EXPECT_EQ(h.tool.exit_code, 1);
+  // ASan exits 1, or aborts where ASAN_OPTIONS has abort_on_error=1 (test.sh's).
+  EXPECT_TRUE(h.d["status"] == "error" || (h.d["status"] == "crashed" && h.d["signal"] == "SIGABRT")) << h.d.dump(2);
+  ASSERT_FALSE(h.d["causes"].empty()) << h.d.dump(2);
+  const json& c = h.d["causes"][0];
+  EXPECT_EQ(c["rule"], "sanitizer") << h.d["causes"].dump(2);
+  EXPECT_TRUE(Contains(c["cause"], "AddressSanitizer: heap-buffer-overflow at ")) << c.dump(2);
+  EXPECT_TRUE(Contains(c["cause"], "sanitizer_demo.cc:20 in RowSum")) << c.dump(2);
+  EXPECT_TRUE(Contains(c["fix"], "clamp the loop bound")) << c.dump(2);
+
+  // UBSan reports and the program goes on (diagnose makes its reports
+  // recoverable): it exits 0, yet the run is not clean.
+  TempDir ub;
+  Diagnosed u = Diagnose(ub, "-- " + kBin + "sanitizer_demo overflow");
+  ASSERT_TRUE(u.d.is_object()) << u.tool.err;
+  EXPECT_EQ(u.d["exit_code"], 0);
+  EXPECT_EQ(u.d["status"], "error");
+  ASSERT_FALSE(u.d["causes"].empty()) << u.d.dump(2);
+  EXPECT_EQ(u.d["causes"][0]["rule"], "sanitizer");
+  EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "UndefinedBehaviorSanitizer: signed integer overflow: 1073741824 * 2"))
+      << u.d["causes"][0].dump(2);
+  EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "sanitizer_demo.cc:26:")) << u.d["causes"][0].dump(2);
+  EXPECT_TRUE(Contains(u.d["causes"][0]["fix"], "int64_t")) << u.d["causes"][0].dump(2);
+
+  // Without the bug: clean (a program not on libopscope records no launches).
+  TempDir ok;
+  Diagnosed k = Diagnose(ok, "-- " + kBin + "sanitizer_demo");
+  EXPECT_EQ(k.tool.exit_code, 0) << k.tool.out << k.tool.err;
+  ASSERT_TRUE(k.d.is_object()) << k.tool.err;
+  EXPECT_EQ(k.d["status"], "clean");
+  EXPECT_TRUE(k.d["causes"].empty()) << k.d["causes"].dump(2);
+}
+
 TEST(DiagnoseCli, BadValuesFromUpstreamAreTracedToTheOpThatMadeThem) {
   TempDir dir, run;
   Diagnosed r = Diagnose(dir, "-- " + kBin + "inspector-cli run " + kExamples + "exp_histogram.onnx --plugin " + kPlugin +

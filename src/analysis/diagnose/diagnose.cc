@@ -164,6 +164,13 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   std::string asan = std::getenv("ASAN_OPTIONS") ? std::getenv("ASAN_OPTIONS") : "";
   asan += std::string(asan.empty() ? "" : ":") + "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
   sup.env.emplace_back("ASAN_OPTIONS", asan);
+  // UndefinedBehaviorSanitizer's halt_on_error would end the program at its
+  // first report, before the fault the recorder is there to catch: the child
+  // goes on as its unsanitised build would, and the report stays in its
+  // stderr as evidence (the sanitizer-report rule reads it).
+  std::string ubsan = std::getenv("UBSAN_OPTIONS") ? std::getenv("UBSAN_OPTIONS") : "";
+  ubsan += std::string(ubsan.empty() ? "" : ":") + "halt_on_error=0";
+  sup.env.emplace_back("UBSAN_OPTIONS", ubsan);
   sup.pid_env = kDiagnosePidEnv;
   sup.timeout_s = req.timeout_s;
   sup.echo = req.echo_output;
@@ -204,7 +211,11 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   const CrashRecord* crash = nullptr;
   int failing = -1;
   if (!ring.ok()) {
-    d.notes.push_back("no flight recording: " + ring.status().message());
+    // No ring at all: the program never started the recorder (it does not
+    // load libopscope, or it ended before), not a recording gone wrong.
+    d.notes.push_back(fs::exists(ring_path, ec) ? "no flight recording: " + ring.status().message()
+                                                : "no flight recording: the program did not load libopscope (or ended before "
+                                                  "it started), so only its exit, signal and stderr were seen");
   } else {
     const RingHeader& h = ring->header;
     d.trajectory = BuildTrajectory(*ring);

@@ -94,6 +94,7 @@ std::string FormatDiagnosis(const Diagnosis& d) {
   for (const std::string& n : d.static_notes) out += "static: " + n + "\n";
   for (const DiagLink& l : d.links) out += "link  " + l.text + "\n";
   for (const std::string& n : d.notes) out += "note  " + n + "\n";
+  if (d.launches_recorded == 0) return out;  // nothing was timed: a program not on libopscope
   out += "timings under diagnose are slow by design (" + std::string(d.sync_points ? "sync points on" : "sync points off") +
          (d.checked_allocation ? ", guard pages" : "") + ", tensor summaries): at most " + Sig3(d.slowdown) +
          "x slower, diagnose added " + Sig3(d.sync_wait_ms + d.summary_ms + d.record_ms) + " ms to a " +
