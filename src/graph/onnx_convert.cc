@@ -136,7 +136,16 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p) {
     }
     OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, shape));
     // ONNX stores raw_data little-endian, as this host does.
-    if (nbytes > 0) std::memcpy(t.raw_data(), p.raw_data().data(), nbytes);
+    if (dtype == DType::kBool) {
+      // A bool in C++ may only hold 0 or 1; a file's byte 2 copied as is
+      // would make a bool that is neither (undefined, and UBSan's report in
+      // If's branch choice): any non-zero byte is true, as numpy reads it.
+      const auto* in = reinterpret_cast<const unsigned char*>(p.raw_data().data());
+      bool* out = t.data<bool>();
+      for (size_t i = 0; i < nbytes; ++i) out[i] = in[i] != 0;
+    } else if (nbytes > 0) {
+      std::memcpy(t.raw_data(), p.raw_data().data(), nbytes);
+    }
     return t;
   }
   const char* field = "int32_data";

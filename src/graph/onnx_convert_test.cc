@@ -65,6 +65,25 @@ TEST(OnnxConvert, UnsupportedDataTypeNamesTypeAndNumber) {
             "ONNX tensor 'words' has data type STRING (8), which opscope does not support");
 }
 
+// fuzz/crashes/onnx/bool_raw_data_not_0_or_1.onnx: a BOOL initializer whose
+// raw_data byte is 0x42 made a C++ bool holding 66 (UBSan: "not a valid value
+// for type bool", in If's branch choice). Any non-zero byte is true.
+TEST(OnnxConvert, BoolRawDataBytesBeyondOneAreTrue) {
+  onnx::TensorProto p;
+  p.set_name("cond");
+  p.set_data_type(onnx::TensorProto::BOOL);
+  p.add_dims(4);
+  p.set_raw_data(std::string("\x00\x42\x01\xff", 4));
+  auto t = TensorFromProto(p);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const unsigned char* bytes = static_cast<const unsigned char*>(t->raw_data());
+  EXPECT_EQ(bytes[0], 0);
+  EXPECT_EQ(bytes[1], 1);  // not 0x42
+  EXPECT_EQ(bytes[2], 1);
+  EXPECT_EQ(bytes[3], 1);  // not 0xff
+  EXPECT_EQ(t->FlatGetAsDouble(1), 1.0);
+}
+
 TEST(OnnxConvert, EveryDTypeRoundTripsThroughRawAndTypedFields) {
   for (DType d : kAllDTypes) {
     Tensor x = Sample(d, Shape({2, 3, 5}));
