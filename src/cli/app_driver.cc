@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
+#include "cli/control_escape.h"
 #include "cli/flag_parsing.h"
 
 namespace opscope::cli {
@@ -38,7 +41,8 @@ std::string& TerminateToolName() {
       what = "uncaught exception of an unknown type";
     }
   }
-  std::fprintf(stderr, "%s: error: internal error: %s\n", TerminateToolName().c_str(), OneLine(what).c_str());
+  std::fprintf(stderr, "%s: error: internal error: %s\n", TerminateToolName().c_str(),
+               EscapeControl(OneLine(what)).c_str());
   std::fflush(stderr);
   ::_exit(2);  // other threads may hold locks: no destructors, no atexit
 }
@@ -48,6 +52,9 @@ std::string& TerminateToolName() {
 int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body) {
   TerminateToolName() = std::string(tool);
   std::set_terminate(OneLineTerminate);
+  // Names from the files a tool reads reach what it prints: no control
+  // character among them reaches the terminal as one.
+  ScopedControlEscaping escaping;
   try {
     return body();
   } catch (const std::exception& e) {
@@ -79,6 +86,20 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int ar
     return UsageError(err, tool, e.what());
   }
   return std::nullopt;
+}
+
+CLI::Option* AddSeedOption(CLI::App* cmd, uint64_t& seed, const std::string& description) {
+  return cmd->add_option("--seed", seed, description)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+            if (!digits) return "'" + text + "' is not a seed (expected a decimal number from 0 to 2^64-1)";
+            errno = 0;
+            std::strtoull(text.c_str(), nullptr, 10);
+            if (errno == ERANGE) return "'" + text + "' is beyond 2^64-1 (expected a decimal number from 0 to 2^64-1)";
+            return "";
+          },
+          "SEED", "seed"));
 }
 
 }  // namespace opscope::cli

@@ -6,6 +6,7 @@
 //   ... dispatch on the parsed subcommand ...
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace opscope::cli {
@@ -30,10 +32,16 @@ int FinishCommand(const Status& st, std::string_view tool, std::ostream& err);
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
                                     std::ostream& out, std::ostream& err);
 
+// --seed on `cmd`: a decimal number that fits 64 bits, checked before CLI11
+// converts it (which reads "-1" as 2^64-1 and clamps what is larger).
+CLI::Option* AddSeedOption(CLI::App* cmd, uint64_t& seed, const std::string& description);
+
 // The last resort of a main: runs `body` and turns an exception that escaped
 // it into "TOOL: error: internal error: WHAT" and exit code 2, never an
 // abort. It also installs a terminate handler doing the same for exceptions
 // thrown on other threads (a stream worker), which no catch here can see.
+// While it runs, std::cout and std::cerr escape control characters
+// (cli/control_escape.h).
 int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body);
 
 }  // namespace opscope::cli

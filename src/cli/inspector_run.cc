@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/app_driver.h"
 #include "cli/flag_parsing.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/model.h"
@@ -65,7 +66,7 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   cmd->add_option("--iterations", flags.iterations, "timed iterations; times are kept from the last");
   cmd->add_flag("--dump-passes", flags.dump_passes, "also write DIR/passes/NN_<pass>.json");
   cmd->add_option("--inputs", flags.inputs, "x.npy[,...] in graph input order, or name=x.npy");
-  cmd->add_option("--seed", flags.seed, "seed of the fill for inputs not given");
+  AddSeedOption(cmd, flags.seed, "seed of the fill for inputs not given");
   cmd->add_option("--save-outputs", flags.save_outputs, "write each graph output as DIR2/<name>.npy");
   cmd->add_option("--plugin", flags.plugins, "a custom-op library to load (repeatable)");
   cmd->add_option("--peak-bw", flags.peak_bw, "memory roof in GB/s (default: the device's calibrated triad)");

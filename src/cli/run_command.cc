@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/app_driver.h"
 #include "cli/flag_parsing.h"
 
 namespace opscope::cli {
@@ -48,7 +49,7 @@ void AddRunFlags(CLI::App& command, RunFlags& f) {
   run->add_option("--dtype", f.dtypes, "float32, or one per input: float32,float16");
   run->add_option("--attrs", f.attrs, "attributes: \"eps=1e-6,axis=-1,kernel_shape=[3,3]\"");
   run->add_option("--inputs", f.inputs, "inputs from .npy files, comma-separated; an empty entry leaves an optional input out");
-  run->add_option("--seed", f.seed, "seed of the generated inputs (input i uses seed + i)");
+  AddSeedOption(run, f.seed, "seed of the generated inputs (input i uses seed + i)");
   run->add_option("--fill", f.fill, "normal | uniform | int | constant | sequential");
   run->add_option("--device", f.device, "device to run the kernel on (cpu, cuda)");
   run->add_option("--plugin", f.plugins, "a .so with custom ops (repeatable)")->expected(1);

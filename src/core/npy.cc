@@ -126,6 +126,7 @@ struct PyValue {
   bool boolean = false;
   int64_t integer = 0;
   std::vector<PyValue> items;                          // kSeq
+  bool list = false;                                   // kSeq: [..], not (..)
   // A struct, not std::pair: clang rejects a pair of the still incomplete
   // PyValue here (libstdc++'s pair traits need the complete type).
   std::vector<PyField> fields;  // kDict
@@ -194,7 +195,9 @@ class LiteralParser {
     } else if (c == '(' || c == '[') {
       char close = c == '(' ? ')' : ']';
       v.kind = PyValue::kSeq;
+      v.list = c == '[';
       ++pos_;
+      bool comma = false;
       while (!Eat(close)) {
         OPSCOPE_ASSIGN_OR_RETURN(PyValue item, Value(depth + 1));
         v.items.push_back(std::move(item));
@@ -202,7 +205,11 @@ class LiteralParser {
           if (!Eat(close)) return Error(std::string("expected ',' or '") + close + "'");
           break;
         }
+        comma = true;
       }
+      // As in Python, "(4)" is the number 4, not a tuple: only a comma (or
+      // nothing, "()") makes one.
+      if (!v.list && v.items.size() == 1 && !comma) return std::move(v.items[0]);
     } else if (EatWord("True")) {
       v.kind = PyValue::kBool;
       v.boolean = true;
@@ -303,7 +310,7 @@ StatusOr<NpyHeader> ParseHeaderDict(std::string_view dict_text, size_t data_offs
   }
   if (descr->kind != PyValue::kStr) return bad("'descr' is not a string");
   if (fortran->kind != PyValue::kBool) return bad("'fortran_order' is not True or False");
-  if (shape->kind != PyValue::kSeq) return bad("'shape' is not a tuple");
+  if (shape->kind != PyValue::kSeq || shape->list) return bad("'shape' is not a tuple (numpy reads only a tuple)");
   NpyHeader h;
   OPSCOPE_ASSIGN_OR_RETURN(h.descr, ParseDescr(descr->str, name));
   h.fortran_order = fortran->boolean;
@@ -352,9 +359,10 @@ Status SizeMismatch(const NpyHeader& h, uint64_t have, const std::string& name) 
 }
 
 // A host tensor whose every byte the caller is about to overwrite.
-StatusOr<Tensor> TensorToFill(const NpyHeader& h) {
-  OPSCOPE_ASSIGN_OR_RETURN(auto buffer, Buffer::AllocateHostUninitialized(h.data_bytes));
-  return Tensor(std::move(buffer), h.descr.dtype, h.shape, h.shape.ContiguousStrides());
+StatusOr<Tensor> TensorToFill(const NpyHeader& h, const std::string& name) {
+  StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::AllocateHostUninitialized(h.data_bytes);
+  if (!buffer.ok()) return std::move(buffer).status().WithContext(name + ": " + DescribeData(h));
+  return Tensor(std::move(buffer).value(), h.descr.dtype, h.shape, h.shape.ContiguousStrides());
 }
 
 // Swaps the bytes of n elements of U in place (unaligned-safe).
@@ -450,7 +458,7 @@ StatusOr<Tensor> ParseNpyView(std::string_view bytes, const std::string& name) {
   OPSCOPE_ASSIGN_OR_RETURN(NpyHeader h, ParseHeader(bytes, name));
   uint64_t have = bytes.size() - h.data_offset;
   if (have != h.data_bytes) return SizeMismatch(h, have, name);
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h));
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h, name));
   if (h.data_bytes) std::memcpy(t.raw_data(), bytes.data() + h.data_offset, h.data_bytes);
   return FinishData(std::move(t), h);
 }
@@ -695,7 +703,7 @@ StatusOr<std::vector<ZipEntry>> ReadCentralDirectory(std::string_view zip, const
   }
   if (end == std::string_view::npos) {
     if (zip.substr(0, kMagicLen) == std::string_view(kMagic, kMagicLen)) {
-      return InvalidArgumentError(path + ": this is a .npy file, not a .npz archive (use ReadNpy)");
+      return InvalidArgumentError(path + ": a .npy file, where a .npz archive was expected");
     }
     return InvalidArgumentError(path + ": not a .npz (zip) file: no end-of-central-directory record");
   }
@@ -953,7 +961,7 @@ StatusOr<Tensor> ReadNpy(const std::string& path, const NpyReadOptions& options)
   if (static_cast<uint64_t>(f.size()) - header_len != h.data_bytes) {
     return SizeMismatch(h, static_cast<uint64_t>(f.size()) - header_len, path);
   }
-  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h));
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor t, TensorToFill(h, path));
   // The few data bytes that came in with a short header.
   size_t early = std::min(head.size() - header_len, h.data_bytes);
   std::memcpy(t.raw_data(), head.data() + header_len, early);

@@ -58,6 +58,11 @@ StatusOr<Shape> Shape::Parse(std::string_view text) {
     return InvalidArgumentError("bad shape '" + std::string(text) + "': " + why +
                                 " (expected e.g. [2,3,4] or 2x3x4)");
   };
+  // One separator per shape: ',' inside brackets, 'x' or ',' without them,
+  // so "[0x10]" is a bad dim, not [0,10].
+  const std::string_view seps = !t.empty() && t.front() == '[' ? std::string_view(",")
+                                : t.find(',') != std::string_view::npos ? std::string_view(",")
+                                                                        : std::string_view("x");
   if (!t.empty() && t.front() == '[') {
     if (t.back() != ']') return bad("missing ']'");
     t = trim(t.substr(1, t.size() - 2));
@@ -66,14 +71,15 @@ StatusOr<Shape> Shape::Parse(std::string_view text) {
   if (t.empty()) return Shape(dims);
   size_t pos = 0;
   while (pos <= t.size()) {
-    size_t next = t.find_first_of(",x", pos);
+    size_t next = t.find_first_of(seps, pos);
     std::string_view tok = trim(t.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
+    if (!tok.empty() && tok.front() == '-') return bad("dims must be >= 0");
     int64_t v = 0;
     auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (ec == std::errc::result_out_of_range) return bad("'" + std::string(tok) + "' is beyond 2^63-1");
     if (tok.empty() || ec != std::errc() || p != tok.data() + tok.size()) {
       return bad("'" + std::string(tok) + "' is not an integer");
     }
-    if (v < 0) return bad("dims must be >= 0");
     dims.push_back(v);
     if (next == std::string_view::npos) break;
     pos = next + 1;

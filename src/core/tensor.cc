@@ -40,7 +40,10 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHost(size_t bytes) {
 StatusOr<std::shared_ptr<Buffer>> Buffer::AllocateHostUninitialized(size_t bytes) {
   void* p = AllocateHostBytes(bytes);
   // Resource exhaustion from a size the input asked for: callers add what asked.
-  if (!p) return InvalidArgumentError("host allocation of " + std::to_string(bytes) + " bytes failed");
+  if (!p) {
+    return InvalidArgumentError("cannot allocate " + std::to_string(bytes) +
+                                " bytes on the host (out of memory, or past the process's address-space limit)");
+  }
   return std::make_shared<Buffer>(p, bytes, [](void* q) { std::free(q); });
 }
 

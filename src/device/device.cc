@@ -64,9 +64,23 @@ std::vector<std::string> RegisteredDeviceNames() {
 }
 
 StatusOr<Device*> GetDevice(std::string_view name) {
-  std::string key(name);
-  if (key == "cuda") key = "cuda:0";
-  std::string backend = key.substr(0, key.find(':'));
+  // "cpu" and "cpu:0" are one device; each backend opens its device 0 only
+  // (the cpu is one device, and a cuda device past 0 is not opened yet), so
+  // any other ordinal is refused rather than opening device 0 a second time.
+  const size_t colon = name.find(':');
+  const std::string backend(name.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    const std::string_view ordinal = name.substr(colon + 1);
+    const bool digits = !ordinal.empty() && ordinal.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!digits) {
+      return InvalidArgumentError("device '" + std::string(name) + "': expected BACKEND or BACKEND:N, N a device number");
+    }
+    if (ordinal.find_first_not_of('0') != std::string_view::npos) {
+      return NotFoundError("device '" + std::string(name) + "': this build opens only " + backend + ":0 (" + backend +
+                           (backend == "cpu" ? " is one device)" : " devices past 0 are not supported yet)"));
+    }
+  }
+  const std::string& key = backend;
   DeviceTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
   auto dev = t.devices.find(key);

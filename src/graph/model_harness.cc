@@ -202,14 +202,16 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (!device.ok()) return std::move(device).status().WithContext("--device");
   ScratchRing ring(r.output_dir);
   OPSCOPE_RETURN_IF_ERROR(ring.status());
-  OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult result,
-                           graph::Execute(run.model, run.schedule,
-                                          {.device = *device,
-                                           .iterations = r.iterations,
-                                           .inputs = std::move(inputs),
-                                           .seed = r.seed,
-                                           .save_outputs_dir = r.save_outputs,
-                                           .race_ring = ring.path()}));
+  StatusOr<graph::ExecutionResult> executed = graph::Execute(run.model, run.schedule,
+                                                             {.device = *device,
+                                                              .iterations = r.iterations,
+                                                              .inputs = std::move(inputs),
+                                                              .seed = r.seed,
+                                                              .save_outputs_dir = r.save_outputs,
+                                                              .race_ring = ring.path()});
+  // Named by the model: a graph input too large to allocate is the file's fault.
+  if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
+  graph::ExecutionResult result = std::move(executed).value();
   run.race_check = result.race_check;
   OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
   // After the run, so that calibrating does not share the machine with it.

@@ -8,8 +8,11 @@
 
 namespace opscope::graph {
 
-// Ok, or the first problem in one line naming the value or node: a graph
-// input or output listed twice; a default-domain node (in any subgraph too)
+// Ok, or the first problem in one line naming the field, value or node: an
+// ir_version outside 1..onnx::IR_VERSION; an opset_import domain listed twice
+// or at a version below 1 or above what this build's ONNX knows; a graph with
+// no outputs; a graph input, output or initializer (any subgraph's too)
+// listed twice; a node given one attribute twice; a default-domain node
 // whose strides, dilations or kernel_shape hold a value below 1.
 Status CheckBeforeOnnxInference(const onnx::ModelProto& model);
 

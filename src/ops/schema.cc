@@ -3,7 +3,9 @@
 #include <cctype>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "opscope/op.h"
 #include "core/text_distance.h"
@@ -318,12 +320,17 @@ bool ParseInt(std::string_view s, int64_t* out) {
   return !s.empty() && ec == std::errc() && p == s.data() + s.size();
 }
 
+// A float attribute is float32 in ONNX. "inf" and "nan" are taken as
+// written; a finite literal beyond float32's range (1e999, 1e39) is refused
+// rather than silently becoming infinity.
 bool ParseFloat(std::string_view s, double* out) {
   std::string t(Trim(s));
   if (t.empty()) return false;
   char* end = nullptr;
   *out = std::strtod(t.c_str(), &end);  // accepts inf, nan, 1e-6
-  return end == t.c_str() + t.size();
+  if (end != t.c_str() + t.size()) return false;
+  const bool literal_inf = t.find_first_of("iI") != std::string::npos;
+  return literal_inf || std::isnan(*out) || std::fabs(*out) <= std::numeric_limits<float>::max();
 }
 
 std::vector<std::string_view> ListItems(std::string_view v, bool* bracketed) {
@@ -369,7 +376,7 @@ StatusOr<Attrs> OpSchema::ParseAttrs(std::string_view text) const {
       }
       case AttrType::kFloat: {
         double v;
-        if (!ParseFloat(val, &v)) return bad("a number");
+        if (!ParseFloat(val, &v)) return bad("a number within float32's range (inf and nan as words)");
         out.Set(key, v);
         break;
       }
