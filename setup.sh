@@ -3,8 +3,8 @@
 # times: build/ (optimised, with tools, tests, benchmarks), build-asan/ (the
 # library, tools, plugins and every test under AddressSanitizer +
 # UndefinedBehaviorSanitizer) and build-tsan/ (the tests of the concurrent
-# parts, under ThreadSanitizer); with OPSCOPE_SETUP_FUZZ=1, build-fuzz/ too
-# (the libFuzzer targets of fuzz/, built by clang). Safe to run again.
+# parts, under ThreadSanitizer). build-asan/ is clang's and also holds the
+# libFuzzer targets of fuzz/. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,25 +43,19 @@ fi
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$jobs"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
+# clang makes the ASan tree: with libFuzzer's coverage in the same objects,
+# it holds the fuzz targets of fuzz/ too (README.md, "Fuzzing"), at the cost
+# of their links alone. A tree configured by another compiler starts afresh.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
   -DOPSCOPE_BUILD_BENCH=OFF >/dev/null
 ninja -C build-asan -j"$jobs"
 # Only what the ThreadSanitizer run needs: see OPSCOPE_SANITIZE=thread in CMakeLists.txt.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=thread \
   -DOPSCOPE_BUILD_BENCH=OFF -DOPSCOPE_BUILD_TOOLS=OFF >/dev/null
 ninja -C build-tsan -j"$jobs"
-# The fuzz targets (README.md, "Fuzzing"): clang 14 with libFuzzer, ASan and
-# UBSan; -gline-tables-only keeps the stacks symbolised. Only with
-# OPSCOPE_SETUP_FUZZ=1 for now: it compiles the whole library a fourth time,
-# which the CI run cannot afford yet (the targets should link only the
-# objects they need first), and test.sh runs them when build-fuzz/ exists.
-if [ "${OPSCOPE_SETUP_FUZZ:-0}" = 1 ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only \
-    -DOPSCOPE_FUZZ=ON -DOPSCOPE_WITH_CUDA=OFF >/dev/null
-  ninja -C build-fuzz -j"$jobs"
-fi
-
 # The tools on PATH (root installs into /usr/local/bin; others get a hint).
 if [ -w /usr/local/bin ]; then
   for tool in ops-debug inspector-cli; do

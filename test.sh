@@ -4,9 +4,8 @@
 # suite of build/ (unit, conformance, CLI, end-to-end, golden files), the same
 # suite under ASan + UBSan from build-asan/, and the tests of the concurrent
 # parts (cpu device, recorder, dispatcher, runtime executor) under TSan from
-# build-tsan/; last, where build-fuzz/ exists (./setup.sh with
-# OPSCOPE_SETUP_FUZZ=1), every fuzz target for FUZZ_SECONDS (20) each
-# (fuzz/run.sh), a crash failing the run with its reproducer's path.
+# build-tsan/; last, every fuzz target of build-asan/ for FUZZ_SECONDS (20)
+# each (fuzz/run.sh), a crash failing the run with its reproducer's path.
 set -euo pipefail
 cd "$(dirname "$0")"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -14,7 +13,6 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp}
 
 dirs=(build build-asan build-tsan)
-[ -f build-fuzz/build.ninja ] && dirs+=(build-fuzz)
 for dir in "${dirs[@]}"; do
   if [ ! -f "$dir/build.ninja" ]; then
     echo "test.sh: $dir/ is not configured: run ./setup.sh first" >&2
@@ -39,8 +37,6 @@ echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 ctest --test-dir build-asan --output-on-failure -j2 || status=1
 echo "== tests of the concurrent parts under ThreadSanitizer (build-tsan/)"
 ctest --test-dir build-tsan --output-on-failure -j2 || status=1
-if [ -f build-fuzz/build.ninja ]; then
-  echo "== fuzz targets, ${FUZZ_SECONDS:-20} s each (build-fuzz/)"
-  fuzz/run.sh "${FUZZ_SECONDS:-20}" || status=1
-fi
+echo "== fuzz targets, ${FUZZ_SECONDS:-20} s each (build-asan/bin/*_fuzzer)"
+fuzz/run.sh "${FUZZ_SECONDS:-20}" || status=1
 exit $status

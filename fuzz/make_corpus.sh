@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Writes the seed corpus of every fuzz target into OUT/<target>/ (default
-# build-fuzz/corpus/): copies of the example models, .npy files and golden
+# build-asan/fuzz/corpus/): copies of the example models, .npy files and golden
 # JSON, arrays numpy writes now, and a few HTTP requests. Nothing binary is
 # committed: the seeds are made at fuzz time from what the repository holds.
 # A seed of a target whose first byte picks a mode starts with that byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-build-fuzz/corpus}
+out=${1:-build-asan/fuzz/corpus}
 rm -rf "$out"
 mkdir -p "$out"/{npy,npz,onnx,attrs,flag_parsing,session,capture,report_dir,http}
 
@@ -65,7 +65,7 @@ printf '\x02%s' '{"schema": "opscope.session-graph/1", "pid": 1, "graphs_collect
 
 # capture.json of real runs, when a build of inspector-cli is there to make them.
 cli=""
-for c in build/bin/inspector-cli build-fuzz/bin/inspector-cli; do [ -x "$c" ] && { cli=$c; break; }; done
+for c in build/bin/inspector-cli build-asan/bin/inspector-cli; do [ -x "$c" ] && { cli=$c; break; }; done
 if [ -n "$cli" ]; then
   tmp=$(mktemp -d)
   for model in two_branch const_if; do

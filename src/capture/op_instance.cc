@@ -93,19 +93,19 @@ void FormatAttrs(const Attrs& attrs, char* buf, size_t cap) {
     else if (auto* d = std::get_if<double>(&v)) put("%g", *d);
     else if (auto* s = std::get_if<std::string>(&v)) put("%s", s->c_str());
     else if (auto* is = std::get_if<std::vector<int64_t>>(&v)) {
-      put("[");
+      put("%s", "[");
       for (size_t k = 0; k < is->size(); ++k) put(k ? ",%lld" : "%lld", static_cast<long long>((*is)[k]));
-      put("]");
+      put("%s", "]");
     } else if (auto* ds = std::get_if<std::vector<double>>(&v)) {
-      put("[");
+      put("%s", "[");
       for (size_t k = 0; k < ds->size(); ++k) put(k ? ",%g" : "%g", (*ds)[k]);
-      put("]");
+      put("%s", "]");
     } else if (auto* ss = std::get_if<std::vector<std::string>>(&v)) {
-      put("[");
+      put("%s", "[");
       for (size_t k = 0; k < ss->size(); ++k) put(k ? ",%s" : "%s", (*ss)[k].c_str());
-      put("]");
+      put("%s", "]");
     } else {
-      put("<tensor>");
+      put("%s", "<tensor>");
     }
   }
 }

@@ -35,12 +35,6 @@ StatusOr<std::vector<Tensor>> StandIns(const OpRunRequest& run) {
   return out;
 }
 
-std::vector<TensorDesc> Descs(const std::vector<Tensor>& ts) {
-  std::vector<TensorDesc> d;
-  for (const Tensor& t : ts) d.push_back(TensorDesc{t.dtype(), t.shape()});
-  return d;
-}
-
 std::string Mib(double bytes) {
   char s[32];
   std::snprintf(s, sizeof s, "%.2f MiB", bytes / (1 << 20));
