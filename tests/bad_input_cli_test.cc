@@ -184,6 +184,21 @@ TEST(LyingNpy, V2HeaderLengthOf4GiBSaysTruncated) {
   ExpectOneLineError(r, npy.string() + ": truncated: the header says it is 4294967292 bytes long, the file has 152");
 }
 
+// Out of memory under a tight address-space limit: the refusal is one line
+// and exit 2, and the tool then exits (OpenBLAS's threads, unable to allocate
+// their buffers, once made it hang in its exit handler: ops-debug compare
+// under ulimit -v 300000 spun for minutes). `timeout` tells a hang apart.
+TEST(OutOfMemory, AFailedAllocationIsOneLineAndTheToolExits) {
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string cap = "";
+#else
+  const std::string cap = "sh -c 'ulimit -v 300000 && exec \"$0\" \"$@\"' ";
+#endif
+  ToolResult r = Shell("timeout 120 " + cap + kBin + "ops-debug run --op Relu --input-shapes '[100000000000]'");
+  ASSERT_NE(r.exit_code, 124) << "the tool did not exit: " << r.err;
+  ExpectOneLineError(r, "--input-shapes: input X: float32 [100000000000]: cannot allocate 400000000000 bytes on the host");
+}
+
 TEST(LyingNpy, HugeShapeInSmallFileSaysTruncated) {
   TempDir dir;
   // A valid header declaring 2^40 float32 elements (4 TiB), and 16 data bytes.

@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iostream>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #include "cli/control_escape.h"
 #include "cli/flag_parsing.h"
@@ -47,6 +51,20 @@ std::string& TerminateToolName() {
   ::_exit(2);  // other threads may hold locks: no destructors, no atexit
 }
 
+// Bad input has been said in one line and nothing was written: exit now,
+// without the exit handlers. Out of memory, OpenBLAS's worker threads retry
+// their buffer's allocation for ever, and its exit handler joins them: the
+// refusal would hang (ops-debug compare under ulimit -v did).
+[[noreturn]] void ExitRefused() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  __lsan_do_leak_check();  // what the skipped exit handlers would have checked
+#endif
+  ::_exit(2);
+}
+
 }  // namespace
 
 int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body) {
@@ -54,14 +72,19 @@ int GuardedMain(std::string_view tool, std::ostream& err, const std::function<in
   std::set_terminate(OneLineTerminate);
   // Names from the files a tool reads reach what it prints: no control
   // character among them reaches the terminal as one.
-  ScopedControlEscaping escaping;
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return UsageError(err, tool, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return UsageError(err, tool, "internal error: an exception of an unknown type");
+  int code = 0;
+  {
+    ScopedControlEscaping escaping;
+    try {
+      code = body();
+    } catch (const std::exception& e) {
+      code = UsageError(err, tool, std::string("internal error: ") + e.what());
+    } catch (...) {
+      code = UsageError(err, tool, "internal error: an exception of an unknown type");
+    }
   }
+  if (code == 2) ExitRefused();
+  return code;
 }
 
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
