@@ -135,7 +135,7 @@ inline constexpr size_t kMaxRequestHeadBytes = kMaxRequestLineBytes + 2 + kMaxHe
 struct RequestHeadScan {
   size_t head_size = 0;  // > 0: complete, this many bytes with its blank line
   int refuse = 0;        // 400, 414 or 431: answer it now, whatever follows
-  std::string reason;   // why, for the refusal's body
+  std::string reason;    // why, for the refusal's body
 };
 // Neither head_size nor refuse: more is needed. A request line is refused
 // with 400 as soon as it cannot become valid: at its first byte that is not
@@ -148,9 +148,10 @@ struct ServeLimits {
   // The whole request head must arrive within it (408 otherwise), and a
   // response that makes no progress for as long is dropped.
   std::chrono::milliseconds request_timeout{10000};
-  // Clients held at once. At the cap a new one takes the place of the oldest
-  // still sending its request, which gets 503; when every one is being
-  // answered, the new one gets 503.
+  // Clients held at once. At the cap a new one takes the place of one
+  // already answered but not yet closed, else of the oldest still sending its
+  // request, which gets 503; when every one is being answered, the new one
+  // gets 503.
   int max_connections = 64;
 };
 
