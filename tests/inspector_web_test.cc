@@ -211,6 +211,45 @@ TEST_F(InspectorWebDir, ServesTheUiAndTheRunFilesOnly) {
   EXPECT_EQ(Get("/trace.json").status, 404);
 }
 
+TEST(InspectorWeb, RequestHeadsAreFramedWithinTheirLimits) {
+  const std::string get = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  EXPECT_EQ(ScanRequestHead(get).head_size, get.size());
+  EXPECT_EQ(ScanRequestHead(get + "GET /next").head_size, get.size()) << "what follows the head is not in it";
+  EXPECT_EQ(ScanRequestHead("GET / HTTP/1.0\r\n\r\n").head_size, 18u);
+  for (size_t cut = 0; cut < get.size(); ++cut) {
+    const RequestHeadScan part = ScanRequestHead(get.substr(0, cut));
+    EXPECT_EQ(part.head_size, 0u) << cut;
+    EXPECT_EQ(part.refuse, 0) << cut << ": " << part.reason;
+  }
+  const auto refused = [](const std::string& received) { return ScanRequestHead(received).refuse; };
+  // Noise is refused at its first bytes, a bad line once it is whole.
+  for (const std::string& bad : {std::string("\x16\x03\x01"), std::string(" GET"), std::string("GE\rT"),
+                                 std::string("garbage\r"), std::string("GET /\r\n"), std::string("GET / HTTP/2\r\n"),
+                                 std::string("GET  HTTP/1.1\r\n"), std::string(10000, 'G')}) {
+    EXPECT_EQ(refused(bad), 400) << ::testing::PrintToString(bad);
+  }
+  // The limits, at them and one byte past them.
+  const std::string line = "GET /" + std::string(kMaxRequestLineBytes - 14, 'a') + " HTTP/1.1";
+  ASSERT_EQ(line.size(), kMaxRequestLineBytes);
+  EXPECT_EQ(refused(line), 0);
+  EXPECT_EQ(refused(line + "\r"), 0) << "the CR may be its line's end";
+  EXPECT_EQ(refused(line + "a"), 414);
+  EXPECT_EQ(refused("GET /a" + line.substr(5) + "\r\n\r\n"), 414);
+  const std::string headers = "X: " + std::string(kMaxHeaderBytes - 7, 'b') + "\r\n\r\n";
+  ASSERT_EQ(headers.size(), kMaxHeaderBytes);
+  EXPECT_EQ(ScanRequestHead(line + "\r\n" + headers).head_size, kMaxRequestHeadBytes - 1);
+  EXPECT_EQ(refused(line + "\r\n" + headers.substr(0, headers.size() - 2)), 0);
+  EXPECT_EQ(refused(line + "\r\nX: b" + headers.substr(3)), 431);
+  EXPECT_EQ(refused(line + "\r\n" + std::string(kMaxHeaderBytes + 1, 'c')), 431) << "before its end comes";
+  // However the bytes fall, kMaxRequestHeadBytes of them are enough to decide.
+  const std::string any(kMaxRequestHeadBytes, 'h');
+  for (const std::string& flood : {std::string(kMaxRequestHeadBytes, 'G'), "GET /" + any,
+                                   "GET / HTTP/1.1\r\n" + any, line + "\r\n" + std::string(any.size(), '\r')}) {
+    const RequestHeadScan scan = ScanRequestHead(flood.substr(0, kMaxRequestHeadBytes));
+    EXPECT_TRUE(scan.head_size > 0 || scan.refuse != 0) << flood.substr(0, 40);
+  }
+}
+
 TEST_F(InspectorWebDir, OnLoopbackOnlyLoopbackHostNamesAreAnswered) {
   const auto with_host = [&](const std::string& host, const char* bind = "127.0.0.1") {
     return AnswerHttpRequest("GET /graph.json HTTP/1.1\r\nAccept: */*\r\nHOST:  " + host + "\r\n\r\n",

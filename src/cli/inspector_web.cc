@@ -1,27 +1,29 @@
 #include "cli/inspector_web.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
-#include <memory>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <regex>
-#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnose/diagnosis_timeline.h"
+#include "opscope/diagnose.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {
@@ -53,8 +55,12 @@ const char* ReasonPhrase(int status) {
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 414: return "URI Too Long";
     case 422: return "Unprocessable Content";
+    case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
     default: return "Error";
   }
 }
@@ -72,38 +78,27 @@ std::string SerializeResponse(const HttpResponse& r) {
   return head + r.body;
 }
 
-bool SendAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
+// RFC 9110's token characters, of which a method is made.
+bool IsTokenChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-// Reads up to the end of the request head; a client that sends nothing for a
-// few seconds (a browser's speculative connection) is dropped.
-void HandleConnection(int fd, const std::string& dir, const std::string& bind_address) {
-  timeval timeout{.tv_sec = 5, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  constexpr size_t kMaxHead = 16 * 1024;
-  std::string head;
-  char buf[4096];
-  while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxHead) {
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    head.append(buf, static_cast<size_t>(n));
+struct RequestLine {
+  std::string_view method, target;
+};
+
+// "METHOD SP TARGET SP HTTP/1.x", or nullopt.
+std::optional<RequestLine> SplitRequestLine(std::string_view line) {
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) return std::nullopt;
+  const RequestLine split{.method = line.substr(0, sp1), .target = line.substr(sp1 + 1, sp2 - sp1 - 1)};
+  if (split.method.empty() || split.target.empty() ||
+      !std::all_of(split.method.begin(), split.method.end(), IsTokenChar)) {
+    return std::nullopt;
   }
-  if (!head.empty()) {
-    const HttpResponse r = head.find("\r\n\r\n") == std::string::npos && head.size() >= kMaxHead
-                               ? Plain(400, "request head too large")
-                               : AnswerHttpRequest(head, dir, bind_address);
-    SendAll(fd, SerializeResponse(r));
-  }
-  ::close(fd);
+  return split;
 }
 
 // The Host header's name, without the port ("" when there is none).
@@ -392,17 +387,40 @@ StatusOr<std::string> WriteReportHtml(const std::string& dir) {
   return path;
 }
 
-HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, std::string_view bind_address) {
-  const size_t eol = head.find("\r\n");
-  const std::string_view line = head.substr(0, eol);
-  const size_t sp1 = line.find(' ');
-  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
-    return Plain(400, "malformed request line");
+RequestHeadScan ScanRequestHead(std::string_view received) {
+  const auto refuse = [](int status, std::string reason) {
+    return RequestHeadScan{.refuse = status, .reason = std::move(reason)};
+  };
+  const size_t eol = received.find("\r\n");
+  const std::string_view line = received.substr(0, eol);
+  // Whatever has come of the method must be a token: a TLS handshake or
+  // binary noise is refused at its first bytes, not after the timeout.
+  const size_t sp = line.find(' ');
+  const std::string_view method = line.substr(0, sp);
+  if (sp == 0 || !std::all_of(method.begin(), method.end(), IsTokenChar)) return refuse(400, "malformed request line");
+  // Without its CRLF yet, a trailing CR may be the first half of it.
+  const size_t line_size = eol != std::string_view::npos ? eol : received.size() - (received.ends_with('\r') ? 1 : 0);
+  if (line_size > kMaxRequestLineBytes) {
+    if (sp == std::string_view::npos) return refuse(400, "malformed request line");
+    return refuse(414, "the request line is longer than " + std::to_string(kMaxRequestLineBytes) + " bytes");
   }
-  const std::string_view method = line.substr(0, sp1);
-  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  if (method != "GET") return Plain(405, "only GET is served");
+  if (eol == std::string_view::npos) return {};
+  if (!SplitRequestLine(line)) return refuse(400, "malformed request line");
+  const size_t headers_at = eol + 2;
+  const size_t blank = received.find("\r\n\r\n", eol);
+  const size_t header_bytes = (blank == std::string_view::npos ? received.size() : blank + 4) - headers_at;
+  if (header_bytes > kMaxHeaderBytes) {
+    return refuse(431, "the header lines are longer than " + std::to_string(kMaxHeaderBytes) + " bytes together");
+  }
+  if (blank == std::string_view::npos) return {};
+  return RequestHeadScan{.head_size = blank + 4};
+}
+
+HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, std::string_view bind_address) {
+  const std::optional<RequestLine> line = SplitRequestLine(head.substr(0, head.find("\r\n")));
+  if (!line) return Plain(400, "malformed request line");
+  std::string_view target = line->target;
+  if (line->method != "GET") return Plain(405, "only GET is served");
   if (IsLoopback(bind_address)) {
     const std::string host = HostName(head);
     if (!host.empty() && host != "localhost" && host != "[::1]" && !IsLoopback(host)) {
@@ -473,39 +491,220 @@ Status WebServer::Listen(const std::string& bind_address, int port) {
     return InvalidArgumentError("--bind " + bind_address + " --port " + std::to_string(port) +
                                 ": cannot listen there (" + std::strerror(errno) + ")");
   }
-  if (::listen(fd_, 64) != 0) return InternalError(std::string("listen: ") + std::strerror(errno));
+  if (::listen(fd_, 128) != 0) return InternalError(std::string("listen: ") + std::strerror(errno));
   socklen_t len = sizeof(addr);
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   return Status::Ok();
 }
 
-Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t* stop) {
-  if (fd_ < 0) return FailedPreconditionError("WebServer::Serve before Listen");
-  // Each connection on its own short-lived thread, so a browser's idle
-  // speculative connection never holds up the page's other requests.
-  auto active = std::make_shared<std::atomic<int>>(0);
-  constexpr int kMaxConnections = 32;
-  while (!*stop) {
-    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
-    const int ready = ::poll(&p, 1, 200);
-    if (ready < 0 && errno != EINTR) return InternalError(std::string("poll: ") + std::strerror(errno));
-    if (ready <= 0) continue;
-    const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    if (active->load() >= kMaxConnections) {
-      ::close(client);
-      continue;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A client with its answer sent may still be sending (a body, the rest of a
+// refused head): closing with those bytes unread would reset the connection
+// and could destroy the answer before it is read. They are read and dropped
+// until it closes, for at most this long.
+constexpr auto kLingerAtMost = std::chrono::seconds(2);
+// How long answers under way get once the server is told to stop.
+constexpr auto kStopGrace = std::chrono::seconds(2);
+// Clients accepted in one turn of the loop, so those held are served between bursts.
+constexpr int kAcceptsPerTurn = 64;
+
+// One client, from accept to close.
+struct Connection {
+  enum class Phase { kReading, kWriting, kLingering };
+  int fd = -1;
+  Phase phase = Phase::kReading;
+  Clock::time_point accepted;
+  // Reading: the end of the whole head's time; writing: the next progress due; lingering: the close.
+  Clock::time_point deadline;
+  std::string head;  // what came so far, never more than kMaxRequestHeadBytes
+  std::string response;
+  size_t sent = 0;
+};
+
+void Close(Connection& c) {
+  if (c.fd >= 0) ::close(c.fd);
+  c.fd = -1;
+}
+
+bool WouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+// For a client dropped at once: one try at telling it why, never waiting on it.
+void RefuseAndClose(Connection& c, int status, const std::string& why) {
+  const std::string bytes = SerializeResponse(Plain(status, why));
+  (void)::send(c.fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  Close(c);
+}
+
+std::string FormatTimeout(std::chrono::milliseconds t) {
+  return t.count() % 1000 == 0 ? std::to_string(t.count() / 1000) + "s" : std::to_string(t.count()) + "ms";
+}
+
+class ClientLoop {
+ public:
+  ClientLoop(const std::string& dir, const std::string& bind_address, const ServeLimits& limits)
+      : dir_(dir), bind_address_(bind_address), limits_(limits) {}
+
+  void Read(Connection& c, Clock::time_point now) {
+    char buf[4096];
+    const size_t room = kMaxRequestHeadBytes - c.head.size();  // ScanRequestHead decides before it is 0
+    const ssize_t n = ::recv(c.fd, buf, std::min(sizeof(buf), room), MSG_DONTWAIT);
+    if (n < 0) {
+      if (!WouldBlock()) Close(c);
+      return;
     }
-    ++*active;
-    std::thread([client, dir, bind = bind_address_, active] {
-      HandleConnection(client, dir, bind);
-      --*active;
-    }).detach();
+    if (n == 0) {
+      if (c.head.empty()) return Close(c);
+      return Respond(c, Plain(400, "the request ended before the blank line that ends its head"), now);
+    }
+    c.head.append(buf, static_cast<size_t>(n));
+    const RequestHeadScan scan = ScanRequestHead(c.head);
+    if (scan.refuse) return Respond(c, Plain(scan.refuse, scan.reason), now);
+    if (scan.head_size) {
+      return Respond(c, AnswerHttpRequest(std::string_view(c.head).substr(0, scan.head_size), dir_, bind_address_),
+                     now);
+    }
   }
-  // Let connections in flight finish before the process exits.
-  for (int i = 0; i < 50 && active->load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  return Status::Ok();
+
+  void Write(Connection& c, Clock::time_point now) {
+    while (c.sent < c.response.size()) {
+      const ssize_t n =
+          ::send(c.fd, c.response.data() + c.sent, c.response.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && WouldBlock()) return;
+      if (n <= 0) return Close(c);
+      c.sent += static_cast<size_t>(n);
+      c.deadline = now + limits_.request_timeout;
+    }
+    ::shutdown(c.fd, SHUT_WR);
+    c.phase = Connection::Phase::kLingering;
+    c.response = std::string();
+    c.deadline = now + std::min<Clock::duration>(limits_.request_timeout, kLingerAtMost);
+  }
+
+  static void Drain(Connection& c) {
+    char buf[4096];
+    const ssize_t n = ::recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && !WouldBlock())) Close(c);
+  }
+
+  // A head not whole in time gets 408; an answer not read, or a client that
+  // does not close after it, is dropped.
+  void Expire(Connection& c, Clock::time_point now) {
+    if (c.phase != Connection::Phase::kReading) return Close(c);
+    Respond(c, Plain(408, "the request head did not arrive within " + FormatTimeout(limits_.request_timeout)), now);
+  }
+
+  // At the cap, the oldest client that is not being answered goes (those
+  // done first), so no burst of idle sockets keeps a new client out. False
+  // when every one is being answered.
+  static bool MakeRoom(std::vector<Connection>& clients) {
+    Connection* oldest = nullptr;
+    const auto rank = [](const Connection& c) {
+      return std::make_pair(c.phase != Connection::Phase::kLingering, c.accepted);
+    };
+    for (Connection& c : clients) {
+      if (c.phase == Connection::Phase::kWriting) continue;
+      if (!oldest || rank(c) < rank(*oldest)) oldest = &c;
+    }
+    if (!oldest) return false;
+    if (oldest->phase == Connection::Phase::kLingering) {
+      Close(*oldest);
+    } else {
+      RefuseAndClose(*oldest, 503, "too many connections: this one waited longest for its request");
+    }
+    std::erase_if(clients, [](const Connection& c) { return c.fd < 0; });
+    return true;
+  }
+
+ private:
+  void Respond(Connection& c, const HttpResponse& r, Clock::time_point now) {
+    c.response = SerializeResponse(r);
+    c.sent = 0;
+    c.head = std::string();
+    c.phase = Connection::Phase::kWriting;
+    c.deadline = now + limits_.request_timeout;
+    Write(c, now);  // most answers fit in the socket's buffer at once
+  }
+
+  const std::string& dir_;
+  const std::string& bind_address_;
+  const ServeLimits& limits_;
+};
+
+}  // namespace
+
+Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t* stop, const ServeLimits& limits) {
+  if (fd_ < 0) return FailedPreconditionError("WebServer::Serve before Listen");
+  if (limits.request_timeout.count() <= 0 || limits.max_connections < 1) {
+    return InvalidArgumentError("WebServer::Serve: the request timeout and the connection cap must be positive");
+  }
+  // Accepting never blocks either: a client gone between poll and accept leaves nothing to wait for.
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  ClientLoop loop(dir, bind_address_, limits);
+  std::vector<Connection> clients;
+  std::vector<pollfd> polled;
+  std::optional<Clock::time_point> stop_by;
+  const auto closed = [](const Connection& c) { return c.fd < 0; };
+  Status status = Status::Ok();
+  while (true) {
+    Clock::time_point now = Clock::now();
+    if (*stop && !stop_by) {
+      stop_by = now + kStopGrace;
+      for (Connection& c : clients) {
+        if (c.phase != Connection::Phase::kWriting) Close(c);
+      }
+    }
+    for (Connection& c : clients) {
+      if (c.fd >= 0 && c.deadline <= now) loop.Expire(c, now);
+    }
+    std::erase_if(clients, closed);
+    if (stop_by && (clients.empty() || now >= *stop_by)) break;
+
+    polled.clear();
+    polled.push_back(pollfd{.fd = stop_by ? -1 : fd_, .events = POLLIN, .revents = 0});  // poll skips fd -1
+    Clock::time_point wake = now + std::chrono::milliseconds(200);
+    if (stop_by) wake = std::min(wake, *stop_by);
+    for (const Connection& c : clients) {
+      const short events = c.phase == Connection::Phase::kWriting ? POLLOUT : POLLIN;
+      polled.push_back(pollfd{.fd = c.fd, .events = events, .revents = 0});
+      wake = std::min(wake, c.deadline);
+    }
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - now).count();
+    const int ready = ::poll(polled.data(), polled.size(), static_cast<int>(std::max<int64_t>(0, wait)));
+    if (ready < 0 && errno != EINTR) {
+      status = InternalError(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
+    if (ready <= 0) continue;
+
+    now = Clock::now();
+    for (size_t i = 0; i < clients.size(); ++i) {
+      if (polled[i + 1].revents == 0) continue;
+      Connection& c = clients[i];
+      switch (c.phase) {
+        case Connection::Phase::kReading: loop.Read(c, now); break;
+        case Connection::Phase::kWriting: loop.Write(c, now); break;
+        case Connection::Phase::kLingering: ClientLoop::Drain(c); break;
+      }
+    }
+    std::erase_if(clients, closed);
+    if (!(polled[0].revents & POLLIN)) continue;
+    for (int i = 0; i < kAcceptsPerTurn; ++i) {
+      Connection c{.fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK), .accepted = now,
+                   .deadline = now + limits.request_timeout};
+      if (c.fd < 0) break;
+      if (static_cast<int>(clients.size()) >= limits.max_connections && !ClientLoop::MakeRoom(clients)) {
+        RefuseAndClose(c, 503, "too many connections, every one being answered: try again");
+        continue;
+      }
+      clients.push_back(std::move(c));
+    }
+  }
+  for (Connection& c : clients) Close(c);
+  return status;
 }
 
 CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
@@ -516,10 +715,29 @@ CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags) {
       ->required();
   cmd->add_option("--port", flags.port, "TCP port (default 8765; 0 picks a free one)");
   cmd->add_option("--bind", flags.bind, "IPv4 address to listen on (default 127.0.0.1)");
+  cmd->add_option("--request-timeout", flags.request_timeout,
+                  "a client's request head must arrive within it, or it gets 408 (default 10s; 500ms, 1m ...)");
   return cmd;
 }
 
+namespace {
+
+// A browser sends its whole head at once; up to 10 minutes leaves room for
+// someone typing a request by hand.
+StatusOr<std::chrono::milliseconds> ParseRequestTimeout(const std::string& text) {
+  const StatusOr<double> seconds = ParseDuration(text);
+  if (!seconds.ok() || *seconds < 0.01 || *seconds > 600) {
+    return InvalidArgumentError("--request-timeout '" + text +
+                                "': expected a duration from 10ms to 10m, such as 10s or 500ms");
+  }
+  return std::chrono::milliseconds(std::llround(*seconds * 1000));
+}
+
+}  // namespace
+
 Status RunInspectorServe(const InspectorServeFlags& flags, std::ostream& out) {
+  ServeLimits limits;
+  OPSCOPE_ASSIGN_OR_RETURN(limits.request_timeout, ParseRequestTimeout(flags.request_timeout));
   // Checked up front, so a wrong folder is one line now, not a 404 later.
   OPSCOPE_RETURN_IF_ERROR(ReadReportDir(flags.dir).status());
   WebServer server;
@@ -531,7 +749,7 @@ Status RunInspectorServe(const InspectorServeFlags& flags, std::ostream& out) {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
   out << "serving " << flags.dir << " at http://" << flags.bind << ":" << server.port() << "/" << std::endl;
-  return server.Serve(flags.dir, &g_stop_signal);
+  return server.Serve(flags.dir, &g_stop_signal, limits);
 }
 
 }  // namespace opscope::cli

@@ -5,8 +5,9 @@
 //   inspector-cli export --input-dir DIR --format html   -> DIR/report.html, one
 //       self-contained file (the UI inlined, graph/trace/summary.json embedded,
 //       DIR/roofline.svg shown when the folder has one)
-//   inspector-cli serve DIR [--port N] [--bind 127.0.0.1] -> the UI over HTTP,
-//       reading DIR's files on each request (a new `run` into DIR shows on reload)
+//   inspector-cli serve DIR [--port N] [--bind 127.0.0.1] [--request-timeout 10s]
+//       -> the UI over HTTP, reading DIR's files on each request (a new `run`
+//       into DIR shows on reload)
 // A folder with a trace alone (ops-debug profile's timeline.json, or a bare
 // trace.json) is shown the same way, without the graph panes; so is one with
 // ops-debug diagnose's diagnosis.json, its trajectory drawn on the timeline
@@ -17,7 +18,9 @@
 //   OPSCOPE_ASSIGN_OR_RETURN(std::string page, BuildDiagnosisHtml(DiagnosisJson(d), "diag/diagnosis.json"));
 #pragma once
 
+#include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,7 +122,43 @@ struct HttpResponse {
 HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir,
                                std::string_view bind_address = "127.0.0.1");
 
-// A small HTTP/1.1 server (one connection per request, Connection: close).
+// What `serve` takes from one client before it answers. A request line
+// longer than kMaxRequestLineBytes is refused with 414, header lines longer
+// than kMaxHeaderBytes together (the blank line's CRLF counted) with 431:
+// no more than kMaxRequestHeadBytes of a request is ever held.
+inline constexpr size_t kMaxRequestLineBytes = 8 * 1024;
+inline constexpr size_t kMaxHeaderBytes = 32 * 1024;
+inline constexpr size_t kMaxRequestHeadBytes = kMaxRequestLineBytes + 2 + kMaxHeaderBytes + 1;
+
+// Where a request head stands after the bytes received so far (the framing
+// WebServer reads by; AnswerHttpRequest is given the head once complete).
+struct RequestHeadScan {
+  size_t head_size = 0;  // > 0: complete, this many bytes with its blank line
+  int refuse = 0;        // 400, 414 or 431: answer it now, whatever follows
+  std::string reason;    // why, for the refusal's body
+};
+// Neither head_size nor refuse: more is needed. A request line is refused
+// with 400 as soon as it cannot become valid: at its first byte that is not
+// part of a method (a token), or once whole when it is not
+// "METHOD TARGET HTTP/1.x" (the rule AnswerHttpRequest holds it to).
+RequestHeadScan ScanRequestHead(std::string_view received);
+
+// How long and how many clients WebServer holds.
+struct ServeLimits {
+  // The whole request head must arrive within it (408 otherwise), and a
+  // response that makes no progress for as long is dropped.
+  std::chrono::milliseconds request_timeout{10000};
+  // Clients held at once. At the cap a new one takes the place of one
+  // already answered but not yet closed, else of the oldest still sending its
+  // request, which gets 503; when every one is being answered, the new one
+  // gets 503.
+  int max_connections = 64;
+};
+
+// A small HTTP/1.1 server (one request per connection, Connection: close):
+// one thread polls every client without blocking on any, so silent or slow
+// ones (a browser's speculative connections, a hostile client) cannot keep
+// the others waiting.
 class WebServer {
  public:
   WebServer() = default;
@@ -130,8 +169,9 @@ class WebServer {
   // Binds and listens; port 0 lets the kernel pick a free one (see port()).
   Status Listen(const std::string& bind_address, int port);
   int port() const { return port_; }
-  // Serves `dir` until *stop becomes nonzero (checked at least every 200 ms).
-  Status Serve(const std::string& dir, const volatile std::sig_atomic_t* stop);
+  // Serves `dir` until *stop becomes nonzero (checked at least every 200 ms);
+  // responses under way then get two more seconds to finish.
+  Status Serve(const std::string& dir, const volatile std::sig_atomic_t* stop, const ServeLimits& limits = {});
 
  private:
   std::string bind_address_;
@@ -143,6 +183,7 @@ struct InspectorServeFlags {
   std::string dir;
   int port = 8765;
   std::string bind = "127.0.0.1";
+  std::string request_timeout = "10s";  // ServeLimits::request_timeout, 10ms to 10m
 };
 
 CLI::App* AddInspectorServe(CLI::App& app, InspectorServeFlags& flags);
