@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "cli/app_driver.h"
+#include "core/asan.h"
 #include "onnx/onnx_pb.h"
 #include "tool_test_util.h"
 
@@ -167,7 +168,7 @@ TEST(NonRegularInput, SizeLimitIsCheckedBeforeReading) {
 // 4 GiB fails (and, before the fix, aborted) instead of passing unnoticed. Not under AddressSanitizer: its shadow memory alone reserves
 // terabytes of address space, so the cap would stop the tool from starting;
 // there the message is still checked, the cap is not.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPSCOPE_ASAN)
 const std::string kMemCap = "";
 #else
 const std::string kMemCap = "sh -c 'ulimit -v 1000000 && exec \"$0\" \"$@\"' ";
@@ -189,7 +190,7 @@ TEST(LyingNpy, V2HeaderLengthOf4GiBSaysTruncated) {
 // their buffers, once made it hang in its exit handler: ops-debug compare
 // under ulimit -v 300000 spun for minutes). `timeout` tells a hang apart.
 TEST(OutOfMemory, AFailedAllocationIsOneLineAndTheToolExits) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPSCOPE_ASAN)
   const std::string cap = "";
 #else
   const std::string cap = "sh -c 'ulimit -v 300000 && exec \"$0\" \"$@\"' ";

@@ -311,7 +311,9 @@ TEST(DiagnoseCli, ASanitizersReportIsTheCauseWithItsKindAndLine) {
   const json& c = h.d["causes"][0];
   EXPECT_EQ(c["rule"], "sanitizer") << h.d["causes"].dump(2);
   EXPECT_TRUE(Contains(c["cause"], "AddressSanitizer: heap-buffer-overflow at ")) << c.dump(2);
-  EXPECT_TRUE(Contains(c["cause"], "sanitizer_demo.cc:20 in RowSum")) << c.dump(2);
+  // g++'s runtime writes "sanitizer_demo.cc:20 in RowSum", clang's adds the column and the signature.
+  EXPECT_TRUE(Contains(c["cause"], "sanitizer_demo.cc:20")) << c.dump(2);
+  EXPECT_TRUE(Contains(c["cause"], "RowSum")) << c.dump(2);
   EXPECT_TRUE(Contains(c["fix"], "clamp the loop bound")) << c.dump(2);
 
   // UBSan reports and the program goes on (diagnose makes its reports
@@ -323,8 +325,10 @@ TEST(DiagnoseCli, ASanitizersReportIsTheCauseWithItsKindAndLine) {
   EXPECT_EQ(u.d["status"], "error");
   ASSERT_FALSE(u.d["causes"].empty()) << u.d.dump(2);
   EXPECT_EQ(u.d["causes"][0]["rule"], "sanitizer");
-  EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "UndefinedBehaviorSanitizer: signed integer overflow: 1073741824 * 2"))
+  // The operands' order is the compiler's ("1073741824 * 2" from g++, "2 * 1073741824" from clang).
+  EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "UndefinedBehaviorSanitizer: signed integer overflow: "))
       << u.d["causes"][0].dump(2);
+  EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "1073741824")) << u.d["causes"][0].dump(2);
   EXPECT_TRUE(Contains(u.d["causes"][0]["cause"], "sanitizer_demo.cc:26:")) << u.d["causes"][0].dump(2);
   EXPECT_TRUE(Contains(u.d["causes"][0]["fix"], "int64_t")) << u.d["causes"][0].dump(2);
 

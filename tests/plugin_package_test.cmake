@@ -2,8 +2,11 @@
 # package, with include/opscope/ alone. Installs libopscope into a temporary
 # prefix, configures and builds examples/my_ops as its own CMake project with
 # find_package(opscope), and runs one of its ops through the real ops-debug.
-#   cmake -DBIN=<build dir> -DSRC=<source dir> -DWORK=<scratch dir> -P plugin_package_test.cmake
-foreach(v BIN SRC WORK)
+# CXX is the compiler that built the package: clang 14 and g++ 12 over one
+# libstdc++ disagree on what Status's source location is (clang 14 has no
+# std::source_location), so a plugin is built by the library's compiler.
+#   cmake -DBIN=<build dir> -DSRC=<source dir> -DWORK=<scratch dir> -DCXX=<c++ compiler> -P plugin_package_test.cmake
+foreach(v BIN SRC WORK CXX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "plugin_package_test: pass -D${v}=...")
   endif()
@@ -34,7 +37,7 @@ if(CCACHE)
 endif()
 step("configuring examples/my_ops against the package"
      ${CMAKE_COMMAND} -S ${SRC}/examples/my_ops -B ${WORK}/my_ops -G Ninja -DCMAKE_BUILD_TYPE=Release
-     -DCMAKE_PREFIX_PATH=${WORK}/prefix ${launcher})
+     -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_CXX_COMPILER=${CXX} ${launcher})
 step("building examples/my_ops against the package" ${CMAKE_COMMAND} --build ${WORK}/my_ops)
 set(plugin ${WORK}/my_ops/lib/libmy_ops.so)
 if(NOT EXISTS ${plugin})

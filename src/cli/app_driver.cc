@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
 #include "cli/control_escape.h"
 #include "cli/flag_parsing.h"
+#include "core/asan.h"
+
+#if defined(OPSCOPE_ASAN)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 namespace opscope::cli {
 
@@ -59,7 +61,7 @@ std::string& TerminateToolName() {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPSCOPE_ASAN)
   __lsan_do_leak_check();  // what the skipped exit handlers would have checked
 #endif
   ::_exit(2);
@@ -83,8 +85,12 @@ int GuardedMain(std::string_view tool, std::ostream& err, const std::function<in
       code = UsageError(err, tool, "internal error: an exception of an unknown type");
     }
   }
-  if (code == 2) ExitRefused();
   return code;
+}
+
+void ExitTool(int code) {
+  if (code == 2) ExitRefused();
+  std::exit(code);
 }
 
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,

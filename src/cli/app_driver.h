@@ -44,4 +44,10 @@ CLI::Option* AddSeedOption(CLI::App* cmd, uint64_t& seed, const std::string& des
 // (cli/control_escape.h).
 int GuardedMain(std::string_view tool, std::ostream& err, const std::function<int()>& body);
 
+// The end of a tool's main. A refusal (2: said in one line, nothing written)
+// exits without the exit handlers: out of memory, OpenBLAS's worker threads
+// retry their buffers for ever and its handler joins them, so the refusal
+// would hang. Any other code exits normally.
+[[noreturn]] void ExitTool(int code);
+
 }  // namespace opscope::cli

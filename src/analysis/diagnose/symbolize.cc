@@ -1,6 +1,8 @@
 #include "analysis/diagnose/symbolize.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
@@ -67,22 +69,45 @@ StackFrame Symbolize(Dwfl* dwfl, uint64_t pc, bool is_return_address) {
   const char* symbol_name = dwfl_module_addrinfo(module, lookup, &offset, &symbol, nullptr, nullptr, nullptr);
   if (symbol_name != nullptr && symbol_name[0] != '\0') f.function = Demangle(symbol_name);
 
+  int line_number = 0;
+  const char* file = nullptr;
+  const char* comp_dir = nullptr;
   if (Dwfl_Line* line = dwfl_module_getsrc(module, lookup)) {
-    int line_number = 0;
-    const char* file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
-    if (file != nullptr) {
-      // The line table names a file relative to the directory it was
-      // compiled in ("../src/x.cc" from build/); anchored there, it is a path
-      // a reader can open. A relative compile directory (a distribution's
-      // -fdebug-prefix-map) is already part of what libdw returns.
-      std::filesystem::path path(file);
-      const char* comp_dir = dwfl_line_comp_dir(line);
-      if (path.is_relative() && comp_dir != nullptr && comp_dir[0] == '/') {
-        path = std::filesystem::path(comp_dir) / path;
+    file = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+    comp_dir = dwfl_line_comp_dir(line);
+  } else {
+    // libdw finds an address's compile unit by .debug_aranges, which clang
+    // (DWARF 5) does not emit: a plugin built by clang would have no lines.
+    // Without it, each unit's own ranges say whether it holds the address.
+    Dwarf_Addr dwarf_bias = 0;
+    Dwarf* dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
+    Dwarf_Off offset_cu = 0, next = 0;
+    size_t header_size = 0;
+    while (dwarf != nullptr && file == nullptr &&
+           dwarf_nextcu(dwarf, offset_cu, &next, &header_size, nullptr, nullptr, nullptr) == 0) {
+      Dwarf_Die cu;
+      if (dwarf_offdie(dwarf, offset_cu + header_size, &cu) != nullptr && dwarf_haspc(&cu, lookup - dwarf_bias) > 0) {
+        if (Dwarf_Line* line = dwarf_getsrc_die(&cu, lookup - dwarf_bias)) {
+          file = dwarf_linesrc(line, nullptr, nullptr);
+          dwarf_lineno(line, &line_number);
+          Dwarf_Attribute attr;
+          comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+        }
       }
-      f.file = path.lexically_normal().string();
-      f.line = line_number;
+      offset_cu = next;
     }
+  }
+  if (file != nullptr) {
+    // The line table names a file relative to the directory it was compiled
+    // in ("../src/x.cc" from build/); anchored there, it is a path a reader
+    // can open. A relative compile directory (a distribution's
+    // -fdebug-prefix-map) is already part of what libdw returns.
+    std::filesystem::path path(file);
+    if (path.is_relative() && comp_dir != nullptr && comp_dir[0] == '/') {
+      path = std::filesystem::path(comp_dir) / path;
+    }
+    f.file = path.lexically_normal().string();
+    f.line = line_number;
   }
   return f;
 }

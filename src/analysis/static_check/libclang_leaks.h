@@ -15,7 +15,9 @@
 //   #include "analysis/static_check/libclang_leaks.h"  // in main.cc
 #pragma once
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "core/asan.h"
+
+#if defined(OPSCOPE_ASAN)
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:llvm::SmallVectorBase<unsigned int>::grow_pod\n";
 }

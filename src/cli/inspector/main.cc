@@ -4,8 +4,9 @@
 #include "cli/app_driver.h"
 #include "cli/apps.h"
 
-// No exception reaches the C++ runtime's abort: GuardedMain makes it one line and exit 2.
+// No exception reaches the C++ runtime's abort: GuardedMain makes it one line and exit 2;
+// ExitTool ends a refusal without the exit handlers.
 int main(int argc, char** argv) {
-  return opscope::cli::GuardedMain("inspector-cli", std::cerr,
-                                   [&] { return opscope::cli::InspectorMain(argc, argv, std::cout, std::cerr); });
+  opscope::cli::ExitTool(opscope::cli::GuardedMain(
+      "inspector-cli", std::cerr, [&] { return opscope::cli::InspectorMain(argc, argv, std::cout, std::cerr); }));
 }

@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/asan.h"
+
 namespace opscope {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPSCOPE_ASAN)
 constexpr bool kCaching = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kCaching = false;
-#else
-constexpr bool kCaching = true;
-#endif
 #else
 constexpr bool kCaching = true;
 #endif

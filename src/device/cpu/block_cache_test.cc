@@ -5,17 +5,13 @@
 
 #include <cstdint>
 
+#include "core/asan.h"
+
 namespace opscope {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPSCOPE_ASAN)
 constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
 #else
 constexpr bool kAsan = false;
 #endif
