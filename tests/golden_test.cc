@@ -1,7 +1,7 @@
 // Golden files for the JSON the tools write (graph.json, summary.json,
 // trace.json from `inspector-cli run`, report.json from `ops-debug run`): the
 // real binaries run on small example models and ops, what differs from run to
-// run (times, addresses, op_ids, paths) is masked, and the rest must equal
+// run (times, addresses, op_ids, run ids, paths) is masked, and the rest must equal
 // tests/golden/<case>.json exactly, so that a format change shows up in
 // review as a diff of those files.
 //
@@ -72,6 +72,13 @@ struct Masker {
 
   json Mask(const json& j, const std::string& key) const {
     if (IsProcessKey(key)) return j.is_null() ? j : json("<" + key + ">");
+    // A run's identity (graph/runtime/run_identity.h): its id is new every
+    // run; the model's fingerprint stays, it is the example's bytes.
+    if (key == "run" && j.is_object() && j.contains("id")) {
+      json out = Mask(j, "");
+      out["id"] = "<run_id>";
+      return out;
+    }
     if (j.is_object()) {
       json out = json::object();
       for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = Mask(it.value(), it.key());

@@ -236,6 +236,85 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   EXPECT_EQ(d["schema"], "opscope.diff/1");
   EXPECT_FALSE(d["passed"].get<bool>());
   EXPECT_NE(d["nodes"]["framework"]["base"], d["nodes"]["framework"]["new"]);
+  // Which two runs it compared: a later run into either folder makes it stale.
+  EXPECT_EQ(d["runs"]["base"], json::parse(Slurp(a / "graph.json"))["run"]);
+  EXPECT_EQ(d["runs"]["new"], json::parse(Slurp(b / "graph.json"))["run"]);
+}
+
+// Every file of a run names the run (graph/runtime/run_identity.h); every
+// reader refuses a folder whose files name two runs, in one line naming both
+// files, and a capture.json that is not valid JSON or has a wrong field, in
+// one line naming the file and the field.
+TEST_F(InspectorCli, EveryReaderRefusesAFolderOfTwoRuns) {
+  const fs::path a = RunModel("two_branch.onnx", "a");
+  const fs::path b = RunModel("const_if.onnx", "b");
+  const json run_a = json::parse(Slurp(a / "graph.json"))["run"], run_b = json::parse(Slurp(b / "graph.json"))["run"];
+  ASSERT_TRUE(run_a["id"].is_string() && run_b["id"].is_string());
+  EXPECT_NE(run_a["id"], run_b["id"]);
+  EXPECT_NE(run_a["model_fingerprint"], run_b["model_fingerprint"]);
+  EXPECT_EQ(json::parse(Slurp(a / "summary.json"))["run"], run_a);
+  EXPECT_EQ(json::parse(Slurp(a / "trace.json"))["otherData"]["run"], run_a);
+  EXPECT_EQ(json::parse(Slurp(a / "capture.json"))["run"], run_a);
+  EXPECT_NE(Slurp(a / "roofline.svg").find("data-run-id=\"" + run_a["id"].get<std::string>() + "\""), std::string::npos);
+
+  // What a rerun killed after its graph.json, trace.json and summary.json
+  // would leave if it did not remove the old capture.json first. Each reader
+  // gets a fresh copy: one that wrongly accepted it could rewrite it.
+  const fs::path mixed = dir_ / "mixed";
+  const auto make_mixed = [&] {
+    fs::remove_all(mixed);
+    fs::copy(b, mixed);
+    for (const char* f : {"graph.json", "trace.json", "summary.json", "roofline.svg"}) {
+      fs::copy_file(a / f, mixed / f, fs::copy_options::overwrite_existing);
+    }
+  };
+  const std::string two_runs = "files of two runs: graph.json is of run " + run_a["id"].get<std::string>() +
+                               ", capture.json of run " + run_b["id"].get<std::string>();
+  for (const std::string& reader :
+       {"summary " + mixed.string(), "path " + mixed.string() + " --node /join/concat/Concat",
+        "export --input-dir " + mixed.string(), "export --input-dir " + mixed.string() + " --format html",
+        "diff " + a.string() + " " + mixed.string(), "diff " + mixed.string() + " " + a.string()}) {
+    SCOPED_TRACE(reader);
+    make_mixed();
+    ExpectOneErrorLine(Run(reader), two_runs);
+    EXPECT_FALSE(fs::exists(mixed / "report.html"));
+    EXPECT_FALSE(fs::exists(mixed / "diff.json"));
+  }
+  EXPECT_FALSE(fs::exists(a / "diff.json"));
+  // serve checks before it listens; a timeout keeps a wrong acceptance from hanging the test.
+  make_mixed();
+  ExpectOneErrorLine(::opscope::testing::Shell("timeout 20 " + std::string(OPSCOPE_BINARY_DIR) +
+                                               "/bin/inspector-cli serve " + mixed.string() + " --port 0"),
+                     two_runs);
+
+  // A rerun replaces the whole folder: the other model's files, its pass dumps too.
+  const fs::path again = RunModel("two_branch.onnx", "again", "--dump-passes");
+  ASSERT_FALSE(fs::is_empty(again / "passes"));
+  RunModel("const_if.onnx", "again");
+  EXPECT_FALSE(fs::exists(again / "passes"));
+  const Result summary = Run("summary " + again.string());
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_EQ(summary.out.rfind("model " + Model("const_if.onnx") + " ", 0), 0u) << summary.out;
+
+  // capture.json malformed, or with a field missing or of the wrong kind.
+  const std::string capture = Slurp(b / "capture.json");
+  const auto with_capture = [&](const std::string& text) {
+    std::ofstream(b / "capture.json", std::ios::trunc) << text;
+    return Run("summary " + b.string());
+  };
+  json wrong = json::parse(capture);
+  wrong["tasks"][1]["kernel"] = 7;
+  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: field tasks[1].kernel: expected a string, found an integer");
+  wrong = json::parse(capture);
+  wrong.erase("streams");
+  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: field streams: missing (expected an integer)");
+  const Result truncated = with_capture(capture.substr(0, capture.size() / 2));
+  ExpectOneErrorLine(truncated, "capture.json: not valid JSON (line 1, column ");
+  EXPECT_EQ(truncated.err.find("json.exception"), std::string::npos) << truncated.err;
+  // Written before runs had an identity: refused, with what to do.
+  wrong = json::parse(capture);
+  wrong.erase("run");
+  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: no run identity (field run)");
 }
 
 TEST_F(InspectorCli, BadInputIsOneLineAndWritesNothing) {

@@ -29,14 +29,27 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The identity every file of one run carries (graph/runtime/run_identity.h).
+const json kRun = {{"id", "20250101T000000Z-1-0123456789abcdef"}, {"model_fingerprint", "3:0011223344556677"}};
+
 // Run files with names that would break a careless embedding.
 std::vector<std::string> HostileRunFiles() {
-  const json graph = {{"schema", "opscope.graph/1"},
+  const json graph = {{"schema", "opscope.graph/1"}, {"run", kRun},
                       {"framework", {{"nodes", {{{"node_id", 0}, {"name", "</script><script>alert(1)</script>"}}}}}},
                       {"compiled", {{"nodes", {{{"node_id", 1}, {"name", "<!--<script>"}}}}}}};
-  const json trace = {{"traceEvents", json::array({{{"ph", "X"}, {"name", "</SCRIPT >"}}})}};
-  const json summary = {{"schema", "opscope.summary/1"}, {"op_types", json::array()}};
+  const json trace = {{"schema", "opscope.trace/1"}, {"otherData", {{"run", kRun}}},
+                      {"traceEvents", json::array({{{"ph", "X"}, {"name", "</SCRIPT >"}}})}};
+  const json summary = {{"schema", "opscope.summary/1"}, {"run", kRun}, {"op_types", json::array()}};
   return {graph.dump(), trace.dump(), summary.dump()};
+}
+
+// A chart as a run writes it: its <svg> names the run (run_identity.h).
+std::string StampedChart(const fs::path& svg_file, const json& run) {
+  std::ifstream in(svg_file);
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string attrs = " data-run-id=\"" + run["id"].get<std::string>() + "\" data-model-fingerprint=\"" +
+                            run["model_fingerprint"].get<std::string>() + "\"";
+  return svg.insert(svg.find("<svg") + 4, attrs);
 }
 
 ReportData HostileRun() {
@@ -178,7 +191,7 @@ class InspectorWebDir : public ::testing::Test {
     fs::create_directories(dir_);
     const std::vector<std::string> files = HostileRunFiles();
     for (size_t i = 0; i < files.size(); ++i) std::ofstream(dir_ / kRunFiles[i]) << files[i];
-    std::ofstream(dir_ / "capture.json") << "{\"secret\": 1}";
+    std::ofstream(dir_ / "capture.json") << json({{"schema", "opscope.capture/1"}, {"run", kRun}, {"secret", 1}}).dump();
   }
   void TearDown() override { fs::remove_all(dir_); }
   HttpResponse Get(const std::string& target) {
@@ -270,7 +283,7 @@ TEST_F(InspectorWebDir, ServesTheRooflineChartCheckedAndListsWhatTheFolderHolds)
   EXPECT_EQ(Get("/files.json").content_type, "application/json");
   EXPECT_EQ(listed(), json({"graph.json", "trace.json", "summary.json"}));
   EXPECT_EQ(Get("/roofline.svg").status, 404);
-  fs::copy_file(kTimelineFixture / "roofline.svg", dir_ / "roofline.svg");
+  std::ofstream(dir_ / "roofline.svg") << StampedChart(kTimelineFixture / "roofline.svg", kRun);
   fs::copy_file(kTimelineFixture / "timeline.json", dir_ / "timeline.json");
   EXPECT_EQ(listed(), json({"graph.json", "trace.json", "summary.json", "timeline.json", "roofline.svg"}));
   const HttpResponse svg = Get("/roofline.svg");
@@ -319,6 +332,47 @@ TEST_F(InspectorWebDir, AFolderWithATraceAloneIsShownWithoutTheGraph) {
   const std::string html = Slurp(*written);
   EXPECT_NE(html.find("<div id=\"roofline\"><svg"), std::string::npos);
   EXPECT_EQ(html.find("opscope-data-graph.json"), std::string::npos);
+}
+
+// A page never mixes two runs: the files it is built from, and capture.json
+// and roofline.svg beside them, must all name one run.
+TEST_F(InspectorWebDir, AFolderOfTwoRunsIsRefusedBeforeAnythingIsDrawn) {
+  ASSERT_TRUE(ReadReportDir(dir_.string()).ok()) << ReadReportDir(dir_.string()).status().ToString();
+  EXPECT_EQ(Get("/files.json").status, 200);
+  json other = kRun;
+  other["id"] = "20250101T000001Z-2-00000000000000ff";
+  std::ofstream(dir_ / "capture.json", std::ios::trunc)
+      << json({{"schema", "opscope.capture/1"}, {"run", other}}).dump();
+  const std::string two_runs = "files of two runs: graph.json is of run " + kRun["id"].get<std::string>() +
+                               ", capture.json of run " + other["id"].get<std::string>();
+  StatusOr<ReportData> mixed = ReadReportDir(dir_.string());
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().ToString().find(two_runs), std::string::npos) << mixed.status().ToString();
+  EXPECT_FALSE(WriteReportHtml(dir_.string()).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "report.html"));
+  // The page asks for files.json first, and shows the reason it gets.
+  const HttpResponse listed = Get("/files.json");
+  EXPECT_EQ(listed.status, 422);
+  EXPECT_NE(listed.body.find(two_runs), std::string::npos) << listed.body;
+  // A run's trace shown alone is held to the same rule; a trace no run wrote is not.
+  fs::remove(dir_ / "graph.json");
+  fs::remove(dir_ / "summary.json");
+  StatusOr<ReportData> alone = ReadReportDir(dir_.string());
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().ToString().find("trace.json is of run " + kRun["id"].get<std::string>()), std::string::npos)
+      << alone.status().ToString();
+  std::ofstream(dir_ / "trace.json", std::ios::trunc) << "{\"traceEvents\": []}";
+  EXPECT_TRUE(ReadReportDir(dir_.string()).ok());
+  // A run's file that is not valid JSON is named, with where it breaks.
+  const std::vector<std::string> files = HostileRunFiles();
+  for (size_t i = 0; i < files.size(); ++i) std::ofstream(dir_ / kRunFiles[i], std::ios::trunc) << files[i];
+  std::ofstream(dir_ / "capture.json", std::ios::trunc)
+      << json({{"schema", "opscope.capture/1"}, {"run", kRun}}).dump();
+  std::ofstream(dir_ / "summary.json", std::ios::trunc) << files[2].substr(0, files[2].size() - 1);
+  StatusOr<ReportData> cut = ReadReportDir(dir_.string());
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().ToString().find("summary.json: not valid JSON (line 1, column "), std::string::npos)
+      << cut.status().ToString();
 }
 
 TEST_F(InspectorWebDir, WriteReportNamesTheMissingFileAndWritesNothing) {
@@ -458,8 +512,13 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   fs::remove(dir / "roofline.svg");
   ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
   EXPECT_NE(Slurp(dir / "report.html").find("<div id=\"roofline\"></div>"), std::string::npos);
-  // Any chart placed there (here the UI test's) is shown.
+  // A chart placed there (here the UI test's) is shown when it names this
+  // run; one that names no run could be an earlier run's, and is refused.
   fs::copy_file(kTimelineFixture / "roofline.svg", dir / "roofline.svg");
+  EXPECT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 2);
+  EXPECT_NE(err.find("roofline.svg: no run identity"), std::string::npos) << err;
+  std::ofstream(dir / "roofline.svg", std::ios::trunc)
+      << StampedChart(kTimelineFixture / "roofline.svg", json::parse(Slurp(dir / "graph.json"))["run"]);
   ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
   EXPECT_NE(Slurp(dir / "report.html").find("<div id=\"roofline\"><svg"), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);

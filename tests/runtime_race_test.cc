@@ -140,7 +140,10 @@ TEST(RuntimeRace, ADroppedEventWaitIsReportedNamingProducerAndConsumer) {
   ASSERT_EQ(j["races"].size(), out.races.size());
   EXPECT_FALSE(j["race_check"].contains("races"));
   EXPECT_TRUE(j["race_check"]["ran"].get<bool>());
-  const RaceCheckOutcome back = RaceCheckFromJson(RaceCheckJson(out));
+  const nlohmann::json written = RaceCheckJson(out);
+  JsonFields fields("race_check");
+  const RaceCheckOutcome back = RaceCheckFromJson(fields.Root(written));
+  ASSERT_TRUE(fields.ok()) << fields.status().ToString();
   ASSERT_EQ(back.races.size(), out.races.size());
   EXPECT_EQ(RaceText(back.races[0]), RaceText(out.races[0]));
 }

@@ -18,6 +18,27 @@ var opscope = window.opscope || (window.opscope = {});
     return e ? JSON.parse(e.textContent) : null;
   }
 
+  // Which run wrote a file: graph.json and summary.json say it in "run",
+  // trace.json in "otherData.run" (null: a file from before run identities).
+  function runIdOf(name, file) {
+    const run = name === 'trace.json' ? file && file.otherData && file.otherData.run : file && file.run;
+    return run && typeof run.id === 'string' ? run.id : null;
+  }
+
+  // Files of two runs are refused, as the library refuses them: a folder
+  // written again while the page loaded, or files picked from two folders.
+  // Files that all lack an identity (written before there was one) are shown.
+  function mixedRunError(files) {
+    const ids = FILES.map((name) => [name, runIdOf(name, files[name])]);
+    const known = ids.filter(([, id]) => id !== null);
+    if (!known.length) return null;
+    const [firstName, firstId] = known[0];
+    const other = ids.find(([, id]) => id !== firstId);
+    if (!other) return null;
+    return other[1] === null ? `${other[0]} carries no run identity, ${firstName} is of run ${firstId}: files of two runs`
+      : `${firstName} is of run ${firstId}, ${other[0]} of run ${other[1]}: files of two runs`;
+  }
+
   // A run: {graph, trace, summary, roofline (SVG text, or null), title}; graph
   // and summary are null for a trace alone.
   async function loadRun() {
@@ -39,6 +60,8 @@ var opscope = window.opscope || (window.opscope = {});
     const roofline = present.has(ROOFLINE) ? get(ROOFLINE, 'text').catch((e) => ({error: e.message})) : null;
     if (present.has('graph.json') || present.has('summary.json')) {
       const [graph, trace, summary] = await Promise.all(FILES.map((f) => get(f)));
+      const mixed = mixedRunError({'graph.json': graph, 'trace.json': trace, 'summary.json': summary});
+      if (mixed) throw new Error(mixed + ' (the folder was written again while the page loaded: reload it)');
       return {graph, trace, summary, roofline: await roofline};
     }
     const alone = TRACE_ONLY.find((f) => present.has(f));
@@ -67,6 +90,11 @@ var opscope = window.opscope || (window.opscope = {});
             return;
           }
           const [graph, trace, summary] = await Promise.all(FILES.map((f) => read(byName.get(f))));
+          const mixed = mixedRunError({'graph.json': graph, 'trace.json': trace, 'summary.json': summary});
+          if (mixed) {
+            error.textContent = mixed + ': pick the three files of one run folder';
+            return;
+          }
           run = {graph, trace, summary, roofline};
         } else if (jsons.length === 1) {
           const trace = await read(jsons[0]);

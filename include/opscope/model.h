@@ -9,7 +9,11 @@
 //   OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport r, RunModel(req));
 //   std::printf("%lld tasks, %.1f us span\n", (long long)r.tasks, r.span_us);
 //
-// Nothing is written under output_dir unless the whole run succeeded.
+// Nothing is written under output_dir unless the whole run succeeded. Then
+// the previous run's files there are removed first, and every file written
+// carries this run's identity (an id and the model's fingerprint), so that a
+// run killed half way leaves files that readers refuse, never a mix of two
+// runs that they would read as one.
 #pragma once
 
 #include <cstdint>
@@ -123,7 +127,7 @@ struct ModelRunReport {
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& request);
 
 // What changed between two run folders (their capture.json); diff.json is
-// written into new_dir. regressed: total task time grew by more than
+// written into new_dir, with the identities of both runs ("runs"). regressed: total task time grew by more than
 // threshold_time_pct, or a layer's node count moved by more than threshold_nodes.
 struct RunDiffRequest {
   std::string base_dir, new_dir;

@@ -5,6 +5,7 @@
 #include "cli/inspector_web.h"
 
 #include "graph/graph_json.h"
+#include "graph/runtime/run_identity.h"
 #include "graph/runtime/session_export.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/trace_json.h"
@@ -52,7 +53,9 @@ Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) 
   if (json && graph::IsSessionDir(flags.input_dir)) {
     OPSCOPE_RETURN_IF_ERROR(ExportSessionDir(flags, out));
   } else if (json) {
+    // The files are written again under the run's own identity: capture.json's.
     OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.input_dir));
+    graph::RemoveRunTempFiles(flags.input_dir);
     OPSCOPE_ASSIGN_OR_RETURN(files, graph::WriteRunExports(run));
   }
   if (html) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <regex>
@@ -23,6 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnose/diagnosis_timeline.h"
+#include "graph/runtime/run_identity.h"
+#include "graph/runtime/session_export.h"
 #include "opscope/diagnose.h"
 #include "opscope/npy.h"
 
@@ -349,13 +352,20 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
   };
   ReportData data;
   const bool run = IsFile(dir + "/graph.json") || IsFile(dir + "/summary.json");
+  // A session's exports are written by one `export` and carry no run identity.
+  const bool session = graph::IsSessionDir(dir);
   if (run) {
     std::string* into[] = {&data.graph, &data.trace, &data.summary};
+    std::map<std::string, const std::string*> texts;
     for (size_t i = 0; i < std::size(kRunFiles); ++i) {
       const std::string path = dir + "/" + kRunFiles[i];
       if (!IsFile(path)) return missing(kRunFiles[i], "");
       OPSCOPE_ASSIGN_OR_RETURN(*into[i], ReadFile(path));
+      texts[kRunFiles[i]] = into[i];
     }
+    // All three checked whole as JSON, and they, capture.json and
+    // roofline.svg all of one run: a page never mixes two runs.
+    if (!session) OPSCOPE_RETURN_IF_ERROR(graph::CheckRunFolder(dir, texts).status());
   } else if (const char* name = TraceOnlyFileIn(dir)) {
     const std::string path = dir + "/" + name;
     OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
@@ -363,6 +373,9 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
       OPSCOPE_ASSIGN_OR_RETURN(DiagnosisTimeline t, DiagnosisTimelineFromJson(text, path));
       data = DiagnosisReport(std::move(t));
     } else {
+      // A trace a run wrote is shown alone only beside files of that run.
+      OPSCOPE_ASSIGN_OR_RETURN(std::optional<graph::RunIdentity> id, graph::FindRunFileIdentity(path, &text));
+      if (id && !session) OPSCOPE_RETURN_IF_ERROR(graph::CheckRunFolder(dir, {{name, &text}}).status());
       data.trace = std::move(text);
     }
   }
@@ -443,6 +456,13 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
   }
   // Exact names only: nothing from the request is ever joined to a path.
   if (name == "files.json") {
+    // The page asks for this first: a folder holding two runs' files (or
+    // one that no longer reads as a run) is refused before any is drawn.
+    const bool run = IsFile(dir + "/graph.json") || IsFile(dir + "/summary.json");
+    if (run && !graph::IsSessionDir(dir)) {
+      const StatusOr<graph::RunIdentity> id = graph::CheckRunFolder(dir);
+      if (!id.ok()) return Plain(422, id.status().message());
+    }
     nlohmann::json present = nlohmann::json::array();
     for (const std::string& f : ServedFiles()) {
       if (IsFile(dir + "/" + f)) present.push_back(f);

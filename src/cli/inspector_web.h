@@ -66,7 +66,10 @@ struct ReportData {
 // summary.json, all three, the error naming the first one missing), or, where
 // neither graph.json nor summary.json is there, a trace alone (kTraceOnlyFiles;
 // a diagnosis.json converted, its error naming the file and the field);
-// with DIR/roofline.svg when present (checked by CheckInlineSvg).
+// with DIR/roofline.svg when present (checked by CheckInlineSvg). A run's
+// files are checked whole as JSON and must all be of one run, capture.json
+// and roofline.svg included (graph/runtime/run_identity.h); so must a
+// run's trace.json shown alone.
 StatusOr<ReportData> ReadReportDir(const std::string& dir);
 
 // JSON made safe inside a <script> element: every '<' becomes \u003c (valid

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <climits>
@@ -182,10 +183,18 @@ Status WriteThrough(const std::string& path, const std::vector<std::string_view>
   return Status::Ok();
 }
 
-// Temporary files of the atomic writer, "." + name + ".tmp." + six characters.
-bool IsTempName(std::string_view name) {
-  size_t at = name.rfind(".tmp.");
-  return name.size() > 1 && name[0] == '.' && at != std::string_view::npos && at > 1 && name.size() == at + 5 + 6;
+// The target a temporary file of the atomic writer stands for ("." + name +
+// ".tmp." + mkostemp's six letters or digits), or "" when it is not one.
+std::string_view TempTarget(std::string_view name) {
+  constexpr std::string_view kTmp = ".tmp.";
+  constexpr size_t kSuffix = 6;
+  if (name.size() < 2 + kTmp.size() + kSuffix || name[0] != '.') return {};
+  const size_t at = name.size() - kSuffix - kTmp.size();
+  if (name.substr(at, kTmp.size()) != kTmp) return {};
+  for (char c : name.substr(name.size() - kSuffix)) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) return {};
+  }
+  return name.substr(1, at - 1);
 }
 
 }  // namespace
@@ -263,12 +272,15 @@ Status WriteFileAtomicParts(const std::string& path_in, const std::vector<std::s
   return Status::Ok();
 }
 
-int RemoveStaleTempFiles(const std::string& dir) {
+int RemoveStaleTempFiles(const std::string& dir, const std::function<bool(std::string_view name)>& ours) {
   int removed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (!IsTempName(name) || !entry.is_regular_file(ec)) continue;
+    const std::string_view target = TempTarget(name);
+    if (target.empty() || !ours(target)) continue;
+    // symlink_status: a link is never a temporary file of ours, whatever it points at.
+    if (!std::filesystem::is_regular_file(entry.symlink_status(ec))) continue;
     if (std::filesystem::remove(entry.path(), ec)) ++removed;
   }
   return removed;

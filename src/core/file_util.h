@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,10 +32,12 @@ uint64_t MaxInputBytes();
 // "'PATH' is N bytes, more than the M an input may have (...)".
 Status InputTooLarge(const std::string& path, uint64_t bytes);
 
-// Removes the temporary files a killed WriteFileAtomic left in `dir` (names
-// ".NAME.tmp.XXXXXX"); returns how many. Call it only on a folder the caller
-// owns and writes into alone, as a run folder.
-int RemoveStaleTempFiles(const std::string& dir);
+// Removes the temporary files a killed WriteFileAtomic left in `dir`: regular
+// files (never a link) named ".NAME.tmp.XXXXXX", XXXXXX six letters or digits
+// as mkostemp makes them, for the NAMEs `ours` accepts, so that a user's own
+// file of a similar name stays. Returns how many. Call it only on a folder the
+// caller owns and writes into alone, as a run folder.
+int RemoveStaleTempFiles(const std::string& dir, const std::function<bool(std::string_view name)>& ours);
 
 // An open regular file for reading, no larger than MaxInputBytes(); closes
 // itself. Devices, FIFOs and sockets are refused: they have no size to check,

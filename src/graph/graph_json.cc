@@ -157,13 +157,14 @@ Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, con
   return WriteFileAtomic(path, GraphJson(m, passes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m) {
+Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m, const RunIdentity& run) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgumentError("--dump-passes " + dir + ": cannot create the folder (" + ec.message() + ")");
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%02d_", pass.index);
   json j = {{"schema", kGraphSchema},
+            {"run", RunIdentityJson(run)},
             {"pass", {{"index", pass.index}, {"name", pass.name}, {"rewrites", pass.rewrites}}},
             {"compiled", LayerJson(m.compiled)}};
   return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

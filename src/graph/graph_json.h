@@ -16,6 +16,7 @@
 
 #include "graph/ir.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/runtime/run_identity.h"
 
 namespace opscope::graph {
 
@@ -26,7 +27,8 @@ nlohmann::json GraphJson(const Model& m, const std::vector<PassResult>& passes =
 Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path);
 
 // --dump-passes: <dir>/<NN>_<pass>.json holding the compiled graph after the
-// pass (same layer form as graph.json). Creates `dir` when missing.
-Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m);
+// pass (same layer form as graph.json) and the identity of the run
+// (graph/runtime/run_identity.h). Creates `dir` when missing.
+Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m, const RunIdentity& run);
 
 }  // namespace opscope::graph

@@ -16,6 +16,7 @@
 #include "graph/runtime/executor.h"
 #include "graph/runtime/mapping.h"
 #include "graph/runtime/run_diff.h"
+#include "graph/runtime/run_identity.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_roofline.h"
@@ -188,6 +189,11 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   run.seed = r.seed;
   run.device = r.device;
   OPSCOPE_ASSIGN_OR_RETURN(run.model, graph::ImportOnnx(r.model));
+  if (!r.output_dir.empty()) {
+    // Taken now, of the bytes just imported, rather than after a long run.
+    OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, graph::ModelFingerprint(r.model));
+    run.identity = graph::NewRunIdentity(fingerprint);
+  }
   // Pass snapshots are kept in memory and written only once the run succeeded.
   std::vector<std::pair<graph::PassResult, graph::Model>> snapshots;
   graph::AfterPassFn keep = [&](const graph::PassResult& p, const graph::Model& m) {
@@ -224,11 +230,15 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
     std::error_code ec;
     std::filesystem::create_directories(r.output_dir, ec);
     if (ec) return InvalidArgumentError("--output-dir " + r.output_dir + ": cannot create it (" + ec.message() + ")");
+    // The previous run's files go before any of this run's is written, and
+    // capture.json is written last: a kill at any point leaves either the old
+    // run whole or files that readers refuse (run_identity.h).
+    OPSCOPE_RETURN_IF_ERROR(graph::ClearRunFolder(r.output_dir).WithContext("--output-dir"));
     OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run));
     OPSCOPE_RETURN_IF_ERROR(graph::WriteCapture(run));
     report.files.push_back(r.output_dir + "/" + graph::kCaptureFile);
     for (const auto& [pass, model] : snapshots) {
-      OPSCOPE_RETURN_IF_ERROR(graph::WritePassDump(r.output_dir + "/passes", pass, model));
+      OPSCOPE_RETURN_IF_ERROR(graph::WritePassDump(r.output_dir + "/passes", pass, model, run.identity));
     }
     if (!snapshots.empty()) {
       report.files.push_back(r.output_dir + "/passes/ (" + std::to_string(snapshots.size()) + " files)");
@@ -245,6 +255,8 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
   graph::RunDiff d = graph::DiffRuns(base, now, r.threshold_time_pct, r.threshold_nodes);
+  // Which two runs were compared: a later run into either folder makes this diff stale.
+  d.json["runs"] = {{"base", graph::RunIdentityJson(base.identity)}, {"new", graph::RunIdentityJson(now.identity)}};
   RunDiffReport out{.json = d.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", .file = r.new_dir + "/diff.json", .regressed = d.regressed};
   for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out.file, out.json));

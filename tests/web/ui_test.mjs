@@ -499,6 +499,17 @@ test('the page without data: a lone timeline.json picked, with its chart; a host
   await page.goto(blank);
   await page.setInputFiles('#load-files', [path.join(profile.dir, 'timeline.json'), runs.twoBranch.dir + '/trace.json']);
   assert.match(await page.textContent('#load-error'), /or one trace \(timeline\.json\) alone/);
+
+  // Nor are the files of two runs: each names the run that wrote it.
+  await page.goto(blank);
+  await page.setInputFiles('#load-files', [runs.twoBranch.dir + '/graph.json', runs.twoBranch.dir + '/trace.json',
+    runs.resnet.dir + '/summary.json']);
+  const summaryRun = JSON.parse(fs.readFileSync(runs.resnet.dir + '/summary.json', 'utf8')).run.id;
+  await page.waitForFunction(() => document.getElementById('load-error').textContent !== '', null, {timeout: 10_000});
+  const twoRuns = await page.textContent('#load-error');
+  assert.match(twoRuns, /files of two runs/);
+  assert.ok(twoRuns.includes('summary.json of run ' + summaryRun), twoRuns);
+  assert.ok(await page.isVisible('#load-panel'));
 });
 
 // ops-debug sweep's page on the example trap: one heatmap cell per block, the

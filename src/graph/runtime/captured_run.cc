@@ -1,12 +1,15 @@
 #include "graph/runtime/captured_run.h"
 
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_field.h"
 #include "graph/onnx_import.h"
 #include "graph/runtime/mapping.h"
 #include "graph/graph_json.h"
+#include "graph/runtime/run_identity.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/task_suspects.h"
@@ -21,15 +24,23 @@ namespace {
 
 using nlohmann::json;
 
+// Every file a run writes carries its identity (run_identity.h).
+Status CheckIdentity(const CapturedRun& run) {
+  if (run.identity.id.empty() || run.identity.model_fingerprint.empty()) {
+    return InternalError(run.dir + ": a run without an identity cannot be written (NewRunIdentity)");
+  }
+  return Status::Ok();
+}
+
 json LaunchJson(const LaunchConfig& l) {
   return {l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.vector_width};
 }
 
-LaunchConfig LaunchFromJson(const json& j) {
+LaunchConfig LaunchFromJson(const JsonField& j) {
   LaunchConfig l;
-  l.grid = {j.at(0).get<int64_t>(), j.at(1).get<int64_t>(), j.at(2).get<int64_t>()};
-  l.block = {j.at(3).get<int64_t>(), j.at(4).get<int64_t>(), j.at(5).get<int64_t>()};
-  l.vector_width = j.at(6).get<int>();
+  l.grid = {j[0].Int(), j[1].Int(), j[2].Int()};
+  l.block = {j[3].Int(), j[4].Int(), j[5].Int()};
+  l.vector_width = j[6].IntInRange(0, 1 << 20);
   return l;
 }
 
@@ -50,27 +61,30 @@ json TaskJson(const ScheduledTask& t) {
 }
 
 // Puts what the executor measured back on a freshly scheduled task.
-Status RestoreTask(const json& j, ScheduledTask& t, const std::string& file) {
-  if (j.at("node_id").get<int64_t>() != t.desc.op_node_id || j.at("stream_id").get<int>() != t.desc.stream_id) {
-    return InvalidArgumentError(file + ": task " + std::to_string(t.desc.task_id) +
+Status RestoreTask(const JsonField& j, ScheduledTask& t, const JsonFields& fields) {
+  const int64_t node_id = j["node_id"].Int(), stream_id = j["stream_id"].Int();
+  if (!fields.ok()) return fields.status();
+  if (node_id != t.desc.op_node_id || stream_id != t.desc.stream_id) {
+    return InvalidArgumentError(fields.file() + ": task " + std::to_string(t.desc.task_id) +
                                 " does not match the model's schedule (was the model or opscope changed?)");
   }
-  t.op_id = j.at("op_id").get<uint64_t>();
-  t.desc.kernel_name = j.at("kernel").get<std::string>();
-  t.raw_start_ns = j.at("raw_ns").at(0).get<int64_t>();
-  t.raw_end_ns = j.at("raw_ns").at(1).get<int64_t>();
-  t.cal_start_ns = j.at("cal_ns").at(0).get<int64_t>();
-  t.cal_end_ns = j.at("cal_ns").at(1).get<int64_t>();
-  t.desc.start_us = j.at("start_us").get<double>();
-  t.start_us_raw = j.at("start_us_raw").get<double>();
-  t.desc.duration_us_raw = j.at("duration_us_raw").get<double>();
-  t.desc.duration_us_calibrated = j.at("duration_us_calibrated").get<double>();
-  t.launch_known = !j.at("launch").is_null();
+  t.op_id = j["op_id"].Uint();
+  t.desc.kernel_name = j["kernel"].String();
+  t.raw_start_ns = j["raw_ns"][0].Int();
+  t.raw_end_ns = j["raw_ns"][1].Int();
+  t.cal_start_ns = j["cal_ns"][0].Int();
+  t.cal_end_ns = j["cal_ns"][1].Int();
+  t.desc.start_us = j["start_us"].Number();
+  t.start_us_raw = j["start_us_raw"].Number();
+  t.desc.duration_us_raw = j["duration_us_raw"].Number();
+  t.desc.duration_us_calibrated = j["duration_us_calibrated"].Number();
+  if (!j.Has("launch")) j["launch"].Fail("missing (expected an array, or null)");
+  t.launch_known = j["launch"].Present();
   if (t.launch_known) {
-    t.launch = LaunchFromJson(j.at("launch"));
+    t.launch = LaunchFromJson(j["launch"]);
     t.desc.launch = t.launch;
   }
-  return Status::Ok();
+  return fields.status();
 }
 
 json PeaksJson(const RoofPeaks& p) {
@@ -78,28 +92,54 @@ json PeaksJson(const RoofPeaks& p) {
           {"source", p.source}};
 }
 
-RoofPeaks PeaksFromJson(const json& j) {
-  return RoofPeaks{.bandwidth_gbs = j.at("bandwidth_gbs").get<double>(),
-                   .gflops_f32 = j.at("gflops_f32").get<double>(),
-                   .gflops_f64 = j.at("gflops_f64").get<double>(),
-                   .source = j.at("source").get<std::string>()};
+RoofPeaks PeaksFromJson(const JsonField& j) {
+  return RoofPeaks{.bandwidth_gbs = j["bandwidth_gbs"].Number(),
+                   .gflops_f32 = j["gflops_f32"].Number(),
+                   .gflops_f64 = j["gflops_f64"].Number(),
+                   .source = j["source"].String()};
 }
 
-StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const std::string& file) {
-  if (j.value("schema", "") != kCaptureSchema) {
-    return InvalidArgumentError(file + ": expected \"schema\": \"" + kCaptureSchema + "\"");
+// The run's fields are read and checked before anything is done with them
+// (plugins loaded, the model imported); the tasks' once the model is
+// scheduled again to line them up with.
+StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, const std::string& file,
+                                   const RunIdentity& identity) {
+  JsonFields fields(file);
+  const JsonField j = fields.Root(doc);
+  const std::string schema = j["schema"].String();
+  if (fields.ok() && schema != kCaptureSchema) {
+    return InvalidArgumentError(file + ": field schema: expected \"" + std::string(kCaptureSchema) + "\", found \"" +
+                                schema + "\"");
   }
   CapturedRun run;
   run.dir = dir;
-  run.device = j.at("device").get<std::string>();
-  run.iterations = j.at("iterations").get<int>();
-  run.seed = j.at("seed").get<uint64_t>();
-  run.plugins = j.at("plugins").get<std::vector<std::string>>();
-  if (j.contains("peaks") && !j.at("peaks").is_null()) run.peaks = PeaksFromJson(j.at("peaks"));
-  if (j.contains("race_check") && !j.at("race_check").is_null()) run.race_check = RaceCheckFromJson(j.at("race_check"));
-  const std::string model_path = j.at("model").at("path").get<std::string>();
+  run.identity = identity;
+  run.device = j["device"].String();
+  run.iterations = j["iterations"].IntInRange(1, std::numeric_limits<int>::max());
+  run.seed = j["seed"].Uint();
+  run.plugins = j["plugins"].Strings();
+  if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
+  if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
+  const std::string model_path = j["model"]["path"].String();
+  const std::string model_fingerprint = j["model"]["fingerprint"].String();
+  const int streams = j["streams"].IntInRange(1, 1 << 16);
+  const JsonField tasks = j["tasks"], passes = j["passes"];
+  const size_t task_count = tasks.Size();
+  for (size_t i = 0; i < passes.Size(); ++i) {
+    const JsonField p = passes[i];
+    run.passes.push_back({.index = p["index"].IntInRange(0, std::numeric_limits<int>::max()),
+                          .name = p["name"].String(),
+                          .rewrites = p["rewrites"].IntInRange(0, std::numeric_limits<int>::max()),
+                          .wall_ms = p["wall_ms"].Number(),
+                          .nodes_after = p["nodes_after"].Int()});
+  }
+  OPSCOPE_RETURN_IF_ERROR(fields.status());
+  if (model_fingerprint != identity.model_fingerprint) {
+    return InvalidArgumentError(file + ": field model.fingerprint " + model_fingerprint +
+                                " is not the run's model_fingerprint " + identity.model_fingerprint);
+  }
   OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, ModelFingerprint(model_path));
-  if (fingerprint != j.at("model").at("fingerprint").get<std::string>()) {
+  if (fingerprint != model_fingerprint) {
     return InvalidArgumentError(file + ": the model " + model_path + " changed since the run (run it again)");
   }
   for (const std::string& plugin : run.plugins) {
@@ -108,22 +148,13 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& j, const 
   }
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
   OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
-  OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
-                           ScheduleGraph(run.model.compiled, {.compute_streams = j.at("streams").get<int>()}));
-  const json& tasks = j.at("tasks");
-  if (tasks.size() != run.schedule.tasks.size()) {
-    return InvalidArgumentError(file + ": " + std::to_string(tasks.size()) + " tasks captured, the model schedules " +
+  OPSCOPE_ASSIGN_OR_RETURN(run.schedule, ScheduleGraph(run.model.compiled, {.compute_streams = streams}));
+  if (task_count != run.schedule.tasks.size()) {
+    return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
                                 std::to_string(run.schedule.tasks.size()));
   }
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    OPSCOPE_RETURN_IF_ERROR(RestoreTask(tasks[i], run.schedule.tasks[i], file));
-  }
-  for (const json& p : j.at("passes")) {
-    run.passes.push_back({.index = p.at("index").get<int>(),
-                          .name = p.at("name").get<std::string>(),
-                          .rewrites = p.at("rewrites").get<int>(),
-                          .wall_ms = p.at("wall_ms").get<double>(),
-                          .nodes_after = p.at("nodes_after").get<int64_t>()});
+  for (size_t i = 0; i < task_count; ++i) {
+    OPSCOPE_RETURN_IF_ERROR(RestoreTask(tasks[i], run.schedule.tasks[i], fields));
   }
   OPSCOPE_RETURN_IF_ERROR(MapTasks(run.model, run.schedule));
   return run;
@@ -141,7 +172,7 @@ StatusOr<std::string> ModelFingerprint(const std::string& path) {
 }
 
 Status WriteCapture(const CapturedRun& run) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, ModelFingerprint(run.model.path));
+  OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
   std::error_code ec;
   const std::string model_path = std::filesystem::absolute(run.model.path, ec).string();
   json tasks = json::array(), passes = json::array();
@@ -151,7 +182,8 @@ Status WriteCapture(const CapturedRun& run) {
                       {"nodes_after", p.nodes_after}});
   }
   json j = {{"schema", kCaptureSchema},
-            {"model", {{"path", ec ? run.model.path : model_path}, {"fingerprint", fingerprint}}},
+            {"run", RunIdentityJson(run.identity)},
+            {"model", {{"path", ec ? run.model.path : model_path}, {"fingerprint", run.identity.model_fingerprint}}},
             {"device", run.device},
             {"streams", run.schedule.compute_streams},
             {"iterations", run.iterations},
@@ -171,20 +203,23 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
     return NotFoundError(file + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir + "`)");
   }
   OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(file + ": not valid JSON");
-  try {
-    return LoadFromJson(dir, j, file);
-  } catch (const json::exception& e) {
-    return InvalidArgumentError(file + ": missing or malformed field (" + e.what() + ")");
-  }
+  // Every run file beside it must be of the same run: a rerun killed half way
+  // leaves the new model's graph.json beside the old one's capture.json.
+  OPSCOPE_ASSIGN_OR_RETURN(RunIdentity identity, CheckRunFolder(dir, {{kCaptureFile, &text}}));
+  OPSCOPE_ASSIGN_OR_RETURN(json j, ParseJsonText(text, file));
+  return LoadFromJson(dir, j, file, identity);
 }
 
 StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
+  OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
-  OPSCOPE_RETURN_IF_ERROR(WriteGraphJson(run.model, run.passes, graph));
+  json graph_json = GraphJson(run.model, run.passes);
+  graph_json["run"] = RunIdentityJson(run.identity);
+  OPSCOPE_RETURN_IF_ERROR(
+      WriteFileAtomic(graph, graph_json.dump(-1, ' ', false, json::error_handler_t::replace)).WithContext("graph.json"));
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
+  trace_data.run = run.identity;
   Summary s = Summarize(run.schedule, kSummaryTopTasks);
   s.race_check = run.race_check;
   std::vector<TaskRoof> roofs;
@@ -195,11 +230,14 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
     AddSuspects(s, run.schedule, run.model.compiled, roofs, *run.peaks, ComputeUnitsOf(run.device));
   }
   OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
-  OPSCOPE_RETURN_IF_ERROR(WriteSummaryJson(summary, s));
+  json summary_json = SummaryJson(s);
+  summary_json["run"] = RunIdentityJson(run.identity);
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, summary_json.dump(2, ' ', false, json::error_handler_t::replace) + "\n")
+                              .WithContext("summary.json"));
   std::vector<std::string> files{graph, trace, summary};
   if (run.peaks) {
     files.push_back(run.dir + "/" + kRooflineFile);
-    const std::string svg = RunRooflineSvg(run.schedule, roofs, *run.peaks);
+    const std::string svg = StampSvg(RunRooflineSvg(run.schedule, roofs, *run.peaks), run.identity);
     OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(files.back(), svg).WithContext(kRooflineFile));
   }
   return files;

@@ -12,7 +12,10 @@
 // Loading re-imports and recompiles the model and schedules it again (all
 // deterministic), checks that the tasks line up with the captured ones, puts
 // the measured fields back and maps tasks to nodes: the graph layers come from
-// the model, the times from the run. A model changed since the run is refused.
+// the model, the times from the run. A model changed since the run is refused,
+// and so is a folder whose run files are not all of the run capture.json
+// records (run_identity.h). A malformed capture.json, or a field missing or
+// of the wrong kind, is one line naming the file and the field.
 //
 //   OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture("out"));
 #pragma once
@@ -23,6 +26,7 @@
 
 #include "graph/ir.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/runtime/run_identity.h"
 #include "graph/runtime/scheduler.h"
 #include "opscope/model.h"
 #include "opscope/roofline.h"
@@ -36,6 +40,7 @@ inline constexpr char kRooflineFile[] = "roofline.svg";
 
 struct CapturedRun {
   std::string dir;
+  RunIdentity identity;  // every file written for the run carries it
   Model model;
   Schedule schedule;
   std::vector<PassResult> passes;
@@ -58,7 +63,8 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir);
 // The summary's "top tasks" count, the same in every export of a run.
 inline constexpr int kSummaryTopTasks = 10;
 // Writes DIR/graph.json, DIR/trace.json and DIR/summary.json (atomically),
-// and DIR/roofline.svg when the run has its roofs, and returns their paths.
+// and DIR/roofline.svg when the run has its roofs, each with the run's
+// identity, and returns their paths.
 StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run);
 
 StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "analysis/diagnose/race_check.h"
@@ -100,14 +101,14 @@ json AccessJson(const RaceAccess& a) {
           {"stream_id", a.stream_id}, {"tensor", a.tensor}, {"writes", a.writes}};
 }
 
-RaceAccess AccessFromJson(const json& j) {
-  return {.task_id = j.at("task_id").get<int64_t>(),
-          .name = j.at("name").get<std::string>(),
-          .op_type = j.at("op_type").get<std::string>(),
-          .kernel = j.at("kernel").get<std::string>(),
-          .stream_id = j.at("stream_id").get<int>(),
-          .tensor = j.at("tensor").get<std::string>(),
-          .writes = j.at("writes").get<bool>()};
+RaceAccess AccessFromJson(const JsonField& j) {
+  return {.task_id = j["task_id"].Int(),
+          .name = j["name"].String(),
+          .op_type = j["op_type"].String(),
+          .kernel = j["kernel"].String(),
+          .stream_id = j["stream_id"].IntInRange(-1, 1 << 20),
+          .tensor = j["tensor"].String(),
+          .writes = j["writes"].Bool()};
 }
 
 std::string AccessText(const RaceAccess& a) {
@@ -218,19 +219,24 @@ json RaceCheckJson(const RaceCheckOutcome& c) {
           {"races", std::move(races)}};
 }
 
-RaceCheckOutcome RaceCheckFromJson(const json& j) {
+RaceCheckOutcome RaceCheckFromJson(const JsonField& j) {
   RaceCheckOutcome c;
-  c.ran = j.at("ran").get<bool>();
-  if (!j.at("skipped").is_null()) c.skipped = j.at("skipped").get<std::string>();
-  c.accesses = j.at("accesses").get<int64_t>();
-  c.sync_records = j.at("sync_records").get<int64_t>();
-  c.ring_slots = j.at("ring_slots").get<int64_t>();
-  if (!j.at("unjudged").is_null()) c.unjudged = j.at("unjudged").get<std::string>();
-  for (const json& r : j.at("races")) {
-    c.races.push_back({.begin = std::stoull(r.at("begin").get<std::string>(), nullptr, 16),
-                       .bytes = r.at("bytes").get<uint64_t>(),
-                       .first = AccessFromJson(r.at("first")),
-                       .second = AccessFromJson(r.at("second"))});
+  c.ran = j["ran"].Bool();
+  if (j["skipped"].Present()) c.skipped = j["skipped"].String();
+  c.accesses = j["accesses"].Int();
+  c.sync_records = j["sync_records"].Int();
+  c.ring_slots = j["ring_slots"].Int();
+  if (j["unjudged"].Present()) c.unjudged = j["unjudged"].String();
+  const JsonField races = j["races"];
+  for (size_t i = 0; i < races.Size(); ++i) {
+    const JsonField r = races[i];
+    const JsonField begin = r["begin"];
+    const std::string hex = begin.String();
+    char* end = nullptr;
+    const uint64_t at = std::strtoull(hex.c_str(), &end, 16);
+    if (!hex.empty() && (end == hex.c_str() || *end != '\0')) begin.Fail("expected a hexadecimal address, found \"" + hex + "\"");
+    c.races.push_back({.begin = at, .bytes = r["bytes"].Uint(), .first = AccessFromJson(r["first"]),
+                       .second = AccessFromJson(r["second"])});
   }
   return c;
 }

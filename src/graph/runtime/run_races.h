@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/flight_recorder.h"
+#include "core/json_field.h"
 #include "graph/ir.h"
 #include "graph/runtime/scheduler.h"
 #include "opscope/model.h"
@@ -73,6 +74,7 @@ std::string RaceText(const StreamRace& race);
 
 // {"ran", "skipped", "accesses", "sync_records", "ring_slots", "unjudged", "races": [...]}
 nlohmann::json RaceCheckJson(const RaceCheckOutcome& outcome);
-RaceCheckOutcome RaceCheckFromJson(const nlohmann::json& j);  // throws nlohmann::json::exception
+// A wrong field is recorded in j's JsonFields (core/json_field.h), never thrown.
+RaceCheckOutcome RaceCheckFromJson(const JsonField& j);
 
 }  // namespace opscope::graph

@@ -331,8 +331,13 @@ void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs) {
 std::string TraceJson(const TraceData& data) {
   std::string out;
   Buffer buf(out, 4096 + data.threads.size() * 96 + data.tasks.size() * 300 + data.flows.size() * 220);
-  char* p = buf.Ensure(nullptr, kEventFixedBytes);
-  p = Lit(p, "{\"schema\":\"opscope.trace/1\",\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  // The run's identity before the events, so a reader that wants only it
+  // stops after the first line (run_identity.h).
+  std::string head = "{\"schema\":\"opscope.trace/1\",";
+  if (data.run) head += "\"otherData\":{\"run\":" + RunIdentityJson(*data.run).dump() + "},";
+  head += "\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  char* p = buf.Ensure(nullptr, kEventFixedBytes + head.size());
+  p = Bytes(p, head);
   p = buf.Ensure(p, kEventFixedBytes + StrBound(data.process_name));
   p = Metadata(p, "process_name", data.pid, 0, data.process_name);
   for (const auto& [tid, name] : data.threads) {

@@ -7,7 +7,8 @@
 // whose op has a cost model, bound, lower_bound_us, efficiency: AddRoofline;
 // the last two null while a roof is unknown), and a flow pair
 // ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
-// wait. The top-level object carries "schema": "opscope.trace/1".
+// wait. The top-level object carries "schema": "opscope.trace/1" and, for a
+// run, "otherData": {"run": {"id", "model_fingerprint"}} (run_identity.h).
 //
 // The writer formats by hand into one growing string, with fast paths for
 // small integers, hex ids and strings that need no escaping: a million
@@ -18,11 +19,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/runtime/run_identity.h"
 #include "graph/runtime/scheduler.h"
 #include "graph/runtime/task_roofline.h"
 
@@ -58,6 +61,8 @@ struct TraceData {
   std::vector<std::pair<int, std::string>> threads;  // tid -> stream name
   std::vector<TraceTask> tasks;
   std::vector<TraceFlow> flows;
+  // A run's trace.json carries the run's identity in "otherData": {"run": ...}.
+  std::optional<RunIdentity> run;
 };
 
 // "compute 0", "compute 1", ..., "copy".
