@@ -42,14 +42,17 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 const std::string kInspector = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli";
-const std::string kSummary = "{\"schema\": \"opscope.summary/1\", \"op_types\": []}";
+// The identity every file of one run carries (graph/runtime/run_identity.h).
+const std::string kRun =
+    "\"run\": {\"id\": \"20250101T000000Z-1-0123456789abcdef\", \"model_fingerprint\": \"3:0011223344556677\"}";
+const std::string kSummary = "{\"schema\": \"opscope.summary/1\", " + kRun + ", \"op_types\": []}";
 
 // A run folder serve accepts, with a file beside it that it must not hand out.
 void WriteRunFolder(const fs::path& dir) {
-  std::ofstream(dir / "graph.json") << "{\"schema\": \"opscope.graph/1\"}";
-  std::ofstream(dir / "trace.json") << "{\"traceEvents\": []}";
+  std::ofstream(dir / "graph.json") << "{\"schema\": \"opscope.graph/1\", " + kRun + "}";
+  std::ofstream(dir / "trace.json") << "{\"schema\": \"opscope.trace/1\", \"otherData\": {" + kRun + "}, \"traceEvents\": []}";
   std::ofstream(dir / "summary.json") << kSummary;
-  std::ofstream(dir / "capture.json") << "{\"secret\": 1}";
+  std::ofstream(dir / "capture.json") << "{\"schema\": \"opscope.capture/1\", " + kRun + ", \"secret\": 1}";
 }
 
 // `inspector-cli serve DIR --port 0 ARGS...`, its port read from the line it
