@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/recorder.h"
+#include "core/json_field.h"
 #include "opscope/npy.h"
 
 namespace opscope {
@@ -184,7 +185,7 @@ StatusOr<SessionConfig> ReadSessionConfig(const std::string& dir) {
   }
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(file + ": not valid JSON");
-  if (j.value("schema", "") != kSessionSchema) {
+  if (StringMember(j, "schema") != kSessionSchema) {
     return InvalidArgumentError(file + ": expected \"schema\": \"" + kSessionSchema + "\"");
   }
   const json& c = j.contains("collectors") ? j["collectors"] : json();

@@ -163,4 +163,16 @@ const json& JsonField::raw() const {
   return j_ ? *j_ : null_value;
 }
 
+std::string StringMember(const json& j, std::string_view key, std::string fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+int64_t IntMember(const json& j, std::string_view key, int64_t fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
 }  // namespace opscope

@@ -99,4 +99,10 @@ class JsonField {
 // "an object", "a string", "a number", ... for messages.
 const char* JsonKindName(const nlohmann::json& j);
 
+// j[key] when `j` is an object holding it with that type, else `fallback`:
+// for a quick look at a file that may not be ours (nlohmann's value() throws
+// when the member is there with another type: "schema": 5).
+std::string StringMember(const nlohmann::json& j, std::string_view key, std::string fallback = "");
+int64_t IntMember(const nlohmann::json& j, std::string_view key, int64_t fallback);
+
 }  // namespace opscope

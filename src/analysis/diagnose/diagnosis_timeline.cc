@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_field.h"
+
 namespace opscope {
 namespace {
 
@@ -120,8 +122,8 @@ bool IsUnfinished(const Record& r) { return r.state == "started, never finished"
 json Buffers(const json& tensors, const char* role) {
   json out = json::array();
   for (const json& t : tensors) {
-    if (t.is_object() && Text(t, "role") == role) out.push_back({{"name", Text(t, "name")}, {"address", t.value("address", "")},
-                                                                 {"bytes", t.value("bytes", 0)}});
+    if (t.is_object() && Text(t, "role") == role) out.push_back({{"name", Text(t, "name")}, {"address", StringMember(t, "address")},
+                                                                 {"bytes", IntMember(t, "bytes", 0)}});
   }
   return out;
 }

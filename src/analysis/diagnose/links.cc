@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_field.h"
 #include "opscope/npy.h"
 
 namespace opscope {
@@ -27,18 +28,18 @@ std::vector<DiagLink> LinkEarlierReports(const Diagnosis& d, const std::vector<s
       auto text = ReadFile(file);
       if (!text.ok() || text->size() > (64u << 20)) continue;
       auto j = nlohmann::json::parse(*text, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || j.value("schema", "") != "opscope.report/1") continue;
+      if (j.is_discarded() || !j.is_object() || StringMember(j, "schema") != "opscope.report/1") continue;
       if (!j.contains("instance") || !j["instance"].is_object()) continue;
-      const std::string key = j["instance"].value("key", "");
-      const std::string then = j["instance"].value("input_fingerprint", "");
+      const std::string key = StringMember(j["instance"], "key");
+      const std::string then = StringMember(j["instance"], "input_fingerprint");
       for (const DiagLaunch* l : wanted) {
         if (key != l->instance_key) continue;
         DiagLink link;
         link.report = file;
         link.kind = j.contains("profile") && !j["profile"].is_null() ? "profile" : "run";
-        link.status = j.value("status", "");
+        link.status = StringMember(j, "status");
         link.op = l->op;
-        link.op_id = j.value("op_id", "");
+        link.op_id = StringMember(j, "op_id");
         link.instance_key = key;
         link.fingerprint_then = then;
         link.fingerprint_now = l->input_fingerprint;

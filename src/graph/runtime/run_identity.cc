@@ -246,7 +246,7 @@ bool IsOurPassDump(const std::string& path) {
   StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return false;
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.value("schema", "") == "opscope.graph/1" && j.contains("pass");
+  return j.is_object() && StringMember(j, "schema") == "opscope.graph/1" && j.contains("pass");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "core/json_field.h"
 #include "graph/runtime/session_graph.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/trace_json.h"
@@ -50,7 +51,7 @@ StatusOr<json> ReadRecord(const fs::path& path, const char* schema) {
   OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(path.string() + ": not valid JSON");
-  if (j.value("schema", "") != schema) {
+  if (StringMember(j, "schema") != schema) {
     return InvalidArgumentError(path.string() + ": expected \"schema\": \"" + schema + "\"");
   }
   return j;
