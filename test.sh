@@ -38,5 +38,5 @@ ctest --test-dir build-asan --output-on-failure -j2 || status=1
 echo "== tests of the concurrent parts under ThreadSanitizer (build-tsan/)"
 ctest --test-dir build-tsan --output-on-failure -j2 || status=1
 echo "== fuzz targets, ${FUZZ_SECONDS:-20} s each (build-asan/bin/*_fuzzer)"
-fuzz/run.sh "${FUZZ_SECONDS:-20}" || status=1
+FUZZ_SEED=${FUZZ_SEED:-1} fuzz/run.sh "${FUZZ_SECONDS:-20}" || status=1
 exit $status

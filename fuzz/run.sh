@@ -29,6 +29,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$found" "$crashes"
   dict=()
   [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
+  # FUZZ_SEED fixes libFuzzer's mutations (test.sh's 1): the same inputs in
+  # the same order on every run, as far as the time allows.
+  [ -n "${FUZZ_SEED:-}" ] && dict+=(-seed="$FUZZ_SEED")
   log=build-asan/fuzz/$t.log
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: what a parser may use.
   "$bin/${t}_fuzzer" "$found" "build-asan/fuzz/corpus/$t" "${dict[@]}" -max_total_time="$seconds" \
