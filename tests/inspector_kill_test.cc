@@ -34,8 +34,6 @@
 
 #include "tool_test_util.h"
 
-extern char** environ;
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,20 +58,13 @@ pid_t StartRun(const std::string& model, const fs::path& out) {
   const std::vector<std::string> args = {kCli, "run", kModels + model, "--output-dir", out.string(),
                                          // Fixed roofs: no calibration, nothing that depends on this machine.
                                          "--peak-bw", "10", "--peak-flops", "50"};
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e) {
-    if (std::string(*e).rfind("OPSCOPE_PLUGINS=", 0) != 0) env.push_back(*e);
-  }
-  env.push_back(nullptr);
+  ::opscope::testing::SpawnArgs spawn(args);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, kCli.c_str(), &actions, nullptr, argv.data(), env.data());
+  const int rc = posix_spawn(&pid, kCli.c_str(), &actions, nullptr, spawn.argv.data(), spawn.env.data());
   posix_spawn_file_actions_destroy(&actions);
   return rc == 0 ? pid : -1;
 }

@@ -47,8 +47,7 @@
 #include "graph/onnx_convert.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
-
-extern char** environ;
+#include "tool_test_util.h"
 
 namespace opscope {
 namespace {
@@ -263,22 +262,14 @@ void BuildCase(const onnx::ModelProto& model, const fs::path& test_dir, Case& c)
 
 // Runs argv with stdout and stderr into files of `dir`; the exit code (-1: no exit).
 int Spawn(const std::vector<std::string>& argv, const fs::path& dir) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // OPSCOPE_PLUGINS would change what the tool loads: keep the run hermetic.
-  std::vector<char*> env;
-  for (char** e = environ; *e; ++e) {
-    if (std::string(*e).rfind("OPSCOPE_PLUGINS=", 0) != 0) env.push_back(*e);
-  }
-  env.push_back(nullptr);
+  ::opscope::testing::SpawnArgs spawn(argv);  // without OPSCOPE_PLUGINS: a hermetic run
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), env.data());
+  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, spawn.argv.data(), spawn.env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
   int status = 0;

@@ -11,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+extern char** environ;  // unistd.h has it only under _GNU_SOURCE
 
 namespace opscope::testing {
 
@@ -62,5 +65,20 @@ inline ToolResult Shell(const std::string& command) {
 }
 
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What posix_spawn takes, for a test that starts a tool without a shell:
+// `args` as a null-ended C array (they must outlive it), and this process's
+// environment less OPSCOPE_PLUGINS, which would change what the tool loads.
+struct SpawnArgs {
+  explicit SpawnArgs(const std::vector<std::string>& args) {
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (char** e = environ; *e; ++e) {
+      if (std::string(*e).rfind("OPSCOPE_PLUGINS=", 0) != 0) env.push_back(*e);
+    }
+    env.push_back(nullptr);
+  }
+  std::vector<char*> argv, env;
+};
 
 }  // namespace opscope::testing
