@@ -16,7 +16,7 @@ packages=(
   libopenblas-dev zlib1g-dev
   libdw-dev libunwind-dev libclang-dev
   clang-14 libclang-rt-14-dev
-  python3-numpy python3-onnx
+  python3-numpy python3-onnx python3-torch graphviz
   chromium
 )
 # The web UI's browser test runs on node (tests/web); Debian's node if there is none.

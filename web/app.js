@@ -180,7 +180,8 @@ var opscope = window.opscope || (window.opscope = {});
       for (const layer of model.hasGraph ? ['framework', 'compiled'] : []) {
         const host = document.getElementById(layer + '-graph');
         this.graphs[layer] = new opscope.GraphView(host, model.layers[layer], (node) => this.select(node ? {kind: 'node', node} : null));
-        document.getElementById(layer + '-count').textContent = `${model.layers[layer].nodes.length} nodes`;
+        const all = model.layers[layer].nodes, attached = all.filter((n) => n.attached_to).length;
+        document.getElementById(layer + '-count').textContent = `${all.length} nodes` + (attached ? ` (${attached} constants attached)` : '');
       }
       this.timeline = new opscope.TimelineView(document.getElementById('timeline'), model,
         document.getElementById('tooltip'), (task) => this.select(task ? {kind: 'task', task} : null));

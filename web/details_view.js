@@ -28,9 +28,14 @@ var opscope = window.opscope || (window.opscope = {});
     return h('dl', {class: 'facts'}, rows.filter(Boolean).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
   }
 
+  // Fusion and a resolved If are the compiler's normal work, worded and
+  // coloured as such; only a node that cannot run is shown as a problem.
   function statusLine(n) {
-    if (n.executable === false) return h('p', {class: 'status bad'}, 'not executable: ' + (n.not_executable_reason || 'no kernel'));
-    if (n.executed === false) return h('p', {class: 'status off'}, 'not executed: ' + (n.reason || 'no task ran'));
+    const state = opscope.nodeState(n);
+    if (state === 'not-executable') return h('p', {class: 'status bad'}, 'not executable: ' + (n.not_executable_reason || 'no kernel'));
+    if (state === 'fused-away') return h('p', {class: 'status fused'}, 'ran inside its compiled node: ' + (n.reason || 'fused'));
+    if (state === 'resolved') return h('p', {class: 'status neutral'}, 'resolved at compile time: ' + (n.reason || n.not_executable_reason || 'its branch was inlined'));
+    if (state === 'not-executed') return h('p', {class: 'status off'}, 'not executed: ' + (n.reason || 'no task ran'));
     return h('p', {class: 'status ok'}, 'executed');
   }
 
@@ -48,6 +53,27 @@ var opscope = window.opscope || (window.opscope = {});
       h('div', {class: 'tensor'}, h('span', {}, v.name || '(none)'), ' ', h('span', {class: 'muted'}, shapeText(v))));
   }
 
+  // A node's inputs, weights apart: initializers and the outputs of the
+  // Constant / Identity nodes the graph view attaches to it instead of drawing.
+  const constantsByLayer = new WeakMap();
+  function constantNames(layer) {
+    if (!constantsByLayer.has(layer)) {
+      const names = new Set((layer.values || []).filter((v) => v.constant).map((v) => v.name));
+      for (const n of layer.nodes) if (n.attached_to) for (const o of n.outputs || []) names.add(o.name);
+      constantsByLayer.set(layer, names);
+    }
+    return constantsByLayer.get(layer);
+  }
+  function inputRows(model, n) {
+    const layer = model.layers[n.layer], constants = constantNames(layer);
+    const weights = (n.inputs || []).filter((t) => constants.has(t.name));
+    const attached = layer.nodes.filter((a) => (a.attached_to || []).includes(n.node_id));
+    return [['inputs', tensors((n.inputs || []).filter((t) => !constants.has(t.name)))],
+      weights.length && ['weights', tensors(weights)],
+      attached.length && ['attached', h('div', {class: 'links'}, attached.map((a) => h('span', {}, nodeLink(a), ` (${a.op_type}) `)))],
+      n.attached_to && ['attached to', h('div', {class: 'links'}, n.attached_to.map((id) => layer.byId.get(id)).filter(Boolean).map(nodeLink))]];
+  }
+
   function attrs(n) {
     const entries = Object.entries(n.attrs || {});
     if (!entries.length) return null;
@@ -62,7 +88,7 @@ var opscope = window.opscope || (window.opscope = {});
     if (n.layer === 'framework') {
       const c = opscope.compiledOf(model, n);
       tasks = c ? opscope.tasksOf(model, c) : [];
-      parts.push(facts([['namespace', n.namespace || '–'], ['inputs', tensors(n.inputs)], ['outputs', tensors(n.outputs)], attrs(n),
+      parts.push(facts([['namespace', n.namespace || '–'], ...inputRows(model, n), ['outputs', tensors(n.outputs)], attrs(n),
         ['compiled into', c ? h('span', {}, nodeLink(c), ` (${c.op_type})`) : 'no compiled node']]));
       if (c && (c.fused_from || []).length > 1) {
         parts.push(h('p', {class: 'muted'}, 'fused with: '), h('div', {class: 'links'},
@@ -71,7 +97,7 @@ var opscope = window.opscope || (window.opscope = {});
     } else {
       tasks = opscope.tasksOf(model, n);
       const from = opscope.frameworkOf(model, n);
-      parts.push(facts([['namespace', n.namespace || '–'], ['inputs', tensors(n.inputs)], ['outputs', tensors(n.outputs)], attrs(n),
+      parts.push(facts([['namespace', n.namespace || '–'], ...inputRows(model, n), ['outputs', tensors(n.outputs)], attrs(n),
         n.layout && ['layout', `${n.layout.from} → ${n.layout.to}`],
         ['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none: inserted by the compiler (' + n.kind + ')']]));
     }

@@ -15,13 +15,30 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.buildModel = function (graph, trace, summary) {
     const model = {graph, hasGraph: !!graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(),
       lanes: [], flows: []};
-    for (const name of ['framework', 'compiled']) model.layers[name] = indexLayer(name, (graph && graph[name]) || {});
+    // A framework node's fusion reason is worded from its compiled node.
+    const compiledById = new Map(((graph && graph.compiled && graph.compiled.nodes) || []).map((n) => [n.node_id, n]));
+    for (const name of ['framework', 'compiled']) model.layers[name] = indexLayer(name, (graph && graph[name]) || {}, compiledById);
     indexTrace(model, trace || {});
     return model;
   };
 
-  function indexLayer(name, layer) {
+  function indexLayer(name, layer, compiledById) {
     const nodes = layer.nodes || [];
+    // report.html names a node's tensors only; their dtype and shape are the values'.
+    const valueByName = new Map((layer.values || []).map((v) => [v.name, v]));
+    // Keep in step with src/cli/page_data.cc, which left out only what this rebuilds.
+    for (const n of nodes) {
+      if (n.layer === undefined) n.layer = name;
+      if (n.namespace === undefined) n.namespace = (n.name || '').includes('/') ? n.name.slice(0, n.name.lastIndexOf('/')) : '';
+      if (n.reason === undefined && n.executed === false && n.compiled_node_id !== undefined) {
+        const c = compiledById.get(n.compiled_node_id);
+        if (c) n.reason = `fused into ${c.op_type} '${c.name}' (node ${c.node_id})`;
+      }
+      for (const t of [...(n.inputs || []), ...(n.outputs || [])]) {
+        const v = valueByName.get(t.name);
+        if (v && !('dtype' in t)) Object.assign(t, {dtype: v.dtype, shape: v.shape});
+      }
+    }
     const byId = new Map(nodes.map((n) => [n.node_id, n]));
     const seen = new Set();
     const edges = [];
@@ -34,7 +51,8 @@ var opscope = window.opscope || (window.opscope = {});
         edges.push({from: v.producer, to: c, value: v.name});
       }
     }
-    return {name, nodes, byId, edges};
+    // layout: the library's scopes, their topology and the opening view (graph_layout.js).
+    return {name, nodes, byId, edges, values: layer.values || [], graphLayout: layer.layout || null};
   }
 
   // Timestamps are µs with ns digits; sums of them differ in the last bits.

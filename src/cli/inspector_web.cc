@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnose/diagnosis_timeline.h"
+#include "cli/page_data.h"
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/session_export.h"
 #include "opscope/diagnose.h"
@@ -279,9 +280,9 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
     json_data += "<script type=\"application/json\" id=\"opscope-data-" + id + "\">" + EscapeJsonForScript(json) +
                  "</script>\n";
   };
-  if (!data.graph.empty()) embed("graph.json", data.graph);
+  if (!data.graph.empty()) embed("graph.json", GraphForPage(data.graph));
   embed("trace.json", data.trace);
-  if (!data.summary.empty()) embed("summary.json", data.summary);
+  if (!data.summary.empty()) embed("summary.json", SummaryForPage(data.summary));
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
   if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   // One pass over index.html alone: the links as it writes them and its two

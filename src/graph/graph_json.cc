@@ -54,7 +54,7 @@ std::string NotExecutedReason(const Node& n) {
   return "";
 }
 
-json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
+json NodeJson(const Graph& g, const Node& n, const GraphLayout& gl) {
   json j = {{"node_id", n.id},          {"layer", LayerName(n.layer)}, {"kind", NodeKindName(n.kind)},
             {"op_type", n.op_type},     {"domain", n.domain},          {"name", n.name},
             {"namespace", n.name_space}, {"executed", Executed(n)},    {"executable", n.executable}};
@@ -79,7 +79,18 @@ json NodeJson(const Graph& g, const Node& n, const NodePosition* pos) {
   if (n.absorbed_into >= 0) j["compiled_node_id"] = n.absorbed_into;
   if (n.kind == NodeKind::kTransdata) j["layout"] = {{"from", n.layout_from}, {"to", n.layout_to}};
   if (!n.note.empty()) j["note"] = n.note;
-  if (pos) j["pos"] = {{"x", pos->x}, {"y", pos->y}, {"rank", pos->rank}, {"order", pos->order}};
+  if (auto it = gl.node_item.find(n.id); it != gl.node_item.end()) {
+    // Every drawn node has a slot in its scope; a box only when the opening
+    // view shows it (not inside a folded scope).
+    const int item = it->second;
+    const layout::Box& b = gl.layout.items[item];
+    const layout::Slot& slot = gl.layout.topology[gl.request.items[item].scope].slots[gl.layout.item_slot[item]];
+    j["scope"] = gl.request.items[item].scope;
+    j["pos"] = {{"rank", slot.rank}, {"order", slot.order}};
+    if (b.visible) j["pos"]["x"] = b.x, j["pos"]["y"] = b.y;
+  } else if (auto a = gl.attached.find(n.id); a != gl.attached.end()) {
+    j["attached_to"] = a->second;  // drawn with these nodes, not as a box
+  }
   return j;
 }
 
@@ -101,15 +112,12 @@ json ValueJson(const Value& v) {
 }  // namespace
 
 json LayerJson(const Graph& g) {
-  std::unordered_map<int64_t, NodePosition> pos = LayoutGraph(g);
+  const GraphLayout gl = LayoutGraph(g);
   json nodes = json::array(), values = json::array();
-  for (const Node& n : g.nodes()) {
-    auto it = pos.find(n.id);
-    nodes.push_back(NodeJson(g, n, it == pos.end() ? nullptr : &it->second));
-  }
+  for (const Node& n : g.nodes()) nodes.push_back(NodeJson(g, n, gl));
   for (const std::string& name : g.value_order()) values.push_back(ValueJson(*g.FindValue(name)));
   json j = {{"nodes", std::move(nodes)}, {"values", std::move(values)}, {"inputs", g.inputs()},
-            {"outputs", g.outputs()}};
+            {"outputs", g.outputs()}, {"layout", LayoutJson(gl)}};
   if (g.memory().planned) {
     const MemoryPlan& m = g.memory();
     j["memory"] = {{"arena_bytes", m.arena_bytes},       {"no_reuse_bytes", m.no_reuse_bytes},

@@ -1,0 +1,93 @@
+#include "cli/page_data.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace opscope::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string Str(const json& n, const char* key) {
+  auto it = n.find(key);
+  return it != n.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// What web/model.js rebuilds: keep these two in step with restoreNode there.
+std::string NamespaceFromName(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? std::string() : name.substr(0, slash);
+}
+
+std::string FusedReason(const json& compiled) {
+  return "fused into " + Str(compiled, "op_type") + " '" + Str(compiled, "name") + "' (node " +
+         std::to_string(compiled.value("node_id", int64_t{-1})) + ")";
+}
+
+// Drops from one node what the page can rebuild exactly, and only then.
+void SlimNode(json& n, const std::string& layer, const std::map<int64_t, const json*>& compiled) {
+  for (const char* side : {"inputs", "outputs"}) {
+    auto list = n.find(side);
+    if (list == n.end() || !list->is_array()) continue;
+    for (json& t : *list) {
+      if (t.is_object() && t.contains("name")) t = json{{"name", t["name"]}};
+    }
+  }
+  if (Str(n, "layer") == layer) n.erase("layer");
+  if (n.contains("namespace") && Str(n, "namespace") == NamespaceFromName(Str(n, "name"))) n.erase("namespace");
+  if (auto c = n.find("compiled_node_id"); c != n.end() && c->is_number_integer() && n.contains("reason")) {
+    auto it = compiled.find(c->get<int64_t>());
+    if (it != compiled.end() && Str(n, "reason") == FusedReason(*it->second)) n.erase("reason");
+  }
+  for (const char* key : {"fused_from", "mapped_task_ids", "attrs", "domain"}) {
+    auto it = n.find(key);
+    if (it != n.end() && (it->empty() || (it->is_string() && it->get<std::string>().empty()))) n.erase(it);
+  }
+  if (auto pos = n.find("pos"); pos != n.end() && pos->is_object()) {
+    pos->erase("rank");  // the layout's slots hold them
+    pos->erase("order");
+  }
+}
+
+}  // namespace
+
+std::string GraphForPage(const std::string& graph_json) {
+  json g = json::parse(graph_json, nullptr, false);
+  if (!g.is_object()) return graph_json;
+  std::map<int64_t, json> compiled_copy;  // the compiled nodes as written, before their own slimming
+  if (auto c = g.find("compiled"); c != g.end() && c->is_object() && c->contains("nodes") && (*c)["nodes"].is_array()) {
+    for (const json& n : (*c)["nodes"]) {
+      if (n.is_object() && n.contains("node_id") && n["node_id"].is_number_integer()) {
+        compiled_copy[n["node_id"].get<int64_t>()] = json{{"op_type", n.value("op_type", "")},
+                                                          {"name", n.value("name", "")},
+                                                          {"node_id", n["node_id"]}};
+      }
+    }
+  }
+  std::map<int64_t, const json*> compiled;
+  for (const auto& [id, n] : compiled_copy) compiled[id] = &n;
+  for (const char* layer : {"framework", "compiled"}) {
+    auto l = g.find(layer);
+    if (l == g.end() || !l->is_object()) continue;
+    auto nodes = l->find("nodes");
+    if (nodes == l->end() || !nodes->is_array()) continue;
+    for (json& n : *nodes) {
+      if (n.is_object()) SlimNode(n, layer, compiled);
+    }
+  }
+  g.erase("mapping");  // each framework node's compiled_node_id says the same
+  return Dump(g);
+}
+
+std::string SummaryForPage(const std::string& summary_json) {
+  json s = json::parse(summary_json, nullptr, false);
+  if (!s.is_object()) return summary_json;
+  s.erase("suspects");
+  if (auto r = s.find("roofline"); r != s.end() && r->is_object()) r->erase("tasks");  // the trace's args hold each task's
+  return Dump(s);
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,26 @@
+// File: cli/page_data.h
+// What report.html carries of a run's files: what the page reads, once.
+// graph.json's nodes repeat each tensor's dtype and shape, which its values
+// already hold (the page looks them up there), and summary.json's suspects
+// are for the terminal; a 10,000-node run's page is half the size without.
+// The files themselves are untouched: serve and "load files" read them whole.
+#pragma once
+
+#include <string>
+
+namespace opscope::cli {
+
+// graph.json less what web/model.js rebuilds exactly: a node's tensors'
+// dtype and shape (its values'), its layer, a namespace that is its name
+// less the last part, a fusion's reason that its compiled node words, empty
+// lists, pos's rank and order (the layout's slots hold them), and the
+// mapping (each framework node's compiled_node_id holds it).
+// Text that is not a JSON object is returned as it is (BuildReportHtml's
+// callers have checked the files; the page reports what it cannot read).
+std::string GraphForPage(const std::string& graph_json);
+
+// summary.json without "suspects" and the per-task roofline (the page reads
+// neither; each task's bound is in trace.json's args).
+std::string SummaryForPage(const std::string& summary_json);
+
+}  // namespace opscope::cli
