@@ -15,6 +15,9 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.buildModel = function (graph, trace, summary) {
     const model = {graph, hasGraph: !!graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(),
       lanes: [], flows: []};
+    // The machine's calibrated roofs, when the run recorded them.
+    const roof = summary && summary.roofline;
+    model.peaks = roof && roof.peaks && typeof roof.peaks.bandwidth_gbs === 'number' ? roof.peaks : null;
     for (const name of ['framework', 'compiled']) model.layers[name] = indexLayer(name, (graph && graph[name]) || {});
     indexTrace(model, trace || {});
     return model;
@@ -84,11 +87,24 @@ var opscope = window.opscope || (window.opscope = {});
       l.name = several ? `${processNames.get(l.pid) || 'process ' + l.pid} / ${l.thread}` : l.thread;
       nest(l);
     });
+    model.index = new opscope.TimelineIndex(model);
+    // A flow binds to the deepest event open at each of its ends: its producer and its consumer.
+    model.flowsOfTask = new Map();
+    const flowOf = (i, f) => {
+      if (i < 0) return;
+      if (!model.flowsOfTask.has(i)) model.flowsOfTask.set(i, []);
+      model.flowsOfTask.get(i).push(f);
+    };
     for (const e of flowEnds) {
       const s = flowStarts.get(e.id);
       if (!s) continue;
       const from = lane(s.pid, s.tid), to = lane(e.pid, e.tid);
-      model.flows.push({name: e.name, from, to, fromTs: s.ts, toTs: e.ts, fromDepth: depthAt(from, s.ts), toDepth: depthAt(to, e.ts)});
+      const a = model.index.deepestAt(from, s.ts, EPS_US), b = model.index.deepestAt(to, e.ts, EPS_US);
+      const f = {index: model.flows.length, name: e.name, cat: e.cat || s.cat || '', from, to, fromTs: s.ts, toTs: e.ts,
+        fromDepth: a.depth, toDepth: b.depth, fromTask: a.index, toTask: b.index};
+      model.flows.push(f);
+      flowOf(f.fromTask, f);
+      if (f.toTask !== f.fromTask) flowOf(f.toTask, f);
     }
     let t0 = Infinity, t1 = -Infinity;
     for (const t of model.tasks) {
@@ -110,15 +126,6 @@ var opscope = window.opscope || (window.opscope = {});
       openEnds.push(t.ts + t.dur);
       lane.depth = Math.max(lane.depth, openEnds.length);
     }
-  }
-
-  // The sub-row a flow binds to: the deepest event of the lane open at `ts`.
-  function depthAt(lane, ts) {
-    let depth = 0;
-    for (const t of lane.tasks) {
-      if (t.ts - EPS_US <= ts && ts <= t.ts + t.dur + EPS_US) depth = Math.max(depth, t.depth);
-    }
-    return depth;
   }
 
   // The framework node's compiled node, the compiled node's framework nodes.
