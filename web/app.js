@@ -276,7 +276,7 @@ var opscope = window.opscope || (window.opscope = {});
         markTasks(sel.tasks, SEL);
       } else if (sel.kind === 'task') {
         marks.tasks[SEL].add(sel.task.index);
-        markTasks(m.tasksById.get(sel.task.task_id) || [], HI);  // the same task in other iterations
+        markTasks(opscope.tasksWithId(m, sel.task.task_id), HI);  // the same task in other iterations
         const node = opscope.nodeOfTask(m, sel.task);
         if (node) {
           marks.compiled[SEL].add(node.node_id);

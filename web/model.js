@@ -43,15 +43,48 @@ var opscope = window.opscope || (window.opscope = {});
   // Timestamps are µs with ns digits; sums of them differ in the last bits.
   const EPS_US = 1e-4;
 
+  // One event of the trace. What only the details read stays in args: a
+  // million tasks are a million of these.
+  class Task {
+    constructor(index, e, a, lane) {
+      this.index = index;
+      this.task_id = a.task_id;
+      this.node_id = a.node_id === undefined ? -1 : a.node_id;
+      this.op_type = a.op_type || e.name;
+      this.name = e.name;
+      this.cat = e.cat || '';
+      this.ts = e.ts;
+      this.dur = e.ph === 'X' ? e.dur || 0 : 0;
+      this.lane = lane;
+      this.args = a;
+      this.depth = 0;
+      this.instant = e.ph !== 'X';
+      this.failing = a.failing === true;
+      this.unfinished = a.unfinished === true;
+    }
+    get op_id() { return this.args.op_id; }
+    get kernel() { return this.args.kernel || ''; }
+    get grid() { return this.args.grid; }
+    get block() { return this.args.block; }
+  }
+
+  // Every task of that id (the same task in each iteration).
+  opscope.tasksWithId = function (model, id) {
+    const seen = model.tasksById.get(id);
+    return seen === undefined ? [] : Array.isArray(seen) ? seen : [seen];
+  };
+
   // Lanes are keyed by process and thread: ops-debug's host (pid 1) and device
   // (pid 2) both have a thread 1.
   function indexTrace(model, trace) {
     const events = Array.isArray(trace) ? trace : trace.traceEvents || [];
     const laneByKey = new Map(), processNames = new Map();
+    let last = null;  // events come in runs on one thread: no key to build for most
     const lane = (pid, tid) => {
+      if (last && last.pid === pid && last.tid === tid) return last;
       const key = pid + ':' + tid;
       if (!laneByKey.has(key)) laneByKey.set(key, {key, pid, tid, thread: 'stream ' + tid, tasks: [], depth: 1});
-      return laneByKey.get(key);
+      return (last = laneByKey.get(key));
     };
     const flowStarts = new Map(), flowEnds = [];
     for (const e of events) {
@@ -62,17 +95,15 @@ var opscope = window.opscope || (window.opscope = {});
     for (const e of events) {
       if (e.ph === 'X' || e.ph === 'i' || e.ph === 'I') {
         const a = e.args || {};
-        const task = {
-          index: model.tasks.length, task_id: a.task_id, node_id: a.node_id === undefined ? -1 : a.node_id,
-          op_id: a.op_id, op_type: a.op_type || e.name, kernel: a.kernel || '', grid: a.grid, block: a.block,
-          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.ph === 'X' ? e.dur || 0 : 0, lane: lane(e.pid, e.tid),
-          args: a, depth: 0, instant: e.ph !== 'X', failing: a.failing === true, unfinished: a.unfinished === true,
-        };
+        const task = new Task(model.tasks.length, e, a, lane(e.pid, e.tid));
         model.tasks.push(task);
         task.lane.tasks.push(task);
         if (task.task_id === undefined) continue;  // an ops-debug event: no task to see again in other iterations
-        if (!model.tasksById.has(task.task_id)) model.tasksById.set(task.task_id, []);
-        model.tasksById.get(task.task_id).push(task);
+        // Most ids are seen once: an array only for those seen again (other iterations).
+        const seen = model.tasksById.get(task.task_id);
+        if (seen === undefined) model.tasksById.set(task.task_id, task);
+        else if (Array.isArray(seen)) seen.push(task);
+        else model.tasksById.set(task.task_id, [seen, task]);
       } else if (e.ph === 's') {
         flowStarts.set(e.id, e);
       } else if (e.ph === 'f') {
@@ -137,7 +168,7 @@ var opscope = window.opscope || (window.opscope = {});
     return (compiledNode.fused_from || []).map((id) => model.layers.framework.byId.get(id)).filter(Boolean);
   };
   opscope.tasksOf = function (model, compiledNode) {
-    return (compiledNode.mapped_task_ids || []).flatMap((id) => model.tasksById.get(id) || []);
+    return (compiledNode.mapped_task_ids || []).flatMap((id) => opscope.tasksWithId(model, id));
   };
   opscope.nodeOfTask = function (model, task) {
     return task.node_id >= 0 ? model.layers.compiled.byId.get(task.node_id) || null : null;
