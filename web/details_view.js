@@ -41,7 +41,7 @@ var opscope = window.opscope || (window.opscope = {});
         h('th', {class: 'num'}, 'achieved')),
       tasks.map((t) => h('tr', {'data-task-index': t.index}, h('td', {}, taskLink(t)), h('td', {}, t.lane.name),
         h('td', {class: 'num'}, opscope.formatUs(t.ts)), h('td', {class: 'num'}, opscope.formatUs(t.dur)),
-        h('td', {class: 'kernel'}, t.kernel || '–'), h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, taskSum(model, t))))));
+        h('td', {class: 'kernel'}, t.kernel || '–'), h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, taskSum(model, t), {compact: true})))));
   }
 
   // One task as the sum achievedLines takes (perf.js).
@@ -228,7 +228,7 @@ var opscope = window.opscope || (window.opscope = {});
         h('td', {class: 'num'}, opscope.formatUs(r.mean_us)),
         h('td', {class: 'share'}, h('span', {class: 'bar', style: `width:${Math.max(1, r.share_pct).toFixed(1)}%`}),
           h('span', {class: 'pct'}, r.share_pct.toFixed(1) + '%')),
-        h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, achieved.get(r.op_type) || {cost_us: 0})))));
+        h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, achieved.get(r.op_type) || {cost_us: 0}, {compact: true})))));
     const streams = model.summary.streams || [];
     const streamTable = streams.length ? h('table', {class: 'mini streams', id: 'stream-table'},
       h('tr', {}, h('th', {}, 'stream'), h('th', {class: 'num'}, 'tasks'), h('th', {class: 'num'}, 'busy'), h('th', {class: 'num'}, 'idle')),

@@ -51,18 +51,19 @@ var opscope = window.opscope || (window.opscope = {});
   // What a group of tasks achieved, as a table cell's lines: GB/s and GFLOP/s
   // of their summed work over their summed time, each with its share of the
   // peak. sum: {bytes, flops, cost_us, bw_ns, flops_ns} (range_view.js).
-  opscope.achievedLines = function (model, sum) {
+  // compact: for a narrow table, the shares go to the line's title.
+  opscope.achievedLines = function (model, sum, {compact = false} = {}) {
     if (!(sum.cost_us > 0)) return ['–'];
-    const ns = sum.cost_us * 1e3, line = (v, peakNs, unit) => {
+    const ns = sum.cost_us * 1e3, line = (v, peakNs, unit, longUnit) => {
       const div = document.createElement('div');
-      div.textContent = opscope.formatRate(v, unit);
-      if (model.peaks) {
-        div.append(Object.assign(document.createElement('span'), {className: 'muted share-of-peak',
-          textContent: ' ' + opscope.formatEfficiency(peakNs / ns)}));
-      }
+      div.textContent = opscope.formatRate(v, compact ? unit : longUnit);
+      if (!model.peaks) return div;
+      const share = opscope.formatEfficiency(peakNs / ns);
+      if (compact) div.title = `${opscope.formatRate(v, longUnit)}: ${share} of peak`;
+      else div.append(Object.assign(document.createElement('span'), {className: 'muted share-of-peak', textContent: ' ' + share}));
       return div;
     };
-    return [line(sum.bytes / ns, sum.bw_ns, 'GB/s'), line(sum.flops / ns, sum.flops_ns, 'GFLOP/s')];
+    return [line(sum.bytes / ns, sum.bw_ns, 'GB/s', 'GB/s'), line(sum.flops / ns, sum.flops_ns, 'GF/s', 'GFLOP/s')];
   };
 
   // "12.3 GB/s (4.1 % of peak)"
