@@ -222,13 +222,14 @@ var opscope = window.opscope || (window.opscope = {});
     const achieved = new Map(opscope.rangeStats(model, -Infinity, Infinity).map((r) => [r.op_type, r]));
     const table = h('table', {class: 'optypes', id: 'optype-table'},
       h('tr', {}, h('th', {}, 'op type'), h('th', {class: 'num'}, 'count'), h('th', {class: 'num'}, 'total'),
-        h('th', {class: 'num'}, 'mean'), h('th', {class: 'share'}, 'share'), h('th', {class: 'num'}, 'achieved')),
+        h('th', {class: 'num'}, 'mean'), h('th', {class: 'share'}, 'share')),
       rows.map((r) => h('tr', {class: 'optype' + (r.data_movement ? ' data-movement' : ''), 'data-op-type': r.op_type},
-        h('td', {}, r.op_type), h('td', {class: 'num'}, String(r.count)), h('td', {class: 'num'}, opscope.formatUs(r.total_us)),
+        // What the type achieved goes under its name: the pane has no room for another column.
+        h('td', {}, r.op_type, achieved.has(r.op_type) && achieved.get(r.op_type).cost_us > 0
+          ? h('div', {class: 'achieved-inline'}, ...opscope.achievedLines(model, achieved.get(r.op_type), {compact: true})) : null), h('td', {class: 'num'}, String(r.count)), h('td', {class: 'num'}, opscope.formatUs(r.total_us)),
         h('td', {class: 'num'}, opscope.formatUs(r.mean_us)),
         h('td', {class: 'share'}, h('span', {class: 'bar', style: `width:${Math.max(1, r.share_pct).toFixed(1)}%`}),
-          h('span', {class: 'pct'}, r.share_pct.toFixed(1) + '%')),
-        h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, achieved.get(r.op_type) || {cost_us: 0}, {compact: true})))));
+          h('span', {class: 'pct'}, r.share_pct.toFixed(1) + '%')))));
     const streams = model.summary.streams || [];
     const streamTable = streams.length ? h('table', {class: 'mini streams', id: 'stream-table'},
       h('tr', {}, h('th', {}, 'stream'), h('th', {class: 'num'}, 'tasks'), h('th', {class: 'num'}, 'busy'), h('th', {class: 'num'}, 'idle')),

@@ -49,7 +49,7 @@ var opscope = window.opscope || (window.opscope = {});
     table.className = 'mini range-table';
     table.id = 'range-table';
     const head = document.createElement('tr');
-    for (const [text, cls] of [['op type', ''], ['count', 'num'], ['in range', 'num'], ['achieved (of peak)', 'num']]) {
+    for (const [text, cls] of [['op type', ''], ['count', 'num'], ['in range', 'num'], [model.peaks ? 'achieved (of peak)' : 'achieved', 'num']]) {
       head.append(Object.assign(document.createElement('th'), {className: cls, textContent: text}));
     }
     table.append(head);
