@@ -161,7 +161,6 @@ var opscope = window.opscope || (window.opscope = {});
     fillOf(t) {
       if (t.failing) return t.unfinished ? this.hatches.failing : FAILING;
       if (t.unfinished) return this.hatches.unfinished;
-      if (t.instant) return t.cat === 'memcpy' ? '#1c7ed6' : '#495057';
       return this.colours.colourOf(t.index);
     }
 
