@@ -184,7 +184,10 @@ var opscope = window.opscope || (window.opscope = {});
         document.getElementById(layer + '-count').textContent = `${all.length} nodes` + (attached ? ` (${attached} constants attached)` : '');
       }
       this.timeline = new opscope.TimelineView(document.getElementById('timeline'), model,
-        document.getElementById('tooltip'), (task) => this.select(task ? {kind: 'task', task} : null));
+        document.getElementById('tooltip'), (task) => this.select(task ? {kind: 'task', task} : null), {
+          legend: document.getElementById('timeline-legend'), search: document.getElementById('timeline-search'),
+          searchStatus: document.getElementById('timeline-search-status'), diagnosis: !!this.diagnosis,
+          onRange: (range) => this.showRange(range)});
       if (model.hasGraph) opscope.renderOpTypes(document.getElementById('optypes'), model);
       if (this.diagnosis) this.showDiagnosis();
       this.fillHeader();
@@ -192,7 +195,10 @@ var opscope = window.opscope || (window.opscope = {});
       if (model.hasGraph) this.attachSearch();
       for (const g of Object.values(this.graphs)) g.fit();
       document.addEventListener('keydown', (ev) => {
-        if (ev.key === 'Escape') this.select(null);
+        if (ev.key !== 'Escape') return;
+        this.select(null);
+        this.timeline.setRangeSel(null);
+        this.showRange(null);
       });
       // The launch the trace says failed is where the reader starts.
       const failing = model.tasks.find((t) => t.failing);
@@ -201,6 +207,13 @@ var opscope = window.opscope || (window.opscope = {});
         this.timeline.reveal(failing);
       }
       document.body.dataset.ready = 'true';
+    }
+
+    // A range dragged on the timeline: its op types, in the side pane.
+    showRange(range) {
+      const section = document.getElementById('range-section');
+      opscope.renderRange(section, this.model, range);
+      if (range) section.scrollIntoView({block: 'nearest'});
     }
 
     showDiagnosis() {
@@ -264,7 +277,7 @@ var opscope = window.opscope || (window.opscope = {});
         markTasks(sel.tasks, SEL);
       } else if (sel.kind === 'task') {
         marks.tasks[SEL].add(sel.task.index);
-        markTasks(m.tasksById.get(sel.task.task_id) || [], HI);  // the same task in other iterations
+        markTasks(opscope.tasksWithId(m, sel.task.task_id), HI);  // the same task in other iterations
         const node = opscope.nodeOfTask(m, sel.task);
         if (node) {
           marks.compiled[SEL].add(node.node_id);

@@ -42,10 +42,18 @@ var opscope = window.opscope || (window.opscope = {});
   function taskTable(model, tasks) {
     if (!tasks.length) return h('p', {class: 'muted'}, 'no task ran for it');
     return h('table', {class: 'mini tasks'},
-      h('tr', {}, h('th', {}, 'task'), h('th', {}, 'stream'), h('th', {}, 'start'), h('th', {}, 'duration'), h('th', {}, 'kernel')),
+      h('tr', {}, h('th', {}, 'task'), h('th', {}, 'stream'), h('th', {}, 'start'), h('th', {}, 'duration'), h('th', {}, 'kernel'),
+        h('th', {class: 'num'}, 'achieved')),
       tasks.map((t) => h('tr', {'data-task-index': t.index}, h('td', {}, taskLink(t)), h('td', {}, t.lane.name),
         h('td', {class: 'num'}, opscope.formatUs(t.ts)), h('td', {class: 'num'}, opscope.formatUs(t.dur)),
-        h('td', {class: 'kernel'}, t.kernel || '–'))));
+        h('td', {class: 'kernel'}, t.kernel || '–'), h('td', {class: 'num achieved'}, ...opscope.achievedLines(model, taskSum(model, t), {compact: true})))));
+  }
+
+  // One task as the sum achievedLines takes (perf.js).
+  function taskSum(model, t) {
+    const p = opscope.taskPerf(model, t);
+    return p ? {bytes: p.bytes, flops: p.flops, cost_us: t.dur, bw_ns: p.peakGbs ? p.bytes / p.peakGbs : 0,
+      flops_ns: p.peakGflops ? p.flops / p.peakGflops : 0} : {cost_us: 0};
   }
 
   function tensors(list) {
@@ -122,11 +130,12 @@ var opscope = window.opscope || (window.opscope = {});
 
   // What profile and inspector add to a kernel's args (opscope/roofline.h);
   // an older trace.json has none of them, and then none is shown.
-  function costRows(a) {
-    const rows = [];
+  function costRows(model, t) {
+    const a = t.args, rows = [];
     if (typeof a.bytes_read === 'number' || typeof a.bytes_written === 'number') {
       rows.push(['bytes read', opscope.formatBytes(a.bytes_read)], ['bytes written', opscope.formatBytes(a.bytes_written)]);
     }
+    if (typeof a.bytes === 'number') rows.push(['bytes', opscope.formatBytes(a.bytes)]);
     if (typeof a.flops === 'number') rows.push(['FLOPs', count(a.flops)]);
     if (typeof a.bound === 'string') {
       rows.push(['bound', a.bound === 'none' ? 'none (the op has no cost model)' : a.bound]);
@@ -138,6 +147,15 @@ var opscope = window.opscope || (window.opscope = {});
         : e > 0 ? `${(1 / e).toFixed(1)}× its lower bound` : '';
       rows.push(['efficiency', h('span', {class: 'efficiency'}, h('b', {}, opscope.formatEfficiency(e)),
         note ? h('span', {class: 'muted'}, ' (' + note + ')') : null)]);
+    }
+    // What it achieved over its measured time, against the machine's peaks (perf.js).
+    const perf = opscope.taskPerf(model, t);
+    if (perf) {
+      rows.push(['achieved', h('span', {class: 'achieved'}, opscope.rateText(perf.gbs, perf.bwShare, 'GB/s'), ' · ',
+        opscope.rateText(perf.gflops, perf.flopsShare, 'GFLOP/s'))]);
+      if (perf.peakGbs) {
+        rows.push(['peaks', `${opscope.formatRate(perf.peakGbs, 'GB/s')} · ${opscope.formatRate(perf.peakGflops, 'GFLOP/s')}`]);
+      }
     }
     return rows;
   }
@@ -184,7 +202,7 @@ var opscope = window.opscope || (window.opscope = {});
       launchText(t) && ['launch', launchText(t)],
       !tensorStats(a.tensors) && buffers(a.inputs) && ['inputs', buffers(a.inputs)],
       !tensorStats(a.tensors) && buffers(a.outputs) && ['outputs', buffers(a.outputs)],
-      ...costRows(a)];
+      ...costRows(model, t)];
     if (model.hasGraph) {
       rows.push(['compiled node', node ? h('span', {}, nodeLink(node), ` (${node.op_type})`)
         : h('span', {class: 'status off'}, 'none: inserted by the compiler (' + t.cat + ')')]);
@@ -227,11 +245,14 @@ var opscope = window.opscope || (window.opscope = {});
 
   opscope.renderOpTypes = function (host, model) {
     const rows = model.summary.op_types || [];
+    const achieved = new Map(opscope.rangeStats(model, -Infinity, Infinity).map((r) => [r.op_type, r]));
     const table = h('table', {class: 'optypes', id: 'optype-table'},
       h('tr', {}, h('th', {}, 'op type'), h('th', {class: 'num'}, 'count'), h('th', {class: 'num'}, 'total'),
         h('th', {class: 'num'}, 'mean'), h('th', {class: 'share'}, 'share')),
       rows.map((r) => h('tr', {class: 'optype' + (r.data_movement ? ' data-movement' : ''), 'data-op-type': r.op_type},
-        h('td', {}, r.op_type), h('td', {class: 'num'}, String(r.count)), h('td', {class: 'num'}, opscope.formatUs(r.total_us)),
+        // What the type achieved goes under its name: the pane has no room for another column.
+        h('td', {}, r.op_type, achieved.has(r.op_type) && achieved.get(r.op_type).cost_us > 0
+          ? h('div', {class: 'achieved-inline'}, ...opscope.achievedLines(model, achieved.get(r.op_type), {compact: true})) : null), h('td', {class: 'num'}, String(r.count)), h('td', {class: 'num'}, opscope.formatUs(r.total_us)),
         h('td', {class: 'num'}, opscope.formatUs(r.mean_us)),
         h('td', {class: 'share'}, h('span', {class: 'bar', style: `width:${Math.max(1, r.share_pct).toFixed(1)}%`}),
           h('span', {class: 'pct'}, r.share_pct.toFixed(1) + '%')))));

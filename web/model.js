@@ -15,6 +15,9 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.buildModel = function (graph, trace, summary) {
     const model = {graph, hasGraph: !!graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(),
       lanes: [], flows: []};
+    // The machine's calibrated roofs, when the run recorded them.
+    const roof = summary && summary.roofline;
+    model.peaks = roof && roof.peaks && typeof roof.peaks.bandwidth_gbs === 'number' ? roof.peaks : null;
     // A framework node's fusion reason is worded from its compiled node.
     const compiledById = new Map(((graph && graph.compiled && graph.compiled.nodes) || []).map((n) => [n.node_id, n]));
     for (const name of ['framework', 'compiled']) model.layers[name] = indexLayer(name, (graph && graph[name]) || {}, compiledById);
@@ -58,15 +61,48 @@ var opscope = window.opscope || (window.opscope = {});
   // Timestamps are µs with ns digits; sums of them differ in the last bits.
   const EPS_US = 1e-4;
 
+  // One event of the trace. What only the details read stays in args: a
+  // million tasks are a million of these.
+  class Task {
+    constructor(index, e, a, lane) {
+      this.index = index;
+      this.task_id = a.task_id;
+      this.node_id = a.node_id === undefined ? -1 : a.node_id;
+      this.op_type = a.op_type || e.name;
+      this.name = e.name;
+      this.cat = e.cat || '';
+      this.ts = e.ts;
+      this.dur = e.ph === 'X' ? e.dur || 0 : 0;
+      this.lane = lane;
+      this.args = a;
+      this.depth = 0;
+      this.instant = e.ph !== 'X';
+      this.failing = a.failing === true;
+      this.unfinished = a.unfinished === true;
+    }
+    get op_id() { return this.args.op_id; }
+    get kernel() { return this.args.kernel || ''; }
+    get grid() { return this.args.grid; }
+    get block() { return this.args.block; }
+  }
+
+  // Every task of that id (the same task in each iteration).
+  opscope.tasksWithId = function (model, id) {
+    const seen = model.tasksById.get(id);
+    return seen === undefined ? [] : Array.isArray(seen) ? seen : [seen];
+  };
+
   // Lanes are keyed by process and thread: ops-debug's host (pid 1) and device
   // (pid 2) both have a thread 1.
   function indexTrace(model, trace) {
     const events = Array.isArray(trace) ? trace : trace.traceEvents || [];
     const laneByKey = new Map(), processNames = new Map();
+    let last = null;  // events come in runs on one thread: no key to build for most
     const lane = (pid, tid) => {
+      if (last && last.pid === pid && last.tid === tid) return last;
       const key = pid + ':' + tid;
       if (!laneByKey.has(key)) laneByKey.set(key, {key, pid, tid, thread: 'stream ' + tid, tasks: [], depth: 1});
-      return laneByKey.get(key);
+      return (last = laneByKey.get(key));
     };
     const flowStarts = new Map(), flowEnds = [];
     for (const e of events) {
@@ -77,17 +113,15 @@ var opscope = window.opscope || (window.opscope = {});
     for (const e of events) {
       if (e.ph === 'X' || e.ph === 'i' || e.ph === 'I') {
         const a = e.args || {};
-        const task = {
-          index: model.tasks.length, task_id: a.task_id, node_id: a.node_id === undefined ? -1 : a.node_id,
-          op_id: a.op_id, op_type: a.op_type || e.name, kernel: a.kernel || '', grid: a.grid, block: a.block,
-          name: e.name, cat: e.cat || '', ts: e.ts, dur: e.ph === 'X' ? e.dur || 0 : 0, lane: lane(e.pid, e.tid),
-          args: a, depth: 0, instant: e.ph !== 'X', failing: a.failing === true, unfinished: a.unfinished === true,
-        };
+        const task = new Task(model.tasks.length, e, a, lane(e.pid, e.tid));
         model.tasks.push(task);
         task.lane.tasks.push(task);
         if (task.task_id === undefined) continue;  // an ops-debug event: no task to see again in other iterations
-        if (!model.tasksById.has(task.task_id)) model.tasksById.set(task.task_id, []);
-        model.tasksById.get(task.task_id).push(task);
+        // Most ids are seen once: an array only for those seen again (other iterations).
+        const seen = model.tasksById.get(task.task_id);
+        if (seen === undefined) model.tasksById.set(task.task_id, task);
+        else if (Array.isArray(seen)) seen.push(task);
+        else model.tasksById.set(task.task_id, [seen, task]);
       } else if (e.ph === 's') {
         flowStarts.set(e.id, e);
       } else if (e.ph === 'f') {
@@ -102,11 +136,24 @@ var opscope = window.opscope || (window.opscope = {});
       l.name = several ? `${processNames.get(l.pid) || 'process ' + l.pid} / ${l.thread}` : l.thread;
       nest(l);
     });
+    model.index = new opscope.TimelineIndex(model);
+    // A flow binds to the deepest event open at each of its ends: its producer and its consumer.
+    model.flowsOfTask = new Map();
+    const flowOf = (i, f) => {
+      if (i < 0) return;
+      if (!model.flowsOfTask.has(i)) model.flowsOfTask.set(i, []);
+      model.flowsOfTask.get(i).push(f);
+    };
     for (const e of flowEnds) {
       const s = flowStarts.get(e.id);
       if (!s) continue;
       const from = lane(s.pid, s.tid), to = lane(e.pid, e.tid);
-      model.flows.push({name: e.name, from, to, fromTs: s.ts, toTs: e.ts, fromDepth: depthAt(from, s.ts), toDepth: depthAt(to, e.ts)});
+      const a = model.index.deepestAt(from, s.ts, EPS_US), b = model.index.deepestAt(to, e.ts, EPS_US);
+      const f = {index: model.flows.length, name: e.name, cat: e.cat || s.cat || '', from, to, fromTs: s.ts, toTs: e.ts,
+        fromDepth: a.depth, toDepth: b.depth, fromTask: a.index, toTask: b.index};
+      model.flows.push(f);
+      flowOf(f.fromTask, f);
+      if (f.toTask !== f.fromTask) flowOf(f.toTask, f);
     }
     let t0 = Infinity, t1 = -Infinity;
     for (const t of model.tasks) {
@@ -130,15 +177,6 @@ var opscope = window.opscope || (window.opscope = {});
     }
   }
 
-  // The sub-row a flow binds to: the deepest event of the lane open at `ts`.
-  function depthAt(lane, ts) {
-    let depth = 0;
-    for (const t of lane.tasks) {
-      if (t.ts - EPS_US <= ts && ts <= t.ts + t.dur + EPS_US) depth = Math.max(depth, t.depth);
-    }
-    return depth;
-  }
-
   // The framework node's compiled node, the compiled node's framework nodes.
   opscope.compiledOf = function (model, frameworkNode) {
     const id = frameworkNode.compiled_node_id;
@@ -148,7 +186,7 @@ var opscope = window.opscope || (window.opscope = {});
     return (compiledNode.fused_from || []).map((id) => model.layers.framework.byId.get(id)).filter(Boolean);
   };
   opscope.tasksOf = function (model, compiledNode) {
-    return (compiledNode.mapped_task_ids || []).flatMap((id) => model.tasksById.get(id) || []);
+    return (compiledNode.mapped_task_ids || []).flatMap((id) => opscope.tasksWithId(model, id));
   };
   opscope.nodeOfTask = function (model, task) {
     return task.node_id >= 0 ? model.layers.compiled.byId.get(task.node_id) || null : null;

@@ -90,6 +90,26 @@ const ids = (page, selector, attr) =>
   page.$$eval(selector, (els, a) => els.map((e) => Number(e.getAttribute(a))), attr);
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 
+// The timeline draws on one canvas: what it shows is read through its test
+// hook (web/timeline_view.js), once the frame asked for is drawn. A task's
+// box is where it is drawn, in page coordinates; the page's own hit testing
+// decides what a click at its centre picks.
+async function timelineTasks(page) {
+  await page.waitForFunction(() => opscope.app.timeline.last && !opscope.app.timeline.pending, null, {timeout: 10_000});
+  return page.evaluate(() => opscope.app.timeline.testTasks());
+}
+const drawnTasks = async (page, pred = () => true) => (await timelineTasks(page)).filter((t) => t.box && pred(t));
+const marked = async (page, cls, key) => (await drawnTasks(page, (t) => t.classes.includes(cls))).map((t) => t[key]);
+const timelineLanes = (page) => page.evaluate(() => opscope.app.timeline.testLanes());
+const timelineFrame = (page) => page.evaluate(() => opscope.app.timeline.lastFrame());
+async function taskCentre(page, pred) {
+  const t = (await drawnTasks(page)).find(pred);
+  assert.ok(t, 'the task is drawn');
+  return [(t.box.x0 + t.box.x1) / 2, (t.box.y0 + t.box.y1) / 2];
+}
+const clickTask = async (page, pred) => page.mouse.click(...(await taskCentre(page, pred)));
+const hoverTask = async (page, pred) => page.mouse.move(...(await taskCentre(page, pred)));
+
 // Everything the page must show and do, against one run's files; `full:
 // false` stops after the drawing and the linking (the served page is the same
 // page, already checked in full as a file).
@@ -101,12 +121,34 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.ok(drawn('framework').length > 0);
   assert.equal(await page.locator('#framework-graph g.node').count(), drawn('framework').length);
   assert.equal(await page.locator('#compiled-graph g.node').count(), drawn('compiled').length);
-  assert.equal(await page.locator('#timeline g.lane').count(), threads.length);
+  assert.equal((await timelineLanes(page)).length, threads.length);
   assert.equal(threads.length, summary.streams.length, 'one lane per stream of summary.json');
-  assert.equal(await page.locator('#timeline g.task').count(), tasks.length);
+  assert.equal((await drawnTasks(page)).length, tasks.length);
   assert.equal(await page.locator('#optype-table tr.optype').count(), summary.op_types.length);
   const notExecuted = drawn('framework').filter((n) => n.executed === false).length;
   assert.equal(await page.locator('#framework-graph g.node.not-executed').count(), notExecuted);
+
+  // Bars are coloured by op type, and the canvas shows those colours: one
+  // per op type row of summary.json, each in the legend.
+  const fills = new Map();
+  for (const t of await drawnTasks(page)) fills.set(t.op_type, [...(fills.get(t.op_type) || []), t]);
+  assert.deepEqual([...fills.keys()].sort(), summary.op_types.map((r) => r.op_type).sort());
+  for (const [type, ts] of fills) assert.equal(new Set(ts.map((t) => t.fill)).size, 1, `one colour for ${type}`);
+  assert.equal(new Set([...fills.values()].map((ts) => ts[0].fill)).size, fills.size, 'each op type its own colour');
+  assert.deepEqual((await page.$$eval('#timeline-legend .legend-item', (is) => is.map((i) => i.dataset.key))).sort(),
+    [...fills.keys()].sort());
+  for (const [type, ts] of fills) {
+    const t = ts.sort((a, b) => (b.box.x1 - b.box.x0) - (a.box.x1 - a.box.x0))[0];
+    if (t.box.x1 - t.box.x0 < 4) continue;  // too thin to sample inside its outline
+    const pixel = await page.evaluate(([x, y]) => {
+      const c = document.querySelector('#timeline canvas'), r = c.getBoundingClientRect(), k = c.width / r.width;
+      return [...c.getContext('2d').getImageData(Math.floor((x - r.left) * k), Math.floor((y - r.top) * k), 1, 1).data];
+    }, [(t.box.x0 + t.box.x1) / 2, t.box.y1 - 2.5]);
+    const want = t.fill.match(/[0-9a-f]{2}/gi).map((h) => parseInt(h, 16));
+    assert.ok(want.every((v, i) => Math.abs(v - pixel[i]) <= 2), `${type} is drawn ${t.fill}, the canvas has rgb(${pixel})`);
+  }
+  // Nothing selected: no dependency arrow drawn.
+  assert.equal((await timelineFrame(page)).flows.filter((f) => f.cat === 'dependency').length, 0);
 
   // A framework node that was fused: its compiled node is selected, exactly its tasks light up.
   const compiledById = new Map(graph.compiled.nodes.map((n) => [n.node_id, n]));
@@ -119,29 +161,54 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.deepEqual(await ids(page, '#compiled-graph g.node.selected', 'data-node-id'), [target.node_id]);
   const expectedTasks = tasks.filter((t) => target.mapped_task_ids.includes(t.args.task_id)).map((t) => t.args.task_id);
   assert.ok(expectedTasks.length > 0);
-  assert.deepEqual(sorted(await ids(page, '#timeline g.task.highlighted', 'data-task-id')), sorted(expectedTasks));
-  assert.equal(await page.locator('#timeline g.task.selected').count(), 0);
+  assert.deepEqual(sorted(await marked(page, 'highlighted', 'task_id')), sorted(expectedTasks));
+  assert.equal((await marked(page, 'selected', 'task_id')).length, 0);
   assert.match(await page.textContent('#details'), /ran inside its compiled node: fused into/);
 
   // A task: its compiled node and that node's framework nodes are selected.
   const kernelTask = tasks.filter((t) => t.args.node_id >= 0).sort((a, b) => b.dur - a.dur)[0];
   const taskNode = compiledById.get(kernelTask.args.node_id);
-  await page.click(`#timeline g.task[data-task-id="${kernelTask.args.task_id}"]`);
-  assert.deepEqual(await ids(page, '#timeline g.task.selected', 'data-task-id'), [kernelTask.args.task_id]);
+  await clickTask(page, (t) => t.task_id === kernelTask.args.task_id);
+  assert.deepEqual(await marked(page, 'selected', 'task_id'), [kernelTask.args.task_id]);
   assert.deepEqual(await ids(page, '#compiled-graph g.node.selected', 'data-node-id'), [taskNode.node_id]);
   assert.deepEqual(sorted(await ids(page, '#framework-graph g.node.selected', 'data-node-id')), sorted(taskNode.fused_from));
   assert.ok((await page.textContent('#details')).includes(kernelTask.args.kernel));
   if (!full) return;
 
+  // What it achieved, from its cost model's bytes and FLOPs over its time, against summary.json's peaks.
+  const costed = tasks.filter((t) => t.args.bound !== undefined && t.args.bound !== 'none').sort((x, y) => y.dur - x.dur)[0];
+  assert.ok(costed, 'the run has a task with a cost model');
+  await clickTask(page, (t) => t.task_id === costed.args.task_id);
+  const peaks = summary.roofline.peaks, ns = costed.dur * 1e3, a = costed.args;
+  assert.ok(typeof a.bytes === 'number' && a.bytes > 0 && typeof a.flops === 'number', JSON.stringify(a));
+  const details = await page.textContent('#details');
+  for (const expected of [`achieved${rate(a.bytes / ns)} GB/s (${pct(a.bytes / ns / peaks.bandwidth_gbs)} of peak) · ` +
+      `${rate(a.flops / ns)} GFLOP/s (${pct(a.flops / ns / peaks.gflops_f32)} of peak)`,
+    `peaks${rate(peaks.bandwidth_gbs)} GB/s · ${rate(peaks.gflops_f32)} GFLOP/s`]) {
+    assert.ok(details.includes(expected), `details show ${expected}: ${details}`);
+  }
+
+  // Only the selected task's dependencies are drawn, from its producer's end.
+  const waits = dependencies(run);
+  const waiter = waits[0];
+  assert.ok(waiter, 'the run has a cross-stream dependency');
+  await clickTask(page, (t) => t.index === waiter.consumer);
+  const arrows = (await timelineFrame(page)).flows.filter((f) => f.cat === 'dependency');
+  const touching = waits.filter((w) => w.producer === waiter.consumer || w.consumer === waiter.consumer);
+  assert.deepEqual(arrows.map((f) => [f.fromTask, f.toTask]).sort(), touching.map((w) => [w.producer, w.consumer]).sort());
+  const producerBox = (await drawnTasks(page)).find((t) => t.index === waiter.producer).box;
+  const arrow = arrows.find((f) => f.fromTask === waiter.producer);
+  assert.ok(Math.abs(arrow.x1 - producerBox.x1) < 1, `the arrow leaves at ${arrow.x1}, its producer ends at ${producerBox.x1}`);
+
   // A task no node explains (the inserted input copy) says so.
   const copy = tasks.find((t) => t.args.node_id < 0);
   assert.ok(copy, 'the run has an inserted copy task');
-  await page.click(`#timeline g.task[data-task-id="${copy.args.task_id}"]`);
+  await clickTask(page, (t) => t.task_id === copy.args.task_id);
   assert.equal(await page.locator('#compiled-graph g.node.selected').count(), 0);
   assert.match(await page.textContent('#details'), /none: inserted by the compiler \(memcpy_h2d\)/);
 
   // Hovering a task shows its kernel, op type and duration.
-  await page.hover(`#timeline g.task[data-task-id="${kernelTask.args.task_id}"]`);
+  await hoverTask(page, (t) => t.task_id === kernelTask.args.task_id);
   const tip = await page.textContent('#tooltip');
   assert.ok(await page.isVisible('#tooltip'));
   assert.ok(tip.includes(kernelTask.args.kernel) && tip.includes(kernelTask.args.op_type), tip);
@@ -149,7 +216,9 @@ async function checkPage(page, run, {full = true} = {}) {
   // An op type row lights up exactly the tasks summary.json counts in it.
   const row = summary.op_types.find((r) => !r.data_movement);
   await page.click(`#optype-table tr.optype[data-op-type="${row.op_type}"]`);
-  assert.equal(await page.locator('#timeline g.task.highlighted').count(), row.count);
+  assert.equal((await marked(page, 'highlighted', 'index')).length, row.count);
+  assert.equal((await timelineFrame(page)).flows.filter((f) => f.cat === 'dependency').length, 0,
+    'lit up, not selected: their dependencies are not drawn');
   const ofType = graph.compiled.nodes.filter((n) => n.op_type === row.op_type).map((n) => n.node_id);
   assert.deepEqual(sorted(await ids(page, '#compiled-graph g.node.highlighted', 'data-node-id')), sorted(ofType));
 
@@ -167,6 +236,21 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.match(await page.textContent('#search-status'), /no node/);
 }
 
+// The page's figures as it prints them (web/perf.js, web/model.js).
+const rate = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 0.01 ? v.toFixed(2) : v.toPrecision(2));
+const pct = (share) => (share * 100 < 1 ? (share * 100).toPrecision(2) : (share * 100).toFixed(1)) + ' %';
+
+// trace.json's event waits as task indexes (the page numbers X events in file
+// order): a flow starts where its producer starts and ends where its consumer does.
+function dependencies(run) {
+  const at = (tid, ts) => run.tasks.findIndex((t) => t.tid === tid && t.ts === ts);
+  const starts = new Map(run.trace.traceEvents.filter((e) => e.ph === 's').map((e) => [e.id, e]));
+  return run.trace.traceEvents.filter((e) => e.ph === 'f' && starts.has(e.id)).map((f) => {
+    const s = starts.get(f.id);
+    return {producer: at(s.tid, s.ts), consumer: at(f.tid, f.ts)};
+  });
+}
+
 // ops-debug profile's folder: its timeline.json and roofline.svg, nothing else.
 const fixtureDir = path.join(here, 'timeline');
 function readTimeline(dir) {
@@ -180,11 +264,7 @@ function readTimeline(dir) {
 
 // The bars of one lane's events, by event index (the page numbers events in file order).
 async function bars(page) {
-  return page.$$eval('#timeline g.task', (gs) => gs.map((g) => {
-    const r = g.querySelector('rect').getBoundingClientRect();
-    return {index: Number(g.dataset.taskIndex), stream: g.dataset.streamId, depth: Number(g.dataset.depth),
-      x0: r.left, x1: r.right, y0: r.top, y1: r.bottom};
-  }));
+  return (await drawnTasks(page)).map((t) => ({index: t.index, stream: t.stream, depth: t.depth, ...t.box}));
 }
 
 // What a page of the profile must show: every event on its lane, the phases
@@ -193,17 +273,17 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   const {events, threads} = profile;
   assert.ok(await page.isHidden('#framework-pane') && await page.isHidden('#compiled-pane'), 'no graph panes');
   assert.ok(await page.isHidden('#optype-section') && await page.isHidden('#search'));
-  assert.equal(await page.locator('#timeline g.lane').count(), threads.length);
+  assert.equal((await timelineLanes(page)).length, threads.length);
   // host and device both have a thread 1: two lanes, named process / thread.
   const processName = (pid) => profile.timeline.traceEvents.find((e) => e.ph === 'M' && e.name === 'process_name' && e.pid === pid).args.name;
-  assert.deepEqual(await page.$$eval('#timeline .lane-label', (ts) => ts.map((t) => t.textContent)),
+  assert.deepEqual((await timelineLanes(page)).map((l) => l.name),
     threads.map((t) => `${processName(t.pid)} / ${t.args.name}`));
-  assert.equal(await page.locator('#timeline g.task').count(), events.length);
-  assert.equal(await page.locator('#timeline path.flow').count(), profile.flows);
+  assert.equal((await drawnTasks(page)).length, events.length);
+  assert.equal((await timelineFrame(page)).flows.length, profile.flows);
   for (const cat of ['api', 'phase', 'kernel']) {
-    assert.equal(await page.locator(`#timeline g.task.cat-${cat}`).count(), events.filter((e) => e.cat === cat).length, cat);
+    assert.equal((await marked(page, `cat-${cat}`, 'index')).length, events.filter((e) => e.cat === cat).length, cat);
   }
-  assert.equal(await page.locator('#timeline g.task.no-node').count(), 0, 'no graph: no event is said to lack a node');
+  assert.equal((await marked(page, 'no-node', 'index')).length, 0, 'no graph: no event is said to lack a node');
 
   // Sub-rows: each phase lies under the api span holding it, none on top of another.
   const drawn = await bars(page);
@@ -234,8 +314,8 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   // A kernel: its launch, buffers, cost and efficiency.
   const kernels = events.map((e, i) => [e, i]).filter(([e]) => e.cat === 'kernel');
   const [slow, si] = kernels.find(([e]) => e.args.efficiency < 1);
-  await page.click(`#timeline g.task[data-task-index="${si}"]`);
-  assert.deepEqual(await ids(page, '#timeline g.task.selected', 'data-task-index'), [si]);
+  await clickTask(page, (t) => t.index === si);
+  assert.deepEqual(await marked(page, 'selected', 'index'), [si]);
   const details = await page.textContent('#details');
   const a = slow.args;
   for (const expected of [a.kernel, `grid [${a.grid}] block [${a.block}]`, `vector width ${a.vector_width}`,
@@ -247,16 +327,16 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   assert.ok(!/compiled node|inserted by the compiler/.test(details), details);
   // One faster than the memory roof says so.
   const [fast, fi] = kernels.find(([e]) => e.args.efficiency > 1);
-  await page.click(`#timeline g.task[data-task-index="${fi}"]`);
+  await clickTask(page, (t) => t.index === fi);
   assert.match(await page.textContent('#details'),
     new RegExp(`efficiency${(fast.args.efficiency * 100).toFixed(1)} % \\(faster than the memory roof`));
   // A phase has none of a kernel's figures.
   const phase = events.findIndex((e) => e.cat === 'phase' && e.dur >= 5);
-  await page.click(`#timeline g.task[data-task-index="${phase}"]`);
+  await clickTask(page, (t) => t.index === phase);
   const phaseDetails = await page.textContent('#details');
   assert.ok(phaseDetails.includes('phase' + events[phase].args.phase), phaseDetails);
   assert.ok(!/efficiency|launch|bytes read/.test(phaseDetails), phaseDetails);
-  await page.hover(`#timeline g.task[data-task-index="${si}"]`);
+  await hoverTask(page, (t) => t.index === si);
   assert.match(await page.textContent('#tooltip'), /efficiency1\.0 %/);
 }
 
@@ -271,13 +351,10 @@ function readDiagnosis(dir) {
 
 // The drawn record of one seq: its box on screen and its classes.
 async function record(page, seq) {
-  return page.$eval(`#timeline g.task[data-seq="${seq}"]`, (g) => {
-    const r = g.firstElementChild.getBoundingClientRect();
-    return {x0: r.left, x1: r.right, y0: r.top, y1: r.bottom, classes: [...g.classList],
-      fill: getComputedStyle(g.firstElementChild).fill, cross: !!g.querySelector('.failing-cross')};
-  });
+  const t = (await drawnTasks(page)).find((r) => r.seq === seq);
+  return {...t.box, classes: t.classes, fill: t.fill, cross: t.cross};
 }
-const selectedSeqs = (page) => ids(page, '#timeline g.task.selected', 'data-seq');
+const selectedSeqs = (page) => marked(page, 'selected', 'seq');
 
 // What the page of a diagnosis must show: one lane per stream, every record,
 // the failing launch marked, drawn to the end of the recording and selected,
@@ -286,12 +363,12 @@ async function checkDiagnosisPage(page, diag, {full = true} = {}) {
   const {diagnosis, records, failing} = diag;
   assert.ok(await page.isHidden('#framework-pane') && await page.isHidden('#compiled-pane'), 'no graph panes');
   assert.ok(await page.isVisible('#diagnosis-pane'));
-  assert.equal(await page.locator('#timeline g.lane').count(), diag.lanes.length);
-  assert.equal(await page.locator('#timeline g.task').count(), records.length);
+  assert.equal((await timelineLanes(page)).length, diag.lanes.length);
+  assert.equal((await drawnTasks(page)).length, records.length);
   const instants = records.filter((r) => r.kind !== 'launch' && r.end_us === null).length;
-  assert.equal(await page.locator('#timeline g.task.instant').count(), instants);
+  assert.equal((await marked(page, 'instant', 'index')).length, instants);
   // The failing launch: marked (red, striped as never finished, crossed), and the only one.
-  assert.deepEqual(await ids(page, '#timeline g.task.failing', 'data-seq'), [failing.seq]);
+  assert.deepEqual(await marked(page, 'failing', 'seq'), [failing.seq]);
   const bar = await record(page, failing.seq);
   assert.ok(bar.classes.includes('unfinished') && bar.cross, bar.classes.join(' '));
   assert.match(bar.fill, /hatch-failing/);
@@ -328,7 +405,7 @@ async function checkDiagnosisPage(page, diag, {full = true} = {}) {
   assert.deepEqual(await selectedSeqs(page), [failing.seq]);
   // A sync record is an instant with its record number and state.
   const sync = records.find((r) => r.kind === 'stream sync');
-  await page.click(`#timeline g.task[data-seq="${sync.seq}"]`);
+  await clickTask(page, (t) => t.seq === sync.seq);
   assert.deepEqual(await selectedSeqs(page), [sync.seq]);
   assert.match(await page.textContent('#details'), new RegExp(`#${sync.seq} · stream sync`));
   assert.deepEqual(await ids(page, '#causes li.cause.selected', 'data-rank'), []);
@@ -450,7 +527,7 @@ test('a trace alone: ops-debug profile\'s timeline.json and roofline.svg as repo
   await checkTimelinePage(page, profile);
   if (process.env.OPSCOPE_WEB_TIMELINE_SCREENSHOT) {
     const kernel = profile.events.findIndex((e) => e.cat === 'kernel');
-    await page.click(`#timeline g.task[data-task-index="${kernel}"]`);
+    await clickTask(page, (t) => t.index === kernel);
     await page.screenshot({path: process.env.OPSCOPE_WEB_TIMELINE_SCREENSHOT});
   }
   assert.deepEqual(problems, []);
@@ -585,9 +662,9 @@ test('ops-debug diagnose: diagnosis.html of a clean run draws its trajectory', a
   assert.ok(r.stdout.includes(`page ${dir}/diagnosis.html\n`), r.stdout);
   const diag = readDiagnosis(dir);
   await openPage(pathToFileURL(path.join(dir, 'diagnosis.html')).href);
-  assert.equal(await page.locator('#timeline g.lane').count(), diag.lanes.length);
-  assert.equal(await page.locator('#timeline g.task').count(), diag.records.length);
-  assert.equal(await page.locator('#timeline g.task.failing').count(), 0, 'a clean run has no failing launch');
+  assert.equal((await timelineLanes(page)).length, diag.lanes.length);
+  assert.equal((await drawnTasks(page)).length, diag.records.length);
+  assert.equal((await marked(page, 'failing', 'seq')).length, 0, 'a clean run has no failing launch');
   assert.match(await page.textContent('#diagnosis-status'), /^clean/);
   assert.match(await page.textContent('#causes-none'), /the run is clean/);
   assert.deepEqual(problems, []);

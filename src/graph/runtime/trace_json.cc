@@ -152,7 +152,7 @@ inline char* Real(char* p, double v) {
 }
 
 // Room for an event's fixed text and numbers, beside its strings.
-constexpr size_t kEventFixedBytes = 640;
+constexpr size_t kEventFixedBytes = 768;
 
 // The output string, grown in small steps inside its reserved capacity:
 // resize zero-fills what it adds, and a small step keeps that fill and our
@@ -233,6 +233,10 @@ char* Task(char* p, std::string_view prefix, const TraceTask& t) {
     p = Real(p, known ? t.lower_bound_us : -1);
     p = Lit(p, ",\"efficiency\":");
     p = Real(p, known ? t.efficiency : -1);
+    p = Lit(p, ",\"bytes\":");
+    p = I64(p, t.bytes);
+    p = Lit(p, ",\"flops\":");
+    p = Real(p, t.flops);
   }
   return Lit(p, "}},\n");
 }
@@ -325,6 +329,8 @@ void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs) {
     t.bound = p.bound;
     t.lower_bound_us = p.lower_bound_us;
     t.efficiency = p.efficiency();
+    t.bytes = p.bytes;
+    t.flops = p.flops;
   }
 }
 

@@ -46,6 +46,8 @@ struct TraceTask {
   bool has_cost = false;  // the roofline args are written only then
   Bound bound = Bound::kNone;
   double lower_bound_us = 0, efficiency = -1;
+  int64_t bytes = 0;  // the cost model's bytes read + written, and FLOPs: the page's GB/s and GFLOP/s
+  double flops = 0;
 };
 
 struct TraceFlow {
