@@ -119,6 +119,15 @@ async function checkPage(page, run, {full = true} = {}) {
   // Every node the layout places (Constant nodes are attached to their consumers instead).
   const drawn = (layer) => graph[layer].nodes.filter((n) => n.scope !== undefined);
   assert.ok(drawn('framework').length > 0);
+  // The page keeps only what is on screen in the DOM: zoomed out to the
+  // whole layer (boxes still drawn one by one at that size), every node is there.
+  await page.evaluate(() => {
+    for (const g of Object.values(opscope.app.graphs)) {
+      const w = g.host.clientWidth, h = g.host.clientHeight, b = g.bounds();
+      const scale = Math.min(w / (b.x1 - b.x0), h / (b.y1 - b.y0));
+      g.setView({scale, tx: w / 2 - scale * (b.x0 + b.x1) / 2, ty: h / 2 - scale * (b.y0 + b.y1) / 2}, true);
+    }
+  });
   assert.equal(await page.locator('#framework-graph g.node').count(), drawn('framework').length);
   assert.equal(await page.locator('#compiled-graph g.node').count(), drawn('compiled').length);
   assert.equal((await timelineLanes(page)).length, threads.length);
@@ -127,6 +136,7 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.equal(await page.locator('#optype-table tr.optype').count(), summary.op_types.length);
   const notExecuted = drawn('framework').filter((n) => n.executed === false).length;
   assert.equal(await page.locator('#framework-graph g.node.not-executed').count(), notExecuted);
+  await page.evaluate(() => Object.values(opscope.app.graphs).forEach((g) => g.fit()));  // the opening view again
 
   // Bars are coloured by op type, and the canvas shows those colours: one
   // per op type row of summary.json, each in the legend.
