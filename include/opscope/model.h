@@ -33,10 +33,14 @@ struct ModelRunRequest {
   std::string model;                 // the .onnx file
   std::string output_dir;            // --output-dir: empty runs without writing anything
   int streams = 2;                   // --streams: compute streams (plus one copy stream)
-  int warmup = 1;                    // --warmup: untimed iterations first (caches, threads, allocator)
+  // --warmup: untimed iterations first (caches, threads, allocator).
   // --iterations: every one is timed and kept; task times are medians over
   // them, their quartiles the run's noise, and the trace shows the median one.
-  int iterations = 5;
+  // The library's defaults run the model once, as a program embedding it
+  // expects (a capture session records every execution); `inspector-cli
+  // run` defaults to 1 warm-up and 5 timed iterations.
+  int warmup = 0;
+  int iterations = 1;
   bool dump_passes = false;          // --dump-passes: DIR/passes/NN_<pass>.json
   // Graph inputs: files in graph input order ("x.npy") or by name
   // ("name=x.npy"), and/or tensors by name; the rest are filled from `seed`.
