@@ -310,8 +310,16 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   ASSERT_EQ(from_session.exit_code, 0) << from_session.err;
   ASSERT_EQ(from_run.exit_code, 0) << from_run.err;
   const json a = json::parse(from_session.out), b = json::parse(from_run.out);
-  EXPECT_EQ(a.at("framework"), b.at("framework"));
-  EXPECT_EQ(a.at("compiled"), b.at("compiled"));
+  // A session's graph records carry no inferred dtypes and shapes: the
+  // tensors are compared by name and by where they come from and go to.
+  const auto cone = [](json layer) {
+    for (const char* side : {"inputs", "outputs"}) {
+      for (json& t : layer.at(side)) t.erase("dtype"), t.erase("shape");
+    }
+    return layer;
+  };
+  EXPECT_EQ(cone(a.at("framework")), cone(b.at("framework")));
+  EXPECT_EQ(cone(a.at("compiled")), cone(b.at("compiled")));
   EXPECT_FALSE(a.at("framework").at("ancestors").empty());
   EXPECT_EQ(a.at("session").at("source"), json::parse(Slurp(session / "graph.json")).at("session").at("source"));
   // The critical path runs through that graph's own tasks only, the launches outside it left out.
