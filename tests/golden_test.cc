@@ -39,12 +39,13 @@ const std::string kSource = OPSCOPE_SOURCE_DIR;
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 
 // Keys whose value is a time, a rate derived from a time, or a share of time:
-// numbers that differ on every run (an efficiency is a bound over a time).
+// numbers that differ on every run (an efficiency is a bound over a time;
+// which iteration is the median one depends on the times too).
 // The key stays, its value becomes "<time>".
 bool IsTimeKey(const std::string& key) {
   static const std::regex time_key(
       "(^|_)(us|ms|ns|sec|seconds|ts|dur|time|elapsed|pct|share|gbps|gflops|bandwidth|throughput|calibrated|"
-      "offset|start|end|device_ms|host_ms|efficiency)($|_)");
+      "offset|start|end|device_ms|host_ms|efficiency|iteration)($|_)");
   return std::regex_search(key, time_key);
 }
 

@@ -116,10 +116,14 @@ TEST_F(InspectorCli, SummaryPrintsTheTable) {
   const fs::path out = RunModel("transformer_block.onnx", "run");
   Result r = Run("summary " + out.string() + " --top 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* s : {"op type", "count", "total us", "mean us", "share", "data movement", "top 3 tasks",
-                        "compute 0", "copy", "critical path"}) {
+  for (const char* s : {"op type", "count", "total us", "mean us", "share", "top 3 tasks", "compute 0", "copy",
+                        "critical path"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
   }
+  // --top bounds the op type table too; the data movement row is one of them.
+  Result all = Run("summary " + out.string() + " --top 100");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("\ndata movement "), std::string::npos) << all.out;
 }
 
 // Every task with a cost model carries the same bound in summary.json and
@@ -230,9 +234,14 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   const fs::path b = RunModel("resnet_small.onnx", "b");
   Result same = Run("diff " + a.string() + " " + a.string());
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
-  Result other = Run("diff " + a.string() + " " + b.string() + " --threshold-nodes 0");
+  // Two models are compared only when asked to; diff.json goes where --output says.
+  ExpectOneErrorLine(Run("diff " + a.string() + " " + b.string()), "different models");
+  const fs::path file = dir_ / "diff.json";
+  Result other = Run("diff " + a.string() + " " + b.string() + " --threshold-nodes 0 --allow-different-models --output " +
+                     file.string());
   EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
-  json d = json::parse(Slurp(b / "diff.json"));
+  EXPECT_FALSE(fs::exists(b / "diff.json"));
+  json d = json::parse(Slurp(file));
   EXPECT_EQ(d["schema"], "opscope.diff/1");
   EXPECT_FALSE(d["passed"].get<bool>());
   EXPECT_NE(d["nodes"]["framework"]["base"], d["nodes"]["framework"]["new"]);

@@ -278,12 +278,16 @@ TEST_F(InspectorSession, BadInputIsOneLine) {
 TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   const Expected want = ExpectedFromModel();
   const fs::path session = Record("--enable-graph --enable-runtime");
-  Result summary = Inspector("summary " + session.string() + " --top 3");
+  // Every row of every table (--top bounds them all).
+  Result summary = Inspector("summary " + session.string() + " --top 1000");
   ASSERT_EQ(summary.exit_code, 0) << summary.err;
   EXPECT_FALSE(fs::exists(session / "summary.json")) << "summary writes nothing";
-  for (const char* s : {"op type", "data movement", "top 3 tasks", "compute 0", "copy", "critical path"}) {
+  for (const char* s : {"op type", "data movement", "compute 0", "copy", "critical path"}) {
     EXPECT_NE(summary.out.find(s), std::string::npos) << s << " in\n" << summary.out;
   }
+  Result top3 = Inspector("summary " + session.string() + " --top 3");
+  ASSERT_EQ(top3.exit_code, 0) << top3.err;
+  EXPECT_NE(top3.out.find("top 3 tasks"), std::string::npos) << top3.out;
   EXPECT_NE(summary.out.find("tasks " + std::to_string(want.tasks + kDemoDispatches) + "\n"), std::string::npos)
       << summary.out;
   // Every op-type row says what export's summary.json says.
@@ -306,8 +310,16 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   ASSERT_EQ(from_session.exit_code, 0) << from_session.err;
   ASSERT_EQ(from_run.exit_code, 0) << from_run.err;
   const json a = json::parse(from_session.out), b = json::parse(from_run.out);
-  EXPECT_EQ(a.at("framework"), b.at("framework"));
-  EXPECT_EQ(a.at("compiled"), b.at("compiled"));
+  // A session's graph records carry no inferred dtypes and shapes: the
+  // tensors are compared by name and by where they come from and go to.
+  const auto cone = [](json layer) {
+    for (const char* side : {"inputs", "outputs"}) {
+      for (json& t : layer.at(side)) t.erase("dtype"), t.erase("shape");
+    }
+    return layer;
+  };
+  EXPECT_EQ(cone(a.at("framework")), cone(b.at("framework")));
+  EXPECT_EQ(cone(a.at("compiled")), cone(b.at("compiled")));
   EXPECT_FALSE(a.at("framework").at("ancestors").empty());
   EXPECT_EQ(a.at("session").at("source"), json::parse(Slurp(session / "graph.json")).at("session").at("source"));
   // The critical path runs through that graph's own tasks only, the launches outside it left out.

@@ -33,7 +33,14 @@ struct ModelRunRequest {
   std::string model;                 // the .onnx file
   std::string output_dir;            // --output-dir: empty runs without writing anything
   int streams = 2;                   // --streams: compute streams (plus one copy stream)
-  int iterations = 1;                // --iterations: times are kept from the last
+  // --warmup: untimed iterations first (caches, threads, allocator).
+  // --iterations: every one is timed and kept; task times are medians over
+  // them, their quartiles the run's noise, and the trace shows the median one.
+  // The library's defaults run the model once, as a program embedding it
+  // expects (a capture session records every execution); `inspector-cli
+  // run` defaults to 1 warm-up and 5 timed iterations.
+  int warmup = 0;
+  int iterations = 1;
   bool dump_passes = false;          // --dump-passes: DIR/passes/NN_<pass>.json
   // Graph inputs: files in graph input order ("x.npy") or by name
   // ("name=x.npy"), and/or tensors by name; the rest are filled from `seed`.
@@ -65,7 +72,7 @@ struct OpTypeLoss {
   double efficiency = 0;                                     // lower bound / measured
 };
 
-// One compiled node that ran a kernel: its time (the last iteration's,
+// One compiled node that ran a kernel: its time (the median iteration's,
 // calibrated) against its roofline, as the hot chain saw it.
 struct NodeTime {
   std::string name, op_type;
@@ -107,9 +114,11 @@ struct ModelRunReport {
   std::string model;
   int64_t framework_nodes = 0, compiled_nodes = 0, tasks = 0;
   int compute_streams = 0, streams = 0;  // streams includes the copy stream
-  int iterations = 1;
+  int iterations = 1, warmup = 0;
   std::string device;
-  double total_task_us = 0, span_us = 0, critical_path_us = 0;  // calibrated, last iteration
+  // Medians over the iterations (span and critical path: of the median iteration, by span).
+  double total_task_us = 0, span_us = 0, critical_path_us = 0;
+  double total_task_q1_us = 0, total_task_q3_us = 0, span_q1_us = 0, span_q3_us = 0;  // the noise
   bool memory_planned = false;
   int64_t arena_bytes = 0, no_reuse_bytes = 0;  // peak memory with and without buffer reuse
   std::vector<OpTypeTime> op_types;             // longest total time first
@@ -126,18 +135,26 @@ struct ModelRunReport {
 
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& request);
 
-// What changed between two run folders (their capture.json); diff.json is
-// written into new_dir, with the identities of both runs ("runs"). regressed: total task time grew by more than
-// threshold_time_pct, or a layer's node count moved by more than threshold_nodes.
+// What changed between two run folders (their capture.json): the settings
+// first (streams, iterations, warm-up, device, plugins), then span, total
+// task time, per op type and per compiled node, each as medians over the
+// runs' iterations. A change is a regression only when it grows by more than
+// threshold_time_pct and by more than the noise of both runs (their
+// quartile intervals do not overlap); with one iteration on a side the noise
+// is unknown and the threshold alone decides. Two runs of different models
+// (their fingerprints) are refused unless allow_different_models. diff.json
+// is written to `output` when it is given, never into a run's folder.
 struct RunDiffRequest {
   std::string base_dir, new_dir;
   double threshold_time_pct = 10;
   int64_t threshold_nodes = 0;
+  bool allow_different_models = false;
+  std::string output;  // diff.json; empty: not written
 };
 
 struct RunDiffReport {
   std::string json;   // diff.json ("opscope.diff/1")
-  std::string file;   // where it was written
+  std::string file;   // where it was written; empty: nowhere
   bool regressed = false;
   std::vector<std::string> regressions;  // why, in words
 };

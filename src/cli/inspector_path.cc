@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/text_distance.h"
+#include "core/text_format.h"
 #include "graph/runtime/captured_run.h"
 #include "graph/runtime/node_path.h"
 #include "graph/runtime/session_export.h"
@@ -12,17 +14,52 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kNameWidth = 32;
+
+std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : "?"; }
+
+void PrintTensors(const char* title, const json& list, bool input, std::ostream& out) {
+  out << "  " << title << " (" << list.size() << ")\n";
+  for (const auto& t : list) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "    %-*s %-8s %-18s ", static_cast<int>(kNameWidth),
+                  CutMiddle(Str(t["name"]), kNameWidth).c_str(), Str(t["dtype"]).c_str(),
+                  CutMiddle(Str(t["shape"]), 18).c_str());
+    out << line;
+    if (input) {
+      out << "from " << (t.contains("from") ? Str(t["from"]) : "?") << "\n";
+      continue;
+    }
+    std::vector<std::string> to;
+    for (const auto& n : t.value("to", json::array())) to.push_back(Str(n));
+    out << (to.empty() ? "unused" : "to " + CutMiddle(JoinStrings(to, ", "), 60)) << "\n";
+  }
+}
+
+// One tree level per indent step; "<-" up towards the inputs, "->" down.
+void PrintTree(const json& children, const char* arrow, int indent, std::ostream& out) {
+  for (const auto& c : children) {
+    out << std::string(indent, ' ') << arrow << " " << Str(c["node"]) << " (" << Str(c["op_type"]) << ") via "
+        << CutMiddle(Str(c["via"]), kNameWidth);
+    if (c.value("repeat", false)) out << "  (shown above)";
+    if (c.contains("beyond")) out << "  ... " << c["beyond"].get<int64_t>() << " more beyond (--depth)";
+    out << "\n";
+    if (c.contains("children")) PrintTree(c["children"], arrow, indent + 3, out);
+  }
+}
+
 void PrintLayer(const char* layer, const json& j, std::ostream& out) {
   if (j.is_null()) {
     out << layer << ": no counterpart\n";
     return;
   }
   out << layer << ": " << j["node"].get<std::string>() << " (" << j["op_type"].get<std::string>() << ")\n";
-  out << "  ancestors (" << j["ancestors"].size() << "):";
-  for (const auto& n : j["ancestors"]) out << " " << n.get<std::string>();
-  out << "\n  descendants (" << j["descendants"].size() << "):";
-  for (const auto& n : j["descendants"]) out << " " << n.get<std::string>();
-  out << "\n";
+  PrintTensors("inputs", j["inputs"], true, out);
+  PrintTensors("outputs", j["outputs"], false, out);
+  out << "  ancestors (" << j["ancestors"].size() << ")\n";
+  PrintTree(j["ancestor_tree"], "<-", 4, out);
+  out << "  descendants (" << j["descendants"].size() << ")\n";
+  PrintTree(j["descendant_tree"], "->", 4, out);
 }
 
 }  // namespace
@@ -31,20 +68,23 @@ CLI::App* AddInspectorPath(CLI::App& app, InspectorPathFlags& flags) {
   CLI::App* cmd = app.add_subcommand("path", "what flows into and out of a node, and the run's critical path");
   cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`, or a session folder")->required();
   cmd->add_option("--node", flags.node, "a framework or compiled node name")->required();
+  cmd->add_option("--depth", flags.depth, "levels of ancestors and descendants shown as trees (default 3)");
   cmd->add_flag("--json", flags.json, "print JSON (schema opscope.path/1)");
   return cmd;
 }
 
 Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
+  // Before the run is loaded: a bad flag is refused at once.
+  if (flags.depth < 1) return InvalidArgumentError("--depth " + std::to_string(flags.depth) + ": expected >= 1");
   json j;
   if (graph::IsSessionDir(flags.dir)) {
     OPSCOPE_ASSIGN_OR_RETURN(graph::SessionGraph g, graph::LastSessionGraph(flags.dir));
-    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(g.model, g.schedule, flags.node));
+    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(g.model, g.schedule, flags.node, flags.depth));
     j["session"] = {{"source", g.source}, {"graphs_collected", g.graphs_collected},
                     {"framework_known", g.framework_known}};
   } else {
     OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
-    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(run.model, run.schedule, flags.node));
+    OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(run.model, run.schedule, flags.node, flags.depth));
   }
   if (flags.json) {
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

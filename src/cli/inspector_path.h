@@ -1,7 +1,9 @@
 // File: cli/inspector_path.h
-// `inspector-cli path DIR --node NAME [--json]`: every node on some path
-// input -> NAME -> output (its ancestors and descendants) on both graph
-// layers, by name, and the run's critical path with whether NAME is on it.
+// `inspector-cli path DIR --node NAME [--depth 3] [--json]`: NAME's inputs and
+// outputs with their shapes, every node on some path input -> NAME -> output
+// (its ancestors and descendants) on both graph layers, printed as trees cut
+// at --depth levels, and the run's critical path with whether NAME is on it.
+// A name that neither layer has is refused with the closest names.
 // NAME may be a framework or a compiled node; the other layer's counterpart
 // is found through fused_from. Reads DIR/capture.json of a `run` folder; in a
 // session folder (`start`) it reads the last graph collected (the one
@@ -21,6 +23,7 @@ namespace opscope::cli {
 struct InspectorPathFlags {
   std::string dir;
   std::string node;
+  int depth = 3;  // graph::kDefaultPathDepth
   bool json = false;
 };
 

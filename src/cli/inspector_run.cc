@@ -24,10 +24,17 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
   out << "model    " << r.model << "\n";
   out << "nodes    framework " << r.framework_nodes << "  compiled " << r.compiled_nodes << "\n";
   out << "tasks    " << r.tasks << " on " << r.streams << " streams (" << r.compute_streams << " compute + copy), "
-      << r.iterations << " iteration(s), device " << r.device << "\n";
-  std::snprintf(line, sizeof(line), "time     %.1f us of tasks, %.1f us span, critical path %.1f us\n",
+      << r.iterations << " timed iteration(s) after " << r.warmup << " warm-up, device " << r.device << "\n";
+  std::snprintf(line, sizeof(line), "time     %.1f us of tasks, %.1f us span, critical path %.1f us",
                 r.total_task_us, r.span_us, r.critical_path_us);
   out << line;
+  if (r.iterations > 1) {
+    std::snprintf(line, sizeof(line), " (medians; IQR %.1f us of tasks, %.1f us span)\n",
+                  r.total_task_q3_us - r.total_task_q1_us, r.span_q3_us - r.span_q1_us);
+    out << line;
+  } else {
+    out << " (one iteration: noise unknown)\n";
+  }
   if (r.memory_planned) {
     out << "memory   peak " << Bytes(r.arena_bytes) << " with reuse, " << Bytes(r.no_reuse_bytes) << " without\n";
   }
@@ -63,7 +70,10 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   cmd->add_option("model", flags.model, "the .onnx model")->required();
   cmd->add_option("--output-dir", flags.output_dir, "where graph.json, trace.json, summary.json go")->required();
   cmd->add_option("--streams", flags.streams, "compute streams (default 2)");
-  cmd->add_option("--iterations", flags.iterations, "timed iterations; times are kept from the last");
+  cmd->add_option("--warmup", flags.warmup, "untimed iterations run first (default 1)");
+  cmd->add_option("--iterations", flags.iterations,
+                  "timed iterations, all kept (default 5): times are their medians with the quartiles as noise; "
+                  "the trace shows the median one");
   cmd->add_flag("--dump-passes", flags.dump_passes, "also write DIR/passes/NN_<pass>.json");
   cmd->add_option("--inputs", flags.inputs, "x.npy[,...] in graph input order, or name=x.npy");
   AddSeedOption(cmd, flags.seed, "seed of the fill for inputs not given");
@@ -86,6 +96,7 @@ Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
   ModelRunRequest request{.model = flags.model,
                           .output_dir = flags.output_dir,
                           .streams = flags.streams,
+                          .warmup = flags.warmup,
                           .iterations = flags.iterations,
                           .dump_passes = flags.dump_passes,
                           .input_files = SplitList(flags.inputs, ','),

@@ -3,7 +3,10 @@
 // on N compute streams, execute on the cpu device, calibrate, map, then write
 // DIR/graph.json, DIR/trace.json, DIR/summary.json, DIR/roofline.svg and
 // DIR/capture.json (what the other commands read back) and print a short
-// summary. Each task is held against the device's roofs: calibrated (once
+// summary. After --warmup untimed iterations, every one of --iterations is
+// timed and kept: times are medians over them with their quartiles (the
+// run's noise), and trace.json shows the median iteration. Each task is held
+// against the device's roofs: calibrated (once
 // per machine) unless --peak-bw and --peak-flops give them. Nothing is written
 // under DIR unless the whole run succeeded.
 #pragma once
@@ -23,7 +26,8 @@ struct InspectorRunFlags {
   std::string model;
   std::string output_dir;
   int streams = 2;
-  int iterations = 1;
+  int warmup = 1;
+  int iterations = 5;
   bool dump_passes = false;
   std::string inputs;  // "a.npy,b.npy" (graph input order) or "name=a.npy,..."
   uint64_t seed = 0;

@@ -1,7 +1,10 @@
 #include "cli/inspector_summary.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
+#include "core/text_format.h"
 #include "graph/runtime/captured_run.h"
 #include "graph/runtime/node_path.h"
 #include "graph/runtime/session_export.h"
@@ -21,7 +24,18 @@ std::string Efficiency(double e) {
   return s;
 }
 
-void PrintRoofline(const graph::RooflineSummary& r, std::ostream& out) {
+constexpr int kTypeWidth = 24, kTaskWidth = 40, kStreamWidth = 12;
+
+std::string Cut(const std::string& name, int width) { return CutMiddle(name, static_cast<size_t>(width)); }
+
+// A table bounded by --top says what it left out.
+void More(size_t shown, size_t all, std::ostream& out) {
+  if (all > shown) out << "  ... " << all - shown << " more (--top)\n";
+}
+
+size_t Rows(int top, size_t all) { return std::min(all, static_cast<size_t>(std::max(top, 0))); }
+
+void PrintRoofline(const graph::RooflineSummary& r, int top, std::ostream& out) {
   char line[512];
   const RoofPeaks& p = r.peaks;
   std::snprintf(line, sizeof(line), "\nroofline  %.4g GB/s, %.4g GFLOP/s float32, %.4g float64 (%s; 0: unknown)\n",
@@ -29,39 +43,64 @@ void PrintRoofline(const graph::RooflineSummary& r, std::ostream& out) {
   out << line << "  " << r.tasks_with_bound << " timed tasks with a bound, " << r.tasks_without_bound
       << " without (no cost model, copies, or a roof unknown)\n";
   if (r.lost.empty()) return;
-  std::snprintf(line, sizeof(line), "  %-22s %6s %12s %12s %12s %8s\n", "time lost by op type", "count", "measured us",
-                "bound us", "lost us", "eff.");
+  std::snprintf(line, sizeof(line), "  %-*s %6s %12s %12s %12s %8s\n", kTypeWidth - 2, "time lost by op type", "count",
+                "measured us", "bound us", "lost us", "eff.");
   out << line;
-  for (const graph::OpTypeLoss& l : r.lost) {
-    std::snprintf(line, sizeof(line), "  %-22s %6lld %12.1f %12.1f %12.1f %s\n", l.op_type.c_str(),
-                  static_cast<long long>(l.count), l.measured_us, l.lower_bound_us, l.lost_us,
-                  Efficiency(l.efficiency).c_str());
+  const size_t n = Rows(top, r.lost.size());
+  for (size_t i = 0; i < n; ++i) {
+    const graph::OpTypeLoss& l = r.lost[i];
+    std::snprintf(line, sizeof(line), "  %-*s %6lld %12.1f %12.1f %12.1f %s\n", kTypeWidth - 2,
+                  Cut(l.op_type, kTypeWidth - 2).c_str(), static_cast<long long>(l.count), l.measured_us,
+                  l.lower_bound_us, l.lost_us, Efficiency(l.efficiency).c_str());
     out << line;
   }
+  More(n, r.lost.size(), out);
 }
 
 void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, const graph::CapturedRun* run) {
   graph::Summary s = graph::Summarize(schedule, top);
+  std::optional<graph::RunTiming> timing;
+  if (run) {
+    timing = graph::TimingOf(*run);
+    graph::AddTiming(s, schedule, *timing, top);
+  }
   if (run && run->peaks) {
     const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(schedule, run->model.compiled, *run->peaks);
     graph::AddRoofline(s, schedule, roofs, *run->peaks);
     graph::AddSuspects(s, schedule, run->model.compiled, roofs, *run->peaks, graph::ComputeUnitsOf(run->device));
   }
   char line[512];
-  std::snprintf(line, sizeof(line), "%-24s %6s %12s %12s %8s\n", "op type", "count", "total us", "mean us", "share");
-  out << line;
-  for (const graph::OpTypeRow& r : s.op_types) {
-    std::snprintf(line, sizeof(line), "%-24s %6lld %12.1f %12.2f %7.1f%%\n", r.op_type.c_str(),
-                  static_cast<long long>(r.count), r.total_us, r.mean_us, r.share_pct);
+  if (timing) {
+    std::snprintf(line, sizeof(line),
+                  "times: medians of %d timed iteration(s) after %d warm-up; IQR: their interquartile range%s\n\n",
+                  timing->iterations, timing->warmup, timing->iterations < 2 ? " (one iteration: noise unknown)" : "");
     out << line;
   }
-  std::snprintf(line, sizeof(line), "%-24s %6zu %12.1f\n", "total", schedule.tasks.size(), s.total_task_us);
+  std::snprintf(line, sizeof(line), "%-*s %6s %12s %12s %8s %10s\n", kTypeWidth, "op type", "count", "total us",
+                "mean us", "share", "IQR us");
+  out << line;
+  const size_t types = Rows(top, s.op_types.size());
+  for (size_t i = 0; i < types; ++i) {
+    const graph::OpTypeRow& r = s.op_types[i];
+    std::snprintf(line, sizeof(line), "%-*s %6lld %12.1f %12.2f %7.1f%% %10.1f\n", kTypeWidth,
+                  Cut(r.op_type, kTypeWidth).c_str(), static_cast<long long>(r.count), r.total_us, r.mean_us,
+                  r.share_pct, r.q3_us - r.q1_us);
+    out << line;
+  }
+  More(types, s.op_types.size(), out);
+  std::snprintf(line, sizeof(line), "%-*s %6zu %12.1f\n", kTypeWidth, "total", schedule.tasks.size(),
+                s.total_task_us);
   out << line << "\ntop " << s.top_tasks.size() << " tasks\n";
   for (const graph::TopTask& t : s.top_tasks) {
-    std::snprintf(line, sizeof(line), "  #%-5lld %-40s stream %d  start %10.1f us  %10.1f us",
-                  static_cast<long long>(t.task_id), graph::TaskTitle(schedule.tasks[t.task_id]).c_str(), t.stream_id,
-                  t.start_us, t.duration_us);
+    std::snprintf(line, sizeof(line), "  #%-5lld %-*s stream %d  start %10.1f us  %10.1f us",
+                  static_cast<long long>(t.task_id), kTaskWidth,
+                  Cut(graph::TaskTitle(schedule.tasks[t.task_id]), kTaskWidth).c_str(), t.stream_id, t.start_us,
+                  t.duration_us);
     out << line;
+    if (timing && timing->iterations > 1) {
+      std::snprintf(line, sizeof(line), " (IQR %.1f)", t.q3_us - t.q1_us);
+      out << line;
+    }
     if (s.roofline && t.bound != Bound::kNone) {
       std::snprintf(line, sizeof(line), "  %-7s bound %10.1f us  eff. %s", BoundName(t.bound), t.lower_bound_us,
                     Efficiency(t.efficiency).c_str());
@@ -69,21 +108,30 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
     }
     out << "\n";
   }
-  out << "\nstreams (span " << s.span_us << " us)\n";
-  for (const graph::StreamRow& r : s.streams) {
+  out << "\nstreams (span " << s.span_us << " us" << (timing ? ", the median iteration" : "") << ")\n";
+  const size_t streams = Rows(top, s.streams.size());
+  for (size_t i = 0; i < streams; ++i) {
+    const graph::StreamRow& r = s.streams[i];
     const double busy_pct = s.span_us > 0 ? 100.0 * r.busy_us / s.span_us : 0;
-    std::snprintf(line, sizeof(line), "  %-12s %5lld tasks  busy %10.1f us (%5.1f%%)  idle %10.1f us\n",
-                  r.name.c_str(), static_cast<long long>(r.tasks), r.busy_us, busy_pct, r.idle_us);
+    std::snprintf(line, sizeof(line), "  %-*s %5lld tasks  busy %10.1f us (%5.1f%%)  idle %10.1f us\n", kStreamWidth,
+                  Cut(r.name, kStreamWidth).c_str(), static_cast<long long>(r.tasks), r.busy_us, busy_pct, r.idle_us);
     out << line;
   }
+  More(streams, s.streams.size(), out);
   std::snprintf(line, sizeof(line), "\ncritical path  %zu tasks, %.1f us\n", s.critical_path.task_ids.size(),
                 s.critical_path.total_us);
   out << line;
-  for (int64_t id : s.critical_path.task_ids) out << "  " << graph::TaskTitle(schedule.tasks[id]) << "\n";
-  if (s.roofline) PrintRoofline(*s.roofline, out);
+  const size_t path = Rows(top, s.critical_path.task_ids.size());
+  for (size_t i = 0; i < path; ++i) {
+    out << "  " << Cut(graph::TaskTitle(schedule.tasks[s.critical_path.task_ids[i]]), kTaskWidth + 20) << "\n";
+  }
+  More(path, s.critical_path.task_ids.size(), out);
+  if (s.roofline) PrintRoofline(*s.roofline, top, out);
   if (s.suspects) {
     out << "\n";
-    PrintSuspects(*s.suspects, out);
+    const size_t n = Rows(top, s.suspects->size());
+    PrintSuspects(std::vector<Suspect>(s.suspects->begin(), s.suspects->begin() + n), out);
+    More(n, s.suspects->size(), out);
   }
 }
 
@@ -92,7 +140,8 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
 CLI::App* AddInspectorSummary(CLI::App& app, InspectorSummaryFlags& flags) {
   CLI::App* cmd = app.add_subcommand("summary", "per-op-type time, top tasks and stream use of a run");
   cmd->add_option("dir", flags.dir, "a folder written by `inspector-cli run`, or a session folder")->required();
-  cmd->add_option("--top", flags.top, "how many of the longest tasks to list (default 10)");
+  cmd->add_option("--top", flags.top,
+                  "rows per table: op types, longest tasks, streams, critical path, time lost, suspects (default 10)");
   return cmd;
 }
 

@@ -1,8 +1,11 @@
 // File: cli/inspector_summary.h
 // `inspector-cli summary DIR [--top N]`: what a run spent its time on, as
-// text: the per-op-type table (data movement its own row), the N longest
-// tasks, per-stream busy/idle, and the critical path. Reads DIR/capture.json
-// of a `run` folder, or merges the records of a session folder (`start`).
+// text: the per-op-type table (data movement its own row), the longest
+// tasks, per-stream busy/idle, the critical path, the time lost against the
+// roofs and the suspects, each at most N rows (the rest counted), names cut
+// in the middle to keep the columns. Times are medians over the run's
+// iterations with their IQR. Reads DIR/capture.json of a `run` folder, or
+// merges the records of a session folder (`start`).
 #pragma once
 
 #include <ostream>

@@ -91,4 +91,16 @@ std::string FormatMicros(double us) {
   return buf;
 }
 
+std::string CutMiddle(const std::string& name, size_t width) {
+  if (name.size() <= width) return name;
+  static constexpr char kCut[] = "...";
+  constexpr size_t kCutSize = sizeof(kCut) - 1;
+  if (width <= kCutSize) return name.substr(0, width);
+  const auto continuation = [&](size_t i) { return (static_cast<unsigned char>(name[i]) & 0xC0) == 0x80; };
+  size_t head = (width - kCutSize + 1) / 2, tail = name.size() - (width - kCutSize - head);
+  while (head > 0 && continuation(head)) --head;         // not inside a character
+  while (tail < name.size() && continuation(tail)) ++tail;
+  return name.substr(0, head) + kCut + name.substr(tail);
+}
+
 }  // namespace opscope

@@ -32,4 +32,10 @@ std::string EscapeXml(const std::string& text);
 // A duration in microseconds as "812.4 us" or "1.292 ms"; "n/a" when negative.
 std::string FormatMicros(double us);
 
+// A name at most `width` characters wide for a table column: a longer one
+// keeps its start and its end, which tell names of one model apart
+// ("encoder/layer.11/attention/Softmax" -> "encoder/la...ntion/Softmax"),
+// and loses its middle. Counted in bytes, cut only between UTF-8 characters.
+std::string CutMiddle(const std::string& name, size_t width);
+
 }  // namespace opscope

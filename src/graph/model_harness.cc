@@ -2,6 +2,7 @@
 // do between parsing their flags and printing, as library calls.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -83,7 +84,8 @@ RoofPeaks PeaksFor(const ModelRunRequest& r) {
 
 std::string RunCommand(const ModelRunRequest& r) {
   std::string s = "inspector-cli run " + ShellQuote(r.model) + " --output-dir " + ShellQuote(r.output_dir) +
-                  " --streams " + std::to_string(r.streams) + " --iterations " + std::to_string(r.iterations) +
+                  " --streams " + std::to_string(r.streams) + " --warmup " + std::to_string(r.warmup) +
+                  " --iterations " + std::to_string(r.iterations) +
                   " --seed " + std::to_string(r.seed);
   if (!r.input_files.empty()) {
     std::string list;
@@ -98,6 +100,8 @@ std::string RunCommand(const ModelRunRequest& r) {
 
 ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
   graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
+  const graph::RunTiming timing = graph::TimingOf(run);
+  graph::AddTiming(s, run.schedule, timing, graph::kSummaryTopTasks);
   const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
   const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(run.schedule, run.model.compiled, peaks);
   graph::AddRoofline(s, run.schedule, roofs, peaks);
@@ -111,10 +115,15 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
                      .compute_streams = run.schedule.compute_streams,
                      .streams = run.schedule.num_streams(),
                      .iterations = run.iterations,
+                     .warmup = run.warmup,
                      .device = run.device,
                      .total_task_us = s.total_task_us,
-                     .span_us = s.span_us,
+                     .span_us = timing.span.median_us,
                      .critical_path_us = s.critical_path.total_us,
+                     .total_task_q1_us = timing.total_task.q1_us,
+                     .total_task_q3_us = timing.total_task.q3_us,
+                     .span_q1_us = timing.span.q1_us,
+                     .span_q3_us = timing.span.q3_us,
                      .memory_planned = mem.planned,
                      .arena_bytes = mem.arena_bytes,
                      .no_reuse_bytes = mem.no_reuse_bytes};
@@ -176,6 +185,14 @@ class ScratchRing {
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (r.streams < 1) return InvalidArgumentError("--streams " + std::to_string(r.streams) + ": expected >= 1");
   if (r.iterations < 1) return InvalidArgumentError("--iterations " + std::to_string(r.iterations) + ": expected >= 1");
+  if (r.warmup < 0) return InvalidArgumentError("--warmup " + std::to_string(r.warmup) + ": expected >= 0");
+  // Every iteration's times are kept in capture.json; past this a run is a benchmark, not a profile.
+  constexpr int kMaxIterations = 10000;
+  if (r.iterations > kMaxIterations || r.warmup > kMaxIterations) {
+    return InvalidArgumentError(std::string(r.iterations > kMaxIterations ? "--iterations " : "--warmup ") +
+                                std::to_string(std::max(r.iterations, r.warmup)) + ": expected at most " +
+                                std::to_string(kMaxIterations));
+  }
   OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-bw", r.peak_bw_gbs, "GB/s"));
   OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-flops", r.peak_gflops, "GFLOP/s"));
   for (const std::string& path : r.plugins) {
@@ -185,7 +202,12 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   graph::CapturedRun run;
   run.dir = r.output_dir;
   run.plugins = r.plugins;
+  for (const std::string& path : r.plugins) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, graph::ModelFingerprint(path));
+    run.plugin_fingerprints.push_back(fingerprint);
+  }
   run.iterations = r.iterations;
+  run.warmup = r.warmup;
   run.seed = r.seed;
   run.device = r.device;
   OPSCOPE_ASSIGN_OR_RETURN(run.model, graph::ImportOnnx(r.model));
@@ -210,6 +232,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   OPSCOPE_RETURN_IF_ERROR(ring.status());
   StatusOr<graph::ExecutionResult> executed = graph::Execute(run.model, run.schedule,
                                                              {.device = *device,
+                                                              .warmup = r.warmup,
                                                               .iterations = r.iterations,
                                                               .inputs = std::move(inputs),
                                                               .seed = r.seed,
@@ -219,6 +242,8 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
   graph::ExecutionResult result = std::move(executed).value();
   run.race_check = result.race_check;
+  run.iteration_times = std::move(result.iterations);
+  run.median_iteration = result.median_iteration;
   OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
   // After the run, so that calibrating does not share the machine with it.
   run.peaks = PeaksFor(r);
@@ -254,12 +279,19 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
   if (r.threshold_nodes < 0) return InvalidArgumentError("--threshold-nodes: expected >= 0");
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
-  graph::RunDiff d = graph::DiffRuns(base, now, r.threshold_time_pct, r.threshold_nodes);
+  if (!r.allow_different_models && base.identity.model_fingerprint != now.identity.model_fingerprint) {
+    return InvalidArgumentError(r.base_dir + " and " + r.new_dir + " are runs of different models (" + base.model.path +
+                                " " + base.identity.model_fingerprint + ", " + now.model.path + " " +
+                                now.identity.model_fingerprint + "): pass --allow-different-models to compare them");
+  }
+  graph::RunDiff d = graph::DiffRuns(base, now, {.threshold_time_pct = r.threshold_time_pct,
+                                                 .threshold_nodes = r.threshold_nodes});
   // Which two runs were compared: a later run into either folder makes this diff stale.
   d.json["runs"] = {{"base", graph::RunIdentityJson(base.identity)}, {"new", graph::RunIdentityJson(now.identity)}};
-  RunDiffReport out{.json = d.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", .file = r.new_dir + "/diff.json", .regressed = d.regressed};
+  RunDiffReport out{.json = d.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                    .file = r.output, .regressed = d.regressed};
   for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(out.file, out.json));
+  if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("--output"));
   return out;
 }
 

@@ -107,13 +107,16 @@ TEST_F(ModelHarness, TheDiffOfTwoRunsIsOneCall) {
                         .peak_gflops = kFlops})
                   .ok());
   // Node counts are equal: only time could cross the (here unbounded) threshold.
+  const std::string file = (dir_ / "diff.json").string();
   auto d = DiffRunFolders({.base_dir = (dir_ / "a").string(), .new_dir = (dir_ / "b").string(),
-                           .threshold_time_pct = 1e9});
+                           .threshold_time_pct = 1e9, .output = file});
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_FALSE(d->regressed);
   EXPECT_TRUE(d->regressions.empty());
   EXPECT_NE(d->json.find("\"schema\": \"opscope.diff/1\""), std::string::npos);
-  EXPECT_TRUE(std::filesystem::exists(d->file));
+  EXPECT_EQ(d->file, file);  // where it was asked for, not into run folder b
+  EXPECT_TRUE(std::filesystem::exists(file));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "b" / "diff.json"));
   auto none = DiffRunFolders({.base_dir = (dir_ / "a").string(), .new_dir = (dir_ / "nothing").string()});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("nothing"), std::string::npos);

@@ -52,14 +52,22 @@ Status ApplyCalibration(Schedule& schedule, const std::vector<StreamClock>& cloc
     }
     return nullptr;
   };
-  int64_t raw_origin = std::numeric_limits<int64_t>::max();
-  int64_t cal_origin = std::numeric_limits<int64_t>::max();
   for (ScheduledTask& t : schedule.tasks) {
     if (t.raw_start_ns < 0) continue;
     const StreamClock* c = clock_of(t.desc.stream_id);
     if (!c) return InternalError("stream " + std::to_string(t.desc.stream_id) + " has no clock anchors");
     t.cal_start_ns = std::llround(c->ToCommonNs(t.raw_start_ns));
     t.cal_end_ns = std::max(t.cal_start_ns, static_cast<int64_t>(std::llround(c->ToCommonNs(t.raw_end_ns))));
+  }
+  DeriveRelativeTimes(schedule);
+  return Status::Ok();
+}
+
+void DeriveRelativeTimes(Schedule& schedule) {
+  int64_t raw_origin = std::numeric_limits<int64_t>::max();
+  int64_t cal_origin = std::numeric_limits<int64_t>::max();
+  for (const ScheduledTask& t : schedule.tasks) {
+    if (t.raw_start_ns < 0) continue;
     raw_origin = std::min(raw_origin, t.raw_start_ns);
     cal_origin = std::min(cal_origin, t.cal_start_ns);
   }
@@ -70,7 +78,6 @@ Status ApplyCalibration(Schedule& schedule, const std::vector<StreamClock>& cloc
     t.desc.duration_us_raw = static_cast<double>(t.raw_end_ns - t.raw_start_ns) / 1e3;
     t.desc.duration_us_calibrated = static_cast<double>(t.cal_end_ns - t.cal_start_ns) / 1e3;
   }
-  return Status::Ok();
 }
 
 }  // namespace opscope::graph

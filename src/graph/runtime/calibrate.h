@@ -43,5 +43,8 @@ StatusOr<std::vector<StreamClock>> ComputeStreamClocks(const std::vector<ClockAn
 // (calibrated, from the run's first calibrated start), start_us_raw (from the
 // first raw start), desc.duration_us_raw and desc.duration_us_calibrated.
 Status ApplyCalibration(Schedule& schedule, const std::vector<StreamClock>& clocks);
+// The second half of ApplyCalibration: the relative starts and the durations
+// from the raw and calibrated times the tasks hold.
+void DeriveRelativeTimes(Schedule& schedule);
 
 }  // namespace opscope::graph

@@ -44,7 +44,7 @@ LaunchConfig LaunchFromJson(const JsonField& j) {
   return l;
 }
 
-json TaskJson(const ScheduledTask& t) {
+json TaskJson(const ScheduledTask& t, const std::vector<IterationTimes>& iterations) {
   json j = {{"task_id", t.desc.task_id},
             {"node_id", t.desc.op_node_id},
             {"stream_id", t.desc.stream_id},
@@ -57,7 +57,32 @@ json TaskJson(const ScheduledTask& t) {
             {"duration_us_raw", t.desc.duration_us_raw},
             {"duration_us_calibrated", t.desc.duration_us_calibrated}};
   j["launch"] = t.launch_known ? LaunchJson(t.launch) : json(nullptr);
+  if (iterations.empty()) return j;
+  json its = json::array();
+  for (const IterationTimes& it : iterations) {
+    const TaskTimes& x = it[t.desc.task_id];
+    its.push_back({x.raw_start_ns, x.raw_end_ns, x.cal_start_ns, x.cal_end_ns});
+  }
+  j["iterations_ns"] = std::move(its);
   return j;
+}
+
+// A task's times in every timed iteration, into `iterations` (one entry per
+// iteration); absent in a capture written before runs kept them.
+void RestoreIterations(const JsonField& j, int64_t task_id, std::vector<IterationTimes>& iterations) {
+  if (!j.Has("iterations_ns")) return;
+  const JsonField its = j["iterations_ns"];
+  if (its.Size() != iterations.size()) {
+    its.Fail("expected " + std::to_string(iterations.size()) + " iterations (the run's \"iterations\"), found " +
+             std::to_string(its.Size()));
+    return;
+  }
+  for (size_t k = 0; k < iterations.size(); ++k) {
+    const JsonField x = its[k];
+    TaskTimes& t = iterations[k][task_id];
+    t = {.raw_start_ns = x[0].Int(), .raw_end_ns = x[1].Int(), .cal_start_ns = x[2].Int(), .cal_end_ns = x[3].Int()};
+    if (t.cal_end_ns < t.cal_start_ns || t.raw_end_ns < t.raw_start_ns) x.Fail("expected an end at or after its start");
+  }
 }
 
 // Puts what the executor measured back on a freshly scheduled task.
@@ -115,9 +140,13 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   run.dir = dir;
   run.identity = identity;
   run.device = j["device"].String();
-  run.iterations = j["iterations"].IntInRange(1, std::numeric_limits<int>::max());
+  run.iterations = j["iterations"].IntInRange(1, 1 << 20);
+  run.warmup = j.Has("warmup") ? j["warmup"].IntInRange(0, 1 << 20) : 0;
+  const bool kept = j["median_iteration"].Present();
+  run.median_iteration = kept ? j["median_iteration"].IntInRange(0, std::max(0, run.iterations - 1)) : 0;
   run.seed = j["seed"].Uint();
   run.plugins = j["plugins"].Strings();
+  if (j["plugin_fingerprints"].Present()) run.plugin_fingerprints = j["plugin_fingerprints"].Strings();
   if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
   if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
   const std::string model_path = j["model"]["path"].String();
@@ -153,8 +182,18 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
     return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
                                 std::to_string(run.schedule.tasks.size()));
   }
+  // Sized only once the file has shown it holds that many iterations: a
+  // large "iterations" over a small file must not allocate for them.
+  if (kept && (task_count == 0 || tasks[0]["iterations_ns"].Size() == static_cast<size_t>(run.iterations))) {
+    run.iteration_times.assign(run.iterations, IterationTimes(task_count));
+  } else if (kept) {
+    run.iteration_times.resize(1, IterationTimes(task_count));  // RestoreIterations names the mismatch
+  }
   for (size_t i = 0; i < task_count; ++i) {
     OPSCOPE_RETURN_IF_ERROR(RestoreTask(tasks[i], run.schedule.tasks[i], fields));
+    if (kept) RestoreIterations(tasks[i], static_cast<int64_t>(i), run.iteration_times);
+    if (kept && !tasks[i].Has("iterations_ns")) tasks[i]["iterations_ns"].Fail("missing (expected an array)");
+    OPSCOPE_RETURN_IF_ERROR(fields.status());
   }
   OPSCOPE_RETURN_IF_ERROR(MapTasks(run.model, run.schedule));
   return run;
@@ -173,10 +212,15 @@ StatusOr<std::string> ModelFingerprint(const std::string& path) {
 
 Status WriteCapture(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
+  const bool kept = !run.iteration_times.empty();
+  if (kept && run.iteration_times.size() != static_cast<size_t>(run.iterations)) {
+    return InternalError(run.dir + ": " + std::to_string(run.iteration_times.size()) + " iterations kept of " +
+                         std::to_string(run.iterations));
+  }
   std::error_code ec;
   const std::string model_path = std::filesystem::absolute(run.model.path, ec).string();
   json tasks = json::array(), passes = json::array();
-  for (const ScheduledTask& t : run.schedule.tasks) tasks.push_back(TaskJson(t));
+  for (const ScheduledTask& t : run.schedule.tasks) tasks.push_back(TaskJson(t, run.iteration_times));
   for (const PassResult& p : run.passes) {
     passes.push_back({{"index", p.index}, {"name", p.name}, {"rewrites", p.rewrites}, {"wall_ms", p.wall_ms},
                       {"nodes_after", p.nodes_after}});
@@ -187,8 +231,11 @@ Status WriteCapture(const CapturedRun& run) {
             {"device", run.device},
             {"streams", run.schedule.compute_streams},
             {"iterations", run.iterations},
+            {"warmup", run.warmup},
+            {"median_iteration", kept ? json(run.median_iteration) : json(nullptr)},
             {"seed", run.seed},
             {"plugins", run.plugins},
+            {"plugin_fingerprints", run.plugin_fingerprints},
             {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"passes", std::move(passes)},
@@ -210,17 +257,25 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
   return LoadFromJson(dir, j, file, identity);
 }
 
+RunTiming TimingOf(const CapturedRun& run) {
+  return TimeRun(run.schedule, run.iteration_times, run.warmup, run.median_iteration);
+}
+
 StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
+  const RunTiming timing = TimingOf(run);
   json graph_json = GraphJson(run.model, run.passes);
   graph_json["run"] = RunIdentityJson(run.identity);
+  AddTimingToGraphJson(graph_json, timing);
   OPSCOPE_RETURN_IF_ERROR(
       WriteFileAtomic(graph, graph_json.dump(-1, ' ', false, json::error_handler_t::replace)).WithContext("graph.json"));
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
   trace_data.run = run.identity;
+  AddTiming(trace_data, timing);
   Summary s = Summarize(run.schedule, kSummaryTopTasks);
+  AddTiming(s, run.schedule, timing, kSummaryTopTasks);
   s.race_check = run.race_check;
   std::vector<TaskRoof> roofs;
   if (run.peaks) {

@@ -3,8 +3,11 @@
 // exports, so that export, summary, path and diff can rebuild the run without
 // running it again. DIR/capture.json (schema "opscope.capture/1") holds the
 // model's path and fingerprint (size + FNV-1a of its bytes), the plugins, the
-// number of compute streams, the compiler passes and, per task, what the
-// executor measured (op_id, kernel, launch, raw and calibrated times), and
+// number of compute streams, the warm-up and timed iteration counts, the
+// compiler passes and, per task, what the executor measured (op_id, kernel,
+// launch, raw and calibrated times of the median iteration, and
+// "iterations_ns": [raw start, raw end, calibrated start, end] of every
+// timed iteration, so that diff can weigh a change against the noise), and
 // the roofs the run was held against (opscope/roofline.h), so that a later
 // export or summary gives the same bounds without calibrating again, and the
 // verdict of the run's race check (run_races.h), which only a run can give.
@@ -26,6 +29,7 @@
 
 #include "graph/ir.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/scheduler.h"
 #include "opscope/model.h"
@@ -45,8 +49,17 @@ struct CapturedRun {
   Schedule schedule;
   std::vector<PassResult> passes;
   std::vector<std::string> plugins;
+  // ModelFingerprint of each plugin when the run loaded it (its version, as
+  // diff reports it); empty: a capture written before they were kept.
+  std::vector<std::string> plugin_fingerprints;
   std::string device = "cpu";
   int iterations = 1;
+  int warmup = 0;
+  // Every timed iteration's task times (iteration_stats.h); the schedule
+  // holds iteration_times[median_iteration]. Empty: a capture written before
+  // runs kept them (its one iteration is the schedule's).
+  std::vector<IterationTimes> iteration_times;
+  int median_iteration = 0;
   uint64_t seed = 0;
   std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
   std::optional<RaceCheckOutcome> race_check;  // empty: a capture written before runs were checked
@@ -57,6 +70,9 @@ StatusOr<std::string> ModelFingerprint(const std::string& path);
 
 Status WriteCapture(const CapturedRun& run);
 StatusOr<CapturedRun> LoadCapture(const std::string& dir);
+
+// The run's times over its iterations: medians and quartiles.
+RunTiming TimingOf(const CapturedRun& run);
 
 // The compiled (or, with `framework`, framework) node called `name`; the
 // error lists the closest names.

@@ -279,6 +279,16 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> e, options.device->CreateEvent());
     events.push_back(std::move(e));
   }
+  if (options.warmup < 0) {
+    return InvalidArgumentError("--warmup: expected at least 0, got " + std::to_string(options.warmup));
+  }
+  for (int w = 0; w < options.warmup; ++w) {
+    Run run(compiled, schedule, options.device, streams, events);
+    Status enqueued = run.Enqueue(result.inputs);
+    Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
+    OPSCOPE_RETURN_IF_ERROR(std::move(enqueued).WithContext("warm-up iteration " + std::to_string(w + 1)));
+    OPSCOPE_RETURN_IF_ERROR(synced);
+  }
   for (int it = 0; it < options.iterations; ++it) {
     Run run(compiled, schedule, options.device, streams, events);
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
@@ -300,8 +310,11 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     OPSCOPE_RETURN_IF_ERROR(run.ReadTimes());
     OPSCOPE_ASSIGN_OR_RETURN(result.clocks, ComputeStreamClocks(begin, end));
     OPSCOPE_RETURN_IF_ERROR(ApplyCalibration(schedule, result.clocks));
+    result.iterations.push_back(SnapshotIteration(schedule));
     result.outputs = std::move(run.outputs());
   }
+  result.median_iteration = MedianIteration(result.iterations);
+  RestoreIteration(schedule, result.iterations[result.median_iteration]);
   if (!options.save_outputs_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.save_outputs_dir, ec);

@@ -8,7 +8,8 @@
 //
 //   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model, schedule, opts));
-//   // schedule.tasks[i] now has op_id, raw and calibrated times of the LAST iteration.
+//   // schedule.tasks[i] now has op_id, raw and calibrated times of the median
+//   // iteration (by span); r.iterations holds every timed one (iteration_stats.h).
 //   // With .race_ring = "OUT/.flight.ring": r.race_check.races, the streams' unordered accesses.
 #pragma once
 
@@ -19,6 +20,7 @@
 
 #include "graph/ir.h"
 #include "graph/runtime/calibrate.h"
+#include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/scheduler.h"
 #include "opscope/model.h"
 
@@ -26,7 +28,8 @@ namespace opscope::graph {
 
 struct ExecuteOptions {
   Device* device = nullptr;              // required
-  int iterations = 1;                    // each is timed; task times are kept from the last
+  int warmup = 0;                        // untimed iterations run first, their times dropped
+  int iterations = 1;                    // each is timed and kept; the schedule holds the median one
   std::map<std::string, Tensor> inputs;  // by graph input name; missing ones are filled
   uint64_t seed = 0;                     // seeded uniform [-1, 1) fill for missing inputs
   std::string save_outputs_dir;          // when set, each output is written as <name>.npy
@@ -40,6 +43,8 @@ struct ExecutionResult {
   std::map<std::string, Tensor> inputs;   // what was fed (given or generated)
   std::vector<double> iteration_wall_us;  // host wall time of every iteration
   std::vector<StreamClock> clocks;        // from the last iteration
+  std::vector<IterationTimes> iterations; // every timed iteration's task times, in order
+  int median_iteration = 0;               // the one restored into the schedule
   std::vector<int> device_stream_ids;     // schedule stream id -> the device's stream id
   std::vector<std::string> saved_files;
   RaceCheckOutcome race_check;            // ran == false unless options.race_ring was set

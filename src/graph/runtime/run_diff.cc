@@ -15,7 +15,11 @@ using nlohmann::json;
 
 constexpr int kTopTasks = 10;
 
-double ChangePct(double base, double now) { return base > 0 ? 100.0 * (now - base) / base : (now > 0 ? 100.0 : 0.0); }
+// null when there is no percentage to give (growth from nothing).
+json ChangePct(double base, double now) {
+  if (base > 0) return 100.0 * (now - base) / base;
+  return now > 0 ? json(nullptr) : json(0.0);
+}
 
 std::map<std::string, int64_t> OpMix(const Graph& g) {
   std::map<std::string, int64_t> mix;
@@ -38,20 +42,99 @@ std::map<std::string, std::string> Fusions(const Model& m) {
   return out;
 }
 
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+  return s.empty() ? "none" : s;
+}
+
+// Settings that make two runs' times incomparable, when they differ.
+json ChangedSettings(const CapturedRun& b, const CapturedRun& n) {
+  json out = json::array();
+  auto add = [&](const char* setting, const json& bv, const json& nv) {
+    if (bv != nv) out.push_back({{"setting", setting}, {"base", bv}, {"new", nv}});
+  };
+  add("device", b.device, n.device);
+  add("streams", b.schedule.compute_streams, n.schedule.compute_streams);
+  add("iterations", b.iterations, n.iterations);
+  add("warmup", b.warmup, n.warmup);
+  add("seed", b.seed, n.seed);
+  add("plugins", Join(b.plugins), Join(n.plugins));
+  // The same plugin path rebuilt is another version of its kernels.
+  if (b.plugins == n.plugins && !b.plugin_fingerprints.empty() && !n.plugin_fingerprints.empty()) {
+    add("plugin versions", Join(b.plugin_fingerprints), Join(n.plugin_fingerprints));
+  }
+  return out;
+}
+
+json Compare(const Spread& b, const Spread& n, double threshold_pct, bool noise_known) {
+  return {{"base", SpreadJson(b)},
+          {"new", SpreadJson(n)},
+          {"change_us", n.median_us - b.median_us},
+          {"change_pct", ChangePct(b.median_us, n.median_us)},
+          {"verdict", Judge(b, n, threshold_pct, noise_known)}};
+}
+
+// Compiled node name -> per-iteration total of its tasks.
+std::map<std::string, Spread> NodeTimes(const CapturedRun& run, const RunTiming& t) {
+  std::map<std::string, Spread> out;
+  for (const auto& [id, spread] : t.nodes) {
+    if (const Node* n = run.model.compiled.FindNode(id)) out[n->name] = spread;
+  }
+  return out;
+}
+
+template <typename Key>
+json CompareAll(const std::map<Key, Spread>& b, const std::map<Key, Spread>& n, const char* key,
+                double threshold_pct, bool noise_known) {
+  std::set<Key> keys;
+  for (const auto& [k, v] : b) keys.insert(k);
+  for (const auto& [k, v] : n) keys.insert(k);
+  json out = json::array();
+  for (const Key& k : keys) {
+    const auto bi = b.find(k), ni = n.find(k);
+    json e = Compare(bi == b.end() ? Spread{} : bi->second, ni == n.end() ? Spread{} : ni->second, threshold_pct,
+                     noise_known);
+    e[key] = k;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
-RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, double threshold_time_pct,
-                    int64_t threshold_nodes) {
+std::string Judge(const Spread& b, const Spread& n, double threshold_pct, bool noise_known) {
+  if (b.median_us <= 0 && n.median_us <= 0) return "unchanged";
+  if (b.median_us <= 0) return "new";
+  if (n.median_us <= 0) return "gone";
+  const double pct = 100.0 * (n.median_us - b.median_us) / b.median_us;
+  if (pct > -threshold_pct && pct < threshold_pct) return "unchanged";
+  if (!noise_known) return pct > 0 ? "slower" : "faster";
+  // Beyond the noise when the middle halves of the two runs' iterations do
+  // not overlap: at least three quarters of one run's iterations then lie
+  // beyond three quarters of the other's, a shift that the scatter inside
+  // either run does not explain. The larger IQR alone would ignore the
+  // narrower side, and the median alone takes one slow iteration for a trend.
+  const bool apart = pct > 0 ? n.q1_us > b.q3_us : n.q3_us < b.q1_us;
+  if (!apart) return "within noise";
+  return pct > 0 ? "slower" : "faster";
+}
+
+RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOptions& o) {
   RunDiff r;
   json& j = r.json;
   j = {{"schema", "opscope.diff/1"}, {"base", base.dir}, {"new", now.dir}};
+  j["models"] = {{"same", base.identity.model_fingerprint == now.identity.model_fingerprint},
+                 {"base", base.identity.model_fingerprint},
+                 {"new", now.identity.model_fingerprint}};
+  j["changed_settings"] = ChangedSettings(base, now);
   json reasons = json::array();
   json nodes = json::object();
   for (auto [layer, b, n] : {std::tuple{"framework", &base.model.framework, &now.model.framework},
                              std::tuple{"compiled", &base.model.compiled, &now.model.compiled}}) {
     const int64_t nb = b->nodes().size(), nn = n->nodes().size();
     nodes[layer] = {{"base", nb}, {"new", nn}, {"change", nn - nb}};
-    if (std::llabs(nn - nb) > threshold_nodes) {
+    if (std::llabs(nn - nb) > o.threshold_nodes) {
       reasons.push_back(std::string(layer) + " nodes " + std::to_string(nb) + " -> " + std::to_string(nn));
     }
   }
@@ -67,36 +150,52 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, double thresho
   }
   j["op_type_mix"] = mix;
 
-  const Summary sb = Summarize(base.schedule, kTopTasks), sn = Summarize(now.schedule, kTopTasks);
-  std::map<std::string, double> tb, tn;
-  for (const auto& row : sb.op_types) tb[row.op_type] = row.total_us;
-  for (const auto& row : sn.op_types) tn[row.op_type] = row.total_us;
-  json times = json::array();
-  std::set<std::string> timed;
-  for (const auto& [t, v] : tb) timed.insert(t);
-  for (const auto& [t, v] : tn) timed.insert(t);
-  for (const std::string& t : timed) {
-    const double b = tb.count(t) ? tb[t] : 0, n = tn.count(t) ? tn[t] : 0;
-    times.push_back({{"op_type", t}, {"base_us", b}, {"new_us", n}, {"change_pct", ChangePct(b, n)}});
-  }
-  j["op_type_time"] = times;
-  j["total_task_us"] = {{"base", sb.total_task_us}, {"new", sn.total_task_us},
-                        {"change_pct", ChangePct(sb.total_task_us, sn.total_task_us)}};
-  if (ChangePct(sb.total_task_us, sn.total_task_us) > threshold_time_pct) {
-    char s[96];
-    std::snprintf(s, sizeof(s), "total task time %+.1f%%", ChangePct(sb.total_task_us, sn.total_task_us));
+  const RunTiming tb = TimingOf(base), tn = TimingOf(now);
+  const bool noise_known = tb.iterations >= 2 && tn.iterations >= 2;
+  j["noise"] = {{"known", noise_known},
+                {"base_iterations", tb.iterations},
+                {"new_iterations", tn.iterations},
+                {"rule", noise_known ? "a change beyond the threshold counts only when the runs' [q1, q3] intervals "
+                                       "do not overlap"
+                                     : "unknown (a run timed one iteration): the threshold alone decides"}};
+  const double th = o.threshold_time_pct;
+  j["span"] = Compare(tb.span, tn.span, th, noise_known);
+  j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known);
+  for (const auto& [what, key] : {std::pair{"span", "span"}, std::pair{"total task time", "total_task"}}) {
+    if (j[key]["verdict"] != "slower") continue;
+    char s[160];
+    std::snprintf(s, sizeof(s), "%s %+.1f%% (median %.1f -> %.1f us, beyond the noise)", what,
+                  j[key]["change_pct"].get<double>(), j[key]["base"]["median_us"].get<double>(),
+                  j[key]["new"]["median_us"].get<double>());
     reasons.push_back(s);
   }
+  j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known);
+  j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known);
+
+  // The fields of diffs before iterations were kept, from the same medians.
+  const Summary sn = [&] {
+    Summary s = Summarize(now.schedule, kTopTasks);
+    AddTiming(s, now.schedule, tn, kTopTasks);
+    return s;
+  }();
+  json times = json::array();
+  for (const json& e : j["op_types"]) {
+    times.push_back({{"op_type", e["op_type"]}, {"base_us", e["base"]["median_us"]}, {"new_us", e["new"]["median_us"]},
+                     {"change_pct", e["change_pct"]}});
+  }
+  j["op_type_time"] = times;
+  j["total_task_us"] = {{"base", tb.total_task.median_us}, {"new", tn.total_task.median_us},
+                        {"change_pct", j["total_task"]["change_pct"]}};
   // Top tasks of the new run, matched by name to the base run's tasks.
   std::map<std::string, double> base_by_name;
   for (const auto& t : base.schedule.tasks) {
-    base_by_name[t.node_name.empty() ? t.desc.label : t.node_name] = t.desc.duration_us_calibrated;
+    const size_t id = static_cast<size_t>(t.desc.task_id);
+    if (id < tb.tasks.size()) base_by_name[t.node_name.empty() ? t.desc.label : t.node_name] = tb.tasks[id].median_us;
   }
   json top = json::array();
   for (const TopTask& t : sn.top_tasks) {
-    const std::string& key = t.name;
-    json e = {{"name", key}, {"op_type", t.op_type}, {"new_us", t.duration_us}};
-    auto it = base_by_name.find(key);
+    json e = {{"name", t.name}, {"op_type", t.op_type}, {"new_us", t.duration_us}};
+    auto it = base_by_name.find(t.name);
     e["base_us"] = it == base_by_name.end() ? json(nullptr) : json(it->second);
     if (it != base_by_name.end()) e["change_pct"] = ChangePct(it->second, t.duration_us);
     top.push_back(std::move(e));
@@ -113,7 +212,7 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, double thresho
     if (!fn.count(name)) removed.push_back({{"node", name}, {"fusion", what}});
   }
   j["fusions"] = {{"added", added}, {"removed", removed}, {"changed", changed}};
-  j["thresholds"] = {{"time_pct", threshold_time_pct}, {"nodes", threshold_nodes}};
+  j["thresholds"] = {{"time_pct", o.threshold_time_pct}, {"nodes", o.threshold_nodes}};
   j["regressions"] = reasons;
   r.regressed = !reasons.empty();
   j["passed"] = !r.regressed;

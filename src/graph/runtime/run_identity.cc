@@ -227,7 +227,7 @@ bool IsRunFileName(std::string_view name) {
   for (const char* f : kRunFolderFiles) {
     if (name == f) return true;
   }
-  // What export --format html and diff write into a run folder.
+  // What export --format html writes into a run folder, and diff --output may.
   return name == "report.html" || name == "diff.json";
 }
 

@@ -60,6 +60,42 @@ Summary Summarize(const Schedule& schedule, int top_n) {
   return s;
 }
 
+void AddTiming(Summary& s, const Schedule& schedule, const RunTiming& timing, int top_n) {
+  s.total_task_us = timing.total_task.median_us;
+  for (OpTypeRow& r : s.op_types) {
+    auto it = timing.op_types.find(r.op_type);
+    if (it == timing.op_types.end()) continue;
+    r.total_us = it->second.median_us;
+    r.q1_us = it->second.q1_us;
+    r.q3_us = it->second.q3_us;
+    r.mean_us = r.total_us / static_cast<double>(r.count);
+  }
+  double sum = 0;
+  for (const OpTypeRow& r : s.op_types) sum += r.total_us;
+  for (OpTypeRow& r : s.op_types) r.share_pct = sum > 0 ? 100.0 * r.total_us / sum : 100.0 / s.op_types.size();
+  std::stable_sort(s.op_types.begin(), s.op_types.end(),
+                   [](const OpTypeRow& a, const OpTypeRow& b) { return a.total_us > b.total_us; });
+  std::vector<const ScheduledTask*> ran;
+  for (const ScheduledTask& t : schedule.tasks) {
+    const size_t id = static_cast<size_t>(t.desc.task_id);
+    if (t.cal_start_ns >= 0 && id < timing.tasks.size() && timing.tasks[id].samples > 0) ran.push_back(&t);
+  }
+  auto median = [&](const ScheduledTask* t) { return timing.tasks[t->desc.task_id].median_us; };
+  std::stable_sort(ran.begin(), ran.end(),
+                   [&](const ScheduledTask* a, const ScheduledTask* b) { return median(a) > median(b); });
+  s.top_tasks.clear();
+  for (size_t i = 0; i < ran.size() && static_cast<int>(i) < top_n; ++i) {
+    const ScheduledTask& t = *ran[i];
+    const Spread& sp = timing.tasks[t.desc.task_id];
+    s.top_tasks.push_back(TopTask{.task_id = t.desc.task_id, .node_id = t.desc.op_node_id,
+                                  .name = t.node_name.empty() ? t.desc.label : t.node_name, .op_type = t.op_type,
+                                  .kernel = t.desc.kernel_name, .stream_id = t.desc.stream_id,
+                                  .start_us = t.desc.start_us, .duration_us = sp.median_us, .q1_us = sp.q1_us,
+                                  .q3_us = sp.q3_us});
+  }
+  s.timing = timing;
+}
+
 void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks) {
   RooflineSummary r{.peaks = peaks};
   std::map<std::string, OpTypeLoss> by_type;
@@ -151,6 +187,10 @@ nlohmann::json SummaryJson(const Summary& s) {
                              {"total_us", r.total_us},
                              {"mean_us", r.mean_us},
                              {"share_pct", r.share_pct}});
+    if (s.timing) {
+      j["op_types"].back()["q1_us"] = r.q1_us;
+      j["op_types"].back()["q3_us"] = r.q3_us;
+    }
   }
   j["top_tasks"] = nlohmann::json::array();
   for (const TopTask& t : s.top_tasks) {
@@ -162,6 +202,10 @@ nlohmann::json SummaryJson(const Summary& s) {
                               {"stream_id", t.stream_id},
                               {"start_us", t.start_us},
                               {"duration_us", t.duration_us}});
+    if (s.timing) {
+      j["top_tasks"].back()["q1_us"] = t.q1_us;
+      j["top_tasks"].back()["q3_us"] = t.q3_us;
+    }
     if (s.roofline) {
       nlohmann::json& row = j["top_tasks"].back();
       row["bound"] = BoundName(t.bound);
@@ -178,6 +222,7 @@ nlohmann::json SummaryJson(const Summary& s) {
                             {"idle_us", r.idle_us}});
   }
   j["critical_path"] = {{"task_ids", s.critical_path.task_ids}, {"total_us", s.critical_path.total_us}};
+  if (s.timing) j["timing"] = RunTimingJson(*s.timing);
   if (s.roofline) j["roofline"] = RooflineJson(*s.roofline);
   if (s.suspects) j["suspects"] = SuspectsJson(*s.suspects);
   if (s.race_check) {

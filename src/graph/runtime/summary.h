@@ -5,7 +5,8 @@
 // path. With the run's roofs (AddRoofline): each task's bound, lower bound
 // and efficiency, and the op types ranked by the time they lose against their
 // lower bound. With the run's race check: "races", one entry per pair of
-// unordered accesses across streams. summary.json carries "schema": "opscope.summary/1".
+// unordered accesses across streams. With the run's iterations (AddTiming):
+// medians and quartiles. summary.json carries "schema": "opscope.summary/1".
 //
 //   graph::Summary s = graph::Summarize(schedule, /*top_n=*/10);
 //   graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, model.compiled, peaks), peaks);
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/runtime/critical_path.h"
+#include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/scheduler.h"
 #include "graph/runtime/task_roofline.h"
 #include "opscope/model.h"
@@ -33,6 +35,7 @@ struct OpTypeRow {
   std::string op_type;  // kDataMovementRow for the copies
   int64_t count = 0;
   double total_us = 0, mean_us = 0, share_pct = 0;
+  double q1_us = 0, q3_us = 0;  // AddTiming: the quartiles of the per-iteration total
 };
 
 struct StreamRow {
@@ -46,7 +49,8 @@ struct TopTask {
   int64_t task_id = -1, node_id = -1;
   std::string name, op_type, kernel;
   int stream_id = 0;
-  double start_us = 0, duration_us = 0;
+  double start_us = 0, duration_us = 0;  // with AddTiming: start in the median iteration, median duration
+  double q1_us = 0, q3_us = 0;           // AddTiming: the duration's quartiles
   Bound bound = Bound::kNone;  // set by AddRoofline
   double lower_bound_us = 0, efficiency = -1;
 };
@@ -88,9 +92,17 @@ struct Summary {
   // The race check of the run (run_races.h): "races" and "race_check" in
   // summary.json; absent for a run that was not checked (a capture session).
   std::optional<RaceCheckOutcome> race_check;
+  // Over the run's iterations (AddTiming): "timing" in summary.json.
+  std::optional<RunTiming> timing;
 };
 
 Summary Summarize(const Schedule& schedule, int top_n);
+// Task times become medians over the run's iterations, with their quartiles:
+// op type totals, total task time and the top tasks (ranked again by their
+// median). The streams, the span and the critical path stay those of the
+// iteration the schedule holds, the median one, so that they add up. Before
+// AddRoofline.
+void AddTiming(Summary& s, const Schedule& schedule, const RunTiming& timing, int top_n);
 // `roofs` indexed by task_id (TaskRooflines).
 void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks);
 // The run's suspects: its tasks held against the roofs (`roofs` as for

@@ -238,6 +238,16 @@ char* Task(char* p, std::string_view prefix, const TraceTask& t) {
     p = Lit(p, ",\"flops\":");
     p = Real(p, t.flops);
   }
+  if (t.spread.samples > 0) {
+    p = Lit(p, ",\"median_us\":");
+    p = Real(p, t.spread.median_us);
+    p = Lit(p, ",\"q1_us\":");
+    p = Real(p, t.spread.q1_us);
+    p = Lit(p, ",\"q3_us\":");
+    p = Real(p, t.spread.q3_us);
+    p = Lit(p, ",\"iterations\":");
+    p = I64(p, t.spread.samples);
+  }
   return Lit(p, "}},\n");
 }
 
@@ -334,13 +344,25 @@ void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs) {
   }
 }
 
+void AddTiming(TraceData& data, const RunTiming& timing) {
+  for (TraceTask& t : data.tasks) {
+    if (t.task_id >= 0 && static_cast<size_t>(t.task_id) < timing.tasks.size()) t.spread = timing.tasks[t.task_id];
+  }
+  data.timing = RunTimingJson(timing);
+}
+
 std::string TraceJson(const TraceData& data) {
   std::string out;
   Buffer buf(out, 4096 + data.threads.size() * 96 + data.tasks.size() * 300 + data.flows.size() * 220);
   // The run's identity before the events, so a reader that wants only it
   // stops after the first line (run_identity.h).
   std::string head = "{\"schema\":\"opscope.trace/1\",";
-  if (data.run) head += "\"otherData\":{\"run\":" + RunIdentityJson(*data.run).dump() + "},";
+  if (data.run || data.timing) {
+    nlohmann::json other = nlohmann::json::object();
+    if (data.run) other["run"] = RunIdentityJson(*data.run);
+    if (data.timing) other["timing"] = *data.timing;
+    head += "\"otherData\":" + other.dump() + ",";
+  }
   head += "\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   char* p = buf.Ensure(nullptr, kEventFixedBytes + head.size());
   p = Bytes(p, head);

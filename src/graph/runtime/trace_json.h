@@ -5,10 +5,12 @@
 // one complete ("X") event per task with ts/dur in microseconds and args
 // {task_id, node_id, op_id, op_type, kernel, grid, block} (and, for a task
 // whose op has a cost model, bound, lower_bound_us, efficiency: AddRoofline;
-// the last two null while a roof is unknown), and a flow pair
+// the last two null while a roof is unknown; for a run's tasks, median_us,
+// q1_us, q3_us and iterations over its timed iterations: AddTiming), and a flow pair
 // ("s" on the producer's slice, "f" with bp "e" on the consumer's) per event
 // wait. The top-level object carries "schema": "opscope.trace/1" and, for a
-// run, "otherData": {"run": {"id", "model_fingerprint"}} (run_identity.h).
+// run, "otherData": {"run": {"id", "model_fingerprint"}} (run_identity.h)
+// and "timing" (iteration_stats.h: which iteration the events are).
 //
 // The writer formats by hand into one growing string, with fast paths for
 // small integers, hex ids and strings that need no escaping: a million
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/scheduler.h"
 #include "graph/runtime/task_roofline.h"
@@ -48,6 +51,7 @@ struct TraceTask {
   double lower_bound_us = 0, efficiency = -1;
   int64_t bytes = 0;  // the cost model's bytes read + written, and FLOPs: the page's GB/s and GFLOP/s
   double flops = 0;
+  Spread spread;  // over the run's iterations (AddTiming); samples 0: not written
 };
 
 struct TraceFlow {
@@ -65,6 +69,8 @@ struct TraceData {
   std::vector<TraceFlow> flows;
   // A run's trace.json carries the run's identity in "otherData": {"run": ...}.
   std::optional<RunIdentity> run;
+  // A run's iteration counts and spans: "otherData": {"timing": ...} (RunTimingJson).
+  std::optional<nlohmann::json> timing;
 };
 
 // "compute 0", "compute 1", ..., "copy".
@@ -78,6 +84,10 @@ TraceData BuildTraceData(const Schedule& schedule, const Graph& compiled, const 
 
 // Puts each task's bound, lower bound and efficiency (roofs indexed by task_id) into its args.
 void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs);
+// Each task's median and quartiles over the run's iterations into its args
+// (median_us, q1_us, q3_us, iterations), and the run's timing into otherData.
+// The events themselves stay the iteration the schedule holds.
+void AddTiming(TraceData& data, const RunTiming& timing);
 
 std::string TraceJson(const TraceData& data);
 Status WriteTraceJson(const std::string& path, const TraceData& data);

@@ -1,0 +1,386 @@
+// Trustworthy timing and diff: `inspector-cli run --warmup W --iterations K`
+// keeps every iteration and reports medians with their quartiles; `diff`
+// weighs a change against both runs' noise, refuses two different models and
+// writes diff.json only where --output says; `path --node` shows tensors and
+// cut trees; `summary --top` bounds its tables. The real binary on the
+// example models; the medians are recomputed here from capture.json's raw
+// per-iteration times, and the noise rule is fed times made up here.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/text_format.h"
+#include "graph/runtime/captured_run.h"
+#include "graph/runtime/run_diff.h"
+#include "onnx/onnx_pb.h"
+#include "tool_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using opscope::graph::Judge;
+using opscope::graph::Spread;
+using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::Slurp;
+
+class InspectorTiming : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("inspector_timing_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result Run(const std::string& args) {
+    const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
+    const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
+    const int status = std::system(line.c_str());
+    Result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  static std::string Model(const std::string& name) {
+    return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name;
+  }
+  // Fixed roofs: no test waits for a calibration.
+  std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
+    const std::string out = (dir_ / out_name).string();
+    Result r = Run("run " + model + " --output-dir " + out + " --peak-bw 10 --peak-flops 50 " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return out;
+  }
+  void ExpectOneErrorLine(const Result& r, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+
+  fs::path dir_;
+};
+
+// The median as a statistics text defines it, apart from the code under test.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double Us(const json& ns_pair_end, const json& ns_pair_start) {
+  return (ns_pair_end.get<double>() - ns_pair_start.get<double>()) / 1e3;
+}
+
+TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
+  const fs::path out = RunModel(Model("two_branch.onnx"), "run", "--warmup 2 --iterations 5");
+  const json capture = json::parse(Slurp(out / "capture.json"));
+  EXPECT_EQ(capture["iterations"], 5);
+  EXPECT_EQ(capture["warmup"], 2);
+  const json& tasks = capture["tasks"];
+  ASSERT_FALSE(tasks.empty());
+  // Per iteration, from the raw record: the span and the sum of task times.
+  std::vector<double> spans(5), totals(5);
+  for (int k = 0; k < 5; ++k) {
+    double first = 1e300, last = -1e300;
+    for (const json& t : tasks) {
+      ASSERT_EQ(t["iterations_ns"].size(), 5u);
+      const json& x = t["iterations_ns"][k];  // raw start, raw end, calibrated start, end
+      first = std::min(first, x[2].get<double>());
+      last = std::max(last, x[3].get<double>());
+      totals[k] += Us(x[3], x[2]);
+    }
+    spans[k] = (last - first) / 1e3;
+  }
+  // Iterations are really distinct measurements, not one copied five times.
+  EXPECT_GT(*std::max_element(totals.begin(), totals.end()), *std::min_element(totals.begin(), totals.end()));
+
+  const json summary = json::parse(Slurp(out / "summary.json"));
+  EXPECT_EQ(summary["timing"]["iterations"], 5);
+  EXPECT_EQ(summary["timing"]["warmup"], 2);
+  EXPECT_NEAR(summary["total_task_us"].get<double>(), Median(totals), 1e-6);
+  EXPECT_NEAR(summary["timing"]["total_task"]["median_us"].get<double>(), Median(totals), 1e-6);
+  EXPECT_NEAR(summary["timing"]["span"]["median_us"].get<double>(), Median(spans), 1e-6);
+  const json& q = summary["timing"]["span"];
+  EXPECT_LE(q["q1_us"].get<double>(), q["median_us"].get<double>());
+  EXPECT_LE(q["median_us"].get<double>(), q["q3_us"].get<double>());
+
+  // The trace is the median iteration, each event carrying its task's median.
+  const int m = capture["median_iteration"].get<int>();
+  ASSERT_GE(m, 0);
+  ASSERT_LT(m, 5);
+  EXPECT_DOUBLE_EQ(spans[m], Median(spans));  // five iterations: the median span is one that ran
+  const json trace = json::parse(Slurp(out / "trace.json"));
+  EXPECT_EQ(trace["otherData"]["timing"]["median_iteration"], m);
+  int events = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++events;
+    const json& t = tasks[e["args"]["task_id"].get<size_t>()];
+    EXPECT_NEAR(e["dur"].get<double>(), Us(t["iterations_ns"][m][3], t["iterations_ns"][m][2]), 1.1e-3);
+    std::vector<double> durations;
+    for (const json& x : t["iterations_ns"]) durations.push_back(Us(x[3], x[2]));
+    EXPECT_NEAR(e["args"]["median_us"].get<double>(), Median(durations), 1e-6);
+    EXPECT_EQ(e["args"]["iterations"], 5);
+    EXPECT_LE(e["args"]["q1_us"].get<double>(), e["args"]["q3_us"].get<double>());
+  }
+  EXPECT_EQ(events, static_cast<int>(tasks.size()));
+
+  const json graph = json::parse(Slurp(out / "graph.json"));
+  EXPECT_EQ(graph["timing"]["iterations"], 5);
+  int timed_nodes = 0;
+  for (const json& n : graph["compiled"]["nodes"]) {
+    if (!n.contains("time_us")) continue;
+    ++timed_nodes;
+    EXPECT_EQ(n["time_us"]["samples"], 5);
+  }
+  EXPECT_GT(timed_nodes, 0);
+
+  Result text = Run("run " + Model("two_branch.onnx") + " --output-dir " + (dir_ / "text").string() +
+                    " --peak-bw 10 --peak-flops 50 --iterations 3 --warmup 0");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("3 timed iteration(s) after 0 warm-up"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("--warmup 0 --iterations 3"), std::string::npos) << text.out;  // the repro line
+  ExpectOneErrorLine(Run("run " + Model("two_branch.onnx") + " --output-dir " + (dir_ / "bad").string() +
+                         " --warmup -1"),
+                     "--warmup -1: expected >= 0");
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
+TEST(DiffJudge, AChangeCountsOnlyBeyondTheThresholdAndTheNoise) {
+  const Spread tight{.median_us = 100, .q1_us = 98, .q3_us = 102, .samples = 5};
+  const Spread wide_slower{.median_us = 130, .q1_us = 90, .q3_us = 170, .samples = 5};
+  const Spread apart_slower{.median_us = 130, .q1_us = 125, .q3_us = 135, .samples = 5};
+  const Spread apart_faster{.median_us = 70, .q1_us = 65, .q3_us = 75, .samples = 5};
+  const Spread small_change{.median_us = 105, .q1_us = 104, .q3_us = 106, .samples = 5};
+  const Spread zero{};
+  EXPECT_EQ(Judge(tight, small_change, 10, true), "unchanged");
+  EXPECT_EQ(Judge(tight, wide_slower, 10, true), "within noise");   // +30%, but the quartiles overlap
+  EXPECT_EQ(Judge(tight, apart_slower, 10, true), "slower");
+  EXPECT_EQ(Judge(tight, apart_slower, 40, true), "unchanged");      // inside a larger threshold
+  EXPECT_EQ(Judge(tight, apart_faster, 10, true), "faster");
+  EXPECT_EQ(Judge(zero, tight, 10, true), "new");                    // not "+100%", nor infinite
+  EXPECT_EQ(Judge(tight, zero, 10, true), "gone");
+  EXPECT_EQ(Judge(tight, wide_slower, 10, false), "slower");         // noise unknown: the threshold decides
+}
+
+// Times made up on a real run's schedule: stretched beyond the noise is a
+// regression; the same growth with a scatter as large is not.
+TEST_F(InspectorTiming, DiffWeighsTheSpanAgainstBothRunsNoise) {
+  const std::string a = RunModel(Model("two_branch.onnx"), "a", "--iterations 5");
+  auto base = opscope::graph::LoadCapture(a);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  // Iteration k of the base takes (1 + 0.01 k) times as long; `now` scales that.
+  auto stretch = [](opscope::graph::CapturedRun& run, const std::vector<double>& factors) {
+    ASSERT_EQ(run.iteration_times.size(), factors.size());
+    for (size_t k = 0; k < factors.size(); ++k) {
+      auto& it = run.iteration_times[k];
+      int64_t origin = INT64_MAX;
+      for (const auto& t : it) origin = std::min(origin, t.cal_start_ns);
+      for (auto& t : it) {
+        t.cal_start_ns = origin + static_cast<int64_t>((t.cal_start_ns - origin) * factors[k]);
+        t.cal_end_ns = origin + static_cast<int64_t>((t.cal_end_ns - origin) * factors[k]);
+      }
+    }
+  };
+  // Every iteration alike first, so that only the factors below differ.
+  for (auto& it : base->iteration_times) it = base->iteration_times[0];
+  opscope::graph::CapturedRun steady = *base, slower = *base, noisy = *base;
+  stretch(steady, {1.00, 1.01, 1.02, 1.03, 1.04});
+  stretch(slower, {1.50, 1.51, 1.52, 1.53, 1.54});
+  stretch(noisy, {0.90, 1.00, 1.50, 2.00, 2.10});  // median 1.5 too, but quartiles 1.0 .. 2.0
+
+  const auto regressed = opscope::graph::DiffRuns(steady, slower, {.threshold_time_pct = 10});
+  EXPECT_TRUE(regressed.regressed) << regressed.json.dump(1);
+  EXPECT_EQ(regressed.json["span"]["verdict"], "slower");
+  EXPECT_NEAR(regressed.json["span"]["change_pct"].get<double>(), 100.0 * (1.52 - 1.02) / 1.02, 0.5);
+  EXPECT_TRUE(regressed.json["noise"]["known"].get<bool>());
+
+  const auto within = opscope::graph::DiffRuns(steady, noisy, {.threshold_time_pct = 10});
+  EXPECT_FALSE(within.regressed) << within.json.dump(1);
+  EXPECT_EQ(within.json["span"]["verdict"], "within noise");
+  EXPECT_TRUE(within.json["regressions"].empty());
+
+  const auto same = opscope::graph::DiffRuns(steady, steady, {.threshold_time_pct = 10});
+  EXPECT_FALSE(same.regressed);
+  for (const json& e : same.json["op_types"]) EXPECT_EQ(e["verdict"], "unchanged") << e.dump();
+  for (const json& e : same.json["node_times"]) EXPECT_EQ(e["verdict"], "unchanged") << e.dump();
+  EXPECT_TRUE(same.json["changed_settings"].empty());
+}
+
+TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereTold) {
+  const std::string a = RunModel(Model("two_branch.onnx"), "a", "--iterations 3");
+  const std::string b = RunModel(Model("two_branch.onnx"), "b", "--iterations 3 --streams 1");
+  const std::string other = RunModel(Model("const_if.onnx"), "other", "--iterations 3");
+
+  // The settings that make the times incomparable come first.
+  Result settings = Run("diff " + a + " " + b);
+  ASSERT_TRUE(settings.exit_code == 0 || settings.exit_code == 1) << settings.err;
+  EXPECT_EQ(settings.out.rfind("setting changed  streams  2 -> 1\n", 0), 0u) << settings.out;
+  for (const std::string& d : {a, b}) EXPECT_FALSE(fs::exists(fs::path(d) / "diff.json"));
+
+  ExpectOneErrorLine(Run("diff " + a + " " + other), "different models");
+  ExpectOneErrorLine(Run("diff " + a + " " + other + " --output " + (dir_ / "refused.json").string()),
+                     "--allow-different-models");
+  EXPECT_FALSE(fs::exists(dir_ / "refused.json"));
+
+  const fs::path out = dir_ / "reports" / "diff.json";
+  fs::create_directories(out.parent_path());
+  Result allowed = Run("diff " + a + " " + other + " --allow-different-models --output " + out.string());
+  EXPECT_EQ(allowed.exit_code, 1) << allowed.out << allowed.err;  // the node counts moved
+  EXPECT_EQ(allowed.out.rfind("models differ", 0), 0u) << allowed.out;
+  const json d = json::parse(Slurp(out));
+  EXPECT_EQ(d["schema"], "opscope.diff/1");
+  EXPECT_FALSE(d["models"]["same"].get<bool>());
+  // Op types only one model has are "new" or "gone", never a percentage of zero.
+  bool any_new = false;
+  for (const json& e : d["op_types"]) {
+    if (e["base"]["samples"] == 0) {
+      EXPECT_EQ(e["verdict"], "new") << e.dump();
+      EXPECT_TRUE(e["change_pct"].is_null()) << e.dump();
+      any_new = true;
+    }
+  }
+  EXPECT_TRUE(any_new) << d["op_types"].dump();
+  EXPECT_FALSE(fs::exists(fs::path(other) / "diff.json"));
+
+  Result itself = Run("diff " + a + " " + a + " --output " + (dir_ / "self.json").string());
+  EXPECT_EQ(itself.exit_code, 0) << itself.out << itself.err;
+  EXPECT_EQ(json::parse(Slurp(dir_ / "self.json"))["span"]["verdict"], "unchanged");
+
+  Result one = Run("diff " + RunModel(Model("two_branch.onnx"), "one", "--iterations 1") + " " + a);
+  EXPECT_NE(one.out.find("noise unknown"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("setting changed  iterations  1 -> 3"), std::string::npos) << one.out;
+}
+
+TEST_F(InspectorTiming, PathShowsTensorsAndTreesCutAtTheDepth) {
+  const std::string out = RunModel(Model("two_branch.onnx"), "run", "--iterations 1");
+  Result deep = Run("path " + out + " --node /join/concat/Concat --json --depth 50");
+  ASSERT_EQ(deep.exit_code, 0) << deep.err;
+  const json j = json::parse(deep.out);
+  const json& f = j["framework"];
+  ASSERT_FALSE(f["inputs"].empty());
+  for (const json& t : f["inputs"]) {
+    EXPECT_TRUE(t["shape"].is_string()) << t.dump();  // "[1,8]": every shape of this model is known
+    EXPECT_TRUE(t["from"].is_string()) << t.dump();
+  }
+  ASSERT_EQ(f["outputs"].size(), 1u);
+  EXPECT_EQ(f["outputs"][0]["to"], json::array({"/join/head/Gemm"}));
+  // Deep enough, the tree holds every ancestor (each once) and cuts nothing.
+  std::vector<std::string> in_tree;
+  std::function<void(const json&)> walk = [&](const json& children) {
+    for (const json& c : children) {
+      EXPECT_FALSE(c.contains("beyond")) << c.dump();
+      if (!c.value("repeat", false)) in_tree.push_back(c["node"]);
+      if (c.contains("children")) walk(c["children"]);
+    }
+  };
+  walk(f["ancestor_tree"]);
+  std::vector<std::string> flat = f["ancestors"];
+  std::sort(in_tree.begin(), in_tree.end());
+  std::sort(flat.begin(), flat.end());
+  EXPECT_EQ(in_tree, flat);
+
+  Result shallow = Run("path " + out + " --node /join/concat/Concat --json --depth 1");
+  ASSERT_EQ(shallow.exit_code, 0) << shallow.err;
+  int64_t counted = 0;
+  const json cut = json::parse(shallow.out);
+  for (const json& c : cut["framework"]["ancestor_tree"]) {
+    EXPECT_FALSE(c.contains("children")) << c.dump();
+    counted += 1 + c.value("beyond", int64_t{0});
+  }
+  // Two branches into the join share no node, so the cut counts add up to all ancestors.
+  EXPECT_EQ(counted, static_cast<int64_t>(flat.size()));
+
+  Result text = Run("path " + out + " --node /join/concat/Concat --depth 1");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("more beyond (--depth)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  inputs ("), std::string::npos) << text.out;
+  ExpectOneErrorLine(Run("path " + out + " --node /join/concat/Concat --depth 0"), "--depth 0: expected >= 1");
+  ExpectOneErrorLine(Run("path " + out + " --node /join/head/Gem"), "closest: /join/head/Gemm");
+}
+
+// x -> Relu (a long name) -> y, so that the tables must cut it.
+std::string WriteLongNameModel(const fs::path& path, const std::string& name) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("long");
+  for (const auto& [info, value] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+    info->set_name(value);
+    auto* t = info->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {4, 256}) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name(name);
+  n->add_input("x");
+  n->add_output("y");
+  std::ofstream f(path, std::ios::binary);
+  m.SerializeToOstream(&f);
+  return path.string();
+}
+
+TEST_F(InspectorTiming, SummaryTopBoundsEveryTableAndCutsNamesInTheMiddle) {
+  const std::string start = "/encoder/layer.11/attention/self/", end = "/output/dense/Relu";
+  const std::string name = start + std::string(60, 'm') + end;
+  const std::string out = RunModel(WriteLongNameModel(dir_ / "long.onnx", name), "run", "--iterations 3");
+  Result r = Run("summary " + out + " --top 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The tables come before the suspects, whose sentences name the node whole.
+  auto tables = [](const std::string& text) { return text.substr(0, text.find("\nsuspects")); };
+  EXPECT_EQ(tables(r.out).find(name), std::string::npos) << "the whole name was printed:\n" << r.out;
+  // The start and the end of the name survive, its middle does not.
+  const std::string cut = opscope::CutMiddle(name + " (Relu)", 40);
+  EXPECT_EQ(cut.size(), 40u);
+  EXPECT_EQ(cut.rfind("/encoder/layer.11/", 0), 0u) << cut;
+  EXPECT_NE(cut.find("dense/Relu (Relu)"), std::string::npos) << cut;
+  // All three tasks listed, the Relu among them: the next column where it belongs.
+  Result three = Run("summary " + out + " --top 3");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_NE(three.out.find(cut + " stream"), std::string::npos) << three.out;
+  EXPECT_EQ(tables(three.out).find(name), std::string::npos) << three.out;
+  // Two op types (Relu, data movement), three streams, three tasks on the
+  // critical path: each table shows one row and counts the rest.
+  EXPECT_NE(r.out.find("\ntop 1 tasks\n"), std::string::npos) << r.out;
+  size_t more = 0;
+  for (size_t at = 0; (at = r.out.find(" more (--top)", at)) != std::string::npos; ++at) ++more;
+  EXPECT_GE(more, 3u) << r.out;
+  Result all = Run("summary " + out + " --top 100");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.find("more (--top)"), std::string::npos) << all.out;
+  ExpectOneErrorLine(Run("summary " + out + " --top -1"), "--top -1: expected >= 0");
+}
+
+TEST(CutMiddle, KeepsBothEndsAndWholeCharacters) {
+  EXPECT_EQ(opscope::CutMiddle("short", 10), "short");
+  EXPECT_EQ(opscope::CutMiddle("abcdefghijklmnopqrstuvwxyz", 11), "abcd...wxyz");
+  const std::string cut = opscope::CutMiddle("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 8);  // six é
+  EXPECT_LE(cut.size(), 8u);
+  for (size_t i = 0; i < cut.size(); ++i) {
+    if (static_cast<unsigned char>(cut[i]) == 0xC3) {
+      ASSERT_LT(i + 1, cut.size()) << "a character cut in two";
+      EXPECT_EQ(static_cast<unsigned char>(cut[i + 1]), 0xA9);
+    }
+  }
+}
+
+}  // namespace
