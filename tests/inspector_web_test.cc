@@ -5,6 +5,7 @@
 // is tests/web/ui_test.mjs.
 #include "cli/inspector_web.h"
 #include "cli/apps.h"
+#include "cli/page_data.h"
 
 #include <gtest/gtest.h>
 
@@ -504,10 +505,11 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   StatusOr<ReportData> files = ReadReportDir(dir.string());
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   const std::string html = Slurp(dir / "report.html");
-  EXPECT_NE(html.find(EscapeJsonForScript(files->graph)), std::string::npos);
+  // The page's share of them (cli/page_data.h), from the files as read.
+  EXPECT_NE(html.find(EscapeJsonForScript(GraphForPage(files->graph))), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "roofline.svg"));
   EXPECT_NE(html.find("<div id=\"roofline\"><svg"), std::string::npos) << "the run's chart is in its page";
-  EXPECT_NE(html.find(EscapeJsonForScript(files->summary)), std::string::npos);
+  EXPECT_NE(html.find(EscapeJsonForScript(SummaryForPage(files->summary))), std::string::npos);
   // A folder without a chart: the page has an empty Roofline panel, hidden.
   fs::remove(dir / "roofline.svg");
   ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;

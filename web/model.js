@@ -32,6 +32,7 @@ var opscope = window.opscope || (window.opscope = {});
     // Keep in step with src/cli/page_data.cc, which left out only what this rebuilds.
     for (const n of nodes) {
       if (n.layer === undefined) n.layer = name;
+      if (n.executable === undefined) n.executable = true;
       if (n.namespace === undefined) n.namespace = (n.name || '').includes('/') ? n.name.slice(0, n.name.lastIndexOf('/')) : '';
       if (n.reason === undefined && n.executed === false && n.compiled_node_id !== undefined) {
         const c = compiledById.get(n.compiled_node_id);

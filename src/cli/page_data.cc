@@ -46,6 +46,7 @@ void SlimNode(json& n, const std::string& layer, const std::map<int64_t, const j
     auto it = n.find(key);
     if (it != n.end() && (it->empty() || (it->is_string() && it->get<std::string>().empty()))) n.erase(it);
   }
+  if (auto e = n.find("executable"); e != n.end() && e->is_boolean() && e->get<bool>()) n.erase(e);  // the default
   if (auto pos = n.find("pos"); pos != n.end() && pos->is_object()) {
     pos->erase("rank");  // the layout's slots hold them
     pos->erase("order");
@@ -76,6 +77,12 @@ std::string GraphForPage(const std::string& graph_json) {
     if (nodes == l->end() || !nodes->is_array()) continue;
     for (json& n : *nodes) {
       if (n.is_object()) SlimNode(n, layer, compiled);
+    }
+    if (auto values = l->find("values"); values != l->end() && values->is_array()) {
+      for (json& v : *values) {
+        auto c = v.is_object() ? v.find("constant") : v.end();
+        if (c != v.end() && c->is_boolean() && !c->get<bool>()) v.erase(c);  // absent reads as false
+      }
     }
   }
   g.erase("mapping");  // each framework node's compiled_node_id says the same

@@ -13,7 +13,8 @@ namespace opscope::cli {
 // graph.json less what web/model.js rebuilds exactly: a node's tensors'
 // dtype and shape (its values'), its layer, a namespace that is its name
 // less the last part, a fusion's reason that its compiled node words, empty
-// lists, pos's rank and order (the layout's slots hold them), and the
+// lists, "executable": true and a value's "constant": false (the
+// defaults), pos's rank and order (the layout's slots hold them), and the
 // mapping (each framework node's compiled_node_id holds it).
 // Text that is not a JSON object is returned as it is (BuildReportHtml's
 // callers have checked the files; the page reports what it cannot read).
