@@ -20,6 +20,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "opscope/npy.h"
+#include "inspector_tool_test.h"
 #include "tool_test_util.h"
 #include "opscope/tensor.h"
 
@@ -31,31 +32,8 @@ using nlohmann::json;
 using Result = ::opscope::testing::ToolResult;
 using ::opscope::testing::Slurp;
 
-class InspectorCli : public ::testing::Test {
+class InspectorCli : public ::opscope::testing::InspectorToolTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("inspector_cli_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Result Run(const std::string& args) {
-    const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
-    const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
-    const int status = std::system(line.c_str());
-    Result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  static std::string Model(const std::string& name) {
-    return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name;
-  }
   // Fixed roofs: no test waits for a calibration or depends on this machine's speed.
   static constexpr char kPeaks[] = "--peak-bw 10 --peak-flops 50";
   std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
@@ -72,7 +50,6 @@ class InspectorCli : public ::testing::Test {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(InspectorCli, RunWritesGraphTraceSummary) {

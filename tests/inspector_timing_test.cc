@@ -24,6 +24,7 @@
 #include "graph/runtime/captured_run.h"
 #include "graph/runtime/run_diff.h"
 #include "onnx/onnx_pb.h"
+#include "inspector_tool_test.h"
 #include "tool_test_util.h"
 
 namespace {
@@ -35,31 +36,8 @@ using opscope::graph::Spread;
 using Result = ::opscope::testing::ToolResult;
 using ::opscope::testing::Slurp;
 
-class InspectorTiming : public ::testing::Test {
+class InspectorTiming : public ::opscope::testing::InspectorToolTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("inspector_timing_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Result Run(const std::string& args) {
-    const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
-    const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
-    const int status = std::system(line.c_str());
-    Result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  static std::string Model(const std::string& name) {
-    return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name;
-  }
   // Fixed roofs: no test waits for a calibration.
   std::string RunModel(const std::string& model, const std::string& out_name, const std::string& extra = "") {
     const std::string out = (dir_ / out_name).string();
@@ -74,7 +52,6 @@ class InspectorTiming : public ::testing::Test {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
 
-  fs::path dir_;
 };
 
 // The median as a statistics text defines it, apart from the code under test.
