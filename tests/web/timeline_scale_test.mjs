@@ -17,29 +17,14 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {browserEnv} from './browser_env.mjs';
 import {fileURLToPath} from 'node:url';
 import {writeSyntheticTrace, nameOf, OP_TYPES} from './synthetic_trace.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const binaryDir = process.argv[2] || process.env.OPSCOPE_BINARY_DIR;
-const chromiumPath = process.env.OPSCOPE_CHROMIUM || '/usr/bin/chromium';
-const cli = binaryDir && path.join(binaryDir, 'bin', 'inspector-cli');
+const {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die} = await browserEnv('timeline_scale_test', 'timeline_scale_test.mjs');
 const TASKS = Number(process.env.OPSCOPE_SCALE_TASKS || 1_000_000);
 // Bounds that only a frozen page misses: the figures printed are what matter.
 const LOAD_LIMIT_MS = 90_000, STEP_LIMIT_MS = 5_000;
-
-function die(message) {
-  console.error('timeline_scale_test: ' + message);
-  process.exit(1);
-}
-if (!binaryDir || !fs.existsSync(cli)) die(`inspector-cli not found (usage: node timeline_scale_test.mjs BINARY_DIR SOURCE_DIR); looked for ${cli}`);
-if (!fs.existsSync(chromiumPath)) die(`${chromiumPath} is missing: install Debian's chromium (setup.sh does: apt-get install chromium)`);
-let chromium;
-try {
-  ({chromium} = await import('playwright-core'));
-} catch (e) {
-  die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
-}
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'timeline_scale_test_'));
 const shots = path.join(binaryDir, 'web-screenshots');

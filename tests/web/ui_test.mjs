@@ -19,26 +19,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import {browserEnv} from './browser_env.mjs';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const binaryDir = process.argv[2] || process.env.OPSCOPE_BINARY_DIR;
-const sourceDir = process.argv[3] || process.env.OPSCOPE_SOURCE_DIR || path.resolve(here, '../..');
-const chromiumPath = process.env.OPSCOPE_CHROMIUM || '/usr/bin/chromium';
-const cli = binaryDir && path.join(binaryDir, 'bin', 'inspector-cli');
-
-function die(message) {
-  console.error('web_ui_test: ' + message);
-  process.exit(1);
-}
-if (!binaryDir || !fs.existsSync(cli)) die(`inspector-cli not found (usage: node ui_test.mjs BINARY_DIR SOURCE_DIR); looked for ${cli}`);
-if (!fs.existsSync(chromiumPath)) die(`${chromiumPath} is missing: install Debian's chromium (setup.sh does: apt-get install chromium)`);
-let chromium;
-try {
-  ({chromium} = await import('playwright-core'));
-} catch (e) {
-  die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
-}
+const {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die} = await browserEnv('web_ui_test', 'ui_test.mjs');
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'web_ui_test_'));
 const runs = {};

@@ -1,0 +1,30 @@
+// What every browser test starts from: the build's inspector-cli, the
+// source tree, Debian's chromium and playwright-core. Anything missing is a
+// failure that names the fix, never a skip.
+//
+//   const env = await browserEnv('web_ui_test', 'ui_test.mjs');
+import fs from 'node:fs';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export async function browserEnv(name, script) {
+  const binaryDir = process.argv[2] || process.env.OPSCOPE_BINARY_DIR;
+  const sourceDir = process.argv[3] || process.env.OPSCOPE_SOURCE_DIR || path.resolve(here, '../..');
+  const chromiumPath = process.env.OPSCOPE_CHROMIUM || '/usr/bin/chromium';
+  const cli = binaryDir && path.join(binaryDir, 'bin', 'inspector-cli');
+  const die = (message) => {
+    console.error(`${name}: ${message}`);
+    process.exit(1);
+  };
+  if (!binaryDir || !fs.existsSync(cli)) die(`inspector-cli not found (usage: node ${script} BINARY_DIR SOURCE_DIR); looked for ${cli}`);
+  if (!fs.existsSync(chromiumPath)) die(`${chromiumPath} is missing: install Debian's chromium (setup.sh does: apt-get install chromium)`);
+  let chromium;
+  try {
+    ({chromium} = await import('playwright-core'));
+  } catch (e) {
+    die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
+  }
+  return {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die};
+}
