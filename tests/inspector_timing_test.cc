@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -235,6 +237,28 @@ TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereT
     }
   }
   EXPECT_TRUE(any_new) << d["op_types"].dump();
+  // Per layer, the names only one model has, read here from each run's graph.json.
+  for (const char* layer : {"framework", "compiled"}) {
+    auto names = [&](const std::string& run) {
+      std::set<std::string> s;
+      const json graph = json::parse(Slurp(fs::path(run) / "graph.json"));
+      for (const json& n : graph[layer]["nodes"]) s.insert(n["name"].get<std::string>());
+      return s;
+    };
+    const std::set<std::string> in_base = names(a), in_new = names(other);
+    std::vector<std::string> added, removed;
+    std::set_difference(in_new.begin(), in_new.end(), in_base.begin(), in_base.end(), std::back_inserter(added));
+    std::set_difference(in_base.begin(), in_base.end(), in_new.begin(), in_new.end(), std::back_inserter(removed));
+    EXPECT_FALSE(added.empty() || removed.empty()) << layer;
+    EXPECT_EQ(d["nodes"][layer]["added"], json(added)) << layer;
+    EXPECT_EQ(d["nodes"][layer]["removed"], json(removed)) << layer;
+    if (!added.empty()) {
+      EXPECT_NE(allowed.out.find("  added  " + added[0] + "\n"), std::string::npos) << allowed.out;
+    }
+    if (!removed.empty()) {
+      EXPECT_NE(allowed.out.find("  removed  " + removed[0] + "\n"), std::string::npos) << allowed.out;
+    }
+  }
   EXPECT_FALSE(fs::exists(fs::path(other) / "diff.json"));
 
   Result itself = Run("diff " + a + " " + a + " --output " + (dir_ / "self.json").string());

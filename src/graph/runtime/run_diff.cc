@@ -42,6 +42,22 @@ std::map<std::string, std::string> Fusions(const Model& m) {
   return out;
 }
 
+// Names in one graph and not the other: {"added": [...], "removed": [...]},
+// each sorted. Nodes are matched by name, as the times are.
+json NodeSets(const Graph& base, const Graph& now) {
+  std::set<std::string> b, n;
+  for (const Node& x : base.nodes()) b.insert(x.name);
+  for (const Node& x : now.nodes()) n.insert(x.name);
+  json added = json::array(), removed = json::array();
+  for (const std::string& x : n) {
+    if (!b.count(x)) added.push_back(x);
+  }
+  for (const std::string& x : b) {
+    if (!n.count(x)) removed.push_back(x);
+  }
+  return {{"added", added}, {"removed", removed}};
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
@@ -134,6 +150,7 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                              std::tuple{"compiled", &base.model.compiled, &now.model.compiled}}) {
     const int64_t nb = b->nodes().size(), nn = n->nodes().size();
     nodes[layer] = {{"base", nb}, {"new", nn}, {"change", nn - nb}};
+    nodes[layer].update(NodeSets(*b, *n));
     if (std::llabs(nn - nb) > o.threshold_nodes) {
       reasons.push_back(std::string(layer) + " nodes " + std::to_string(nb) + " -> " + std::to_string(nn));
     }

@@ -1,11 +1,12 @@
 // File: graph/runtime/run_diff.h
 // What changed between two runs of a model (capture.json folders): first the
 // settings that make their times incomparable (streams, iterations, warm-up,
-// device, plugins and their fingerprints), then node counts per layer, the
-// compiled op-type mix, fusions added, removed or changed (a compiled node
-// standing for several framework nodes, keyed by its name), and the times:
-// span, total task time, per op type and per compiled node (by name), each
-// as the median over the run's iterations with its quartiles.
+// device, plugins and their fingerprints), then node counts per layer with
+// the names added and removed, the compiled op-type mix, fusions added,
+// removed or changed (a compiled node standing for several framework nodes,
+// keyed by its name), and the times: span, total task time, per op type and
+// per compiled node (by name), each as the median over the run's iterations
+// with its quartiles.
 //
 // A time is judged by Judge(): "new" when it grew from nothing (no
 // percentage of zero), "gone" when it fell to nothing, "slower"/"faster"
