@@ -171,6 +171,28 @@ var opscope = window.opscope || (window.opscope = {});
       seen.set(key, routes.length);
       routes.push({from, to, weight: 1, values: [e.value], points});
     }
+    spreadPorts(routes, (end) => (end.scope !== undefined ? boxes.get(end.scope) : nodes.get(end.node)));
     return {nodes, scopes: boxes, routes, width: sw[0], height: sh[0], hiddenBy};
   };
+
+  // The library's SpreadPorts (src/layout/place.cc): the routes on one side
+  // of a box spread along it in the order of where they head, on the same
+  // 1/64-px grid, so that a fold re-places them as the library would.
+  function spreadPorts(routes, boxOf) {
+    const sides = new Map(), grid = (v) => Math.floor(v * 64);
+    const add = (end, bottom, e) => {
+      const key = (end.scope !== undefined ? 's' + end.scope : end.node) + (bottom ? 'b' : 't');
+      (sides.get(key) || sides.set(key, {box: boxOf(end), ends: []}).get(key)).ends.push(e);
+    };
+    routes.forEach((r, i) => {
+      const p = r.points, n = p.length;
+      add(r.from, p[1] > boxOf(r.from).y, {i, at: 0, key: [p[2], p[n - 2], p[n - 1]].map(grid)});
+      add(r.to, p[n - 1] > boxOf(r.to).y, {i, at: n - 2, key: [p[n - 4], p[0], p[1]].map(grid)});
+    });
+    for (const {box, ends} of sides.values()) {
+      if (ends.length < 2) continue;
+      ends.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
+      ends.forEach((e, k) => { routes[e.i].points[e.at] = box.x - box.w / 2 + (box.w * (k + 1)) / (ends.length + 1); });
+    }
+  }
 })();

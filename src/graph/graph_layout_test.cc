@@ -111,7 +111,9 @@ TEST(GraphLayout, ALargeGraphOpensWithScopesFolded) {
     const layout::Scope& scope = gl.request.scopes[s];
     if (scope.folded) ++folded;
     if (scope.folded && !gl.request.scopes[scope.parent].folded) ++visible;
-    if (!scope.folded) EXPECT_FALSE(gl.request.scopes[scope.parent].folded) << gl.scope_path[s];
+    if (!scope.folded) {
+      EXPECT_FALSE(gl.request.scopes[scope.parent].folded) << gl.scope_path[s];
+    }
   }
   EXPECT_GT(folded, 0);
   EXPECT_LE(visible, kOpenBoxes);

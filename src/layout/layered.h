@@ -89,7 +89,10 @@ struct Route {
   bool from_scope = false, to_scope = false;
   int from = 0, to = 0;  // item or scope index
   int64_t weight = 0;    // item edges merged into it
-  std::vector<double> points;  // x0, y0, x1, y1, ...: producer's bottom to consumer's top
+  // x0, y0, x1, y1, ...: a port on the producer's bottom to one on the
+  // consumer's top (several routes on one side are spread along it, in the
+  // order of where they head).
+  std::vector<double> points;
 };
 
 struct Layout {

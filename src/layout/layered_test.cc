@@ -1,6 +1,9 @@
 #include "layout/layered.h"
 
+#include <algorithm>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -74,6 +77,39 @@ TEST(Layered, RandomDagHasNoOverlapAndEdgesPointDown) {
   for (const Route& route : l.routes) {
     const int span = t.slots[l.item_slot[route.to]].rank - t.slots[l.item_slot[route.from]].rank;
     EXPECT_EQ(route.points.size(), static_cast<size_t>(4 + 4 * (span - 1)));
+  }
+}
+
+// One producer feeding three consumers side by side, and those feeding one
+// sink: the three routes leave the producer from three ports spread along
+// its bottom in their consumers' order, enter the sink in that order too,
+// and a box's lone route keeps the centre of its side.
+TEST(Layered, RoutesOnOneSideLeaveFromPortsInTheOrderOfWhereTheyGo) {
+  const Layout l = LayOut(Flat(5, {{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}, {3, 4}}));
+  std::vector<std::pair<double, double>> out, in;  // (consumer x, port x), (producer x, port x)
+  for (const Route& r : l.routes) {
+    const Box& a = l.items[r.from];
+    const Box& b = l.items[r.to];
+    const double start = r.points[0], end = r.points[r.points.size() - 2];
+    EXPECT_GT(start, a.x - a.width / 2);
+    EXPECT_LT(start, a.x + a.width / 2);
+    EXPECT_DOUBLE_EQ(r.points[1], a.y + a.height / 2);
+    if (r.from == 0) out.push_back({b.x, start});
+    if (r.to == 4) in.push_back({a.x, end});
+    // Each middle consumer has one route in and one out: at its centre.
+    if (r.to >= 1 && r.to <= 3) {
+      EXPECT_DOUBLE_EQ(end, b.x);
+    }
+    if (r.from >= 1 && r.from <= 3) {
+      EXPECT_DOUBLE_EQ(start, a.x);
+    }
+  }
+  for (auto* ports : {&out, &in}) {
+    ASSERT_EQ(ports->size(), 3u);
+    std::sort(ports->begin(), ports->end());
+    EXPECT_LT((*ports)[0].second, (*ports)[1].second);
+    EXPECT_LT((*ports)[1].second, (*ports)[2].second);
+    EXPECT_NEAR((*ports)[2].second - (*ports)[1].second, (*ports)[1].second - (*ports)[0].second, 1e-9) << "evenly spread";
   }
 }
 

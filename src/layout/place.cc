@@ -1,14 +1,55 @@
 // Coordinates for a topology (layered.h): sizes bottom-up, each scope's
 // slots placed in its own frame, then frames made absolute top-down, then
-// the edges routed through their dummies.
+// the edges routed through their dummies, each box's ports spread along its sides.
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include "layout/layered.h"
 #include "layout/scope_tree.h"
 
 namespace opscope::layout {
 namespace {
+
+// Ports: the routes that leave or enter one side of a box are spread along
+// that side in the order of where they head (the next bend, then the far
+// end), so that they neither meet at its centre nor cross right at it; a
+// lone route keeps the centre. web/graph_layout.js does the same after a fold.
+void SpreadPorts(Layout& layout) {
+  struct End {
+    size_t route;
+    bool start;
+    double toward, far_x, far_y;
+  };
+  const auto box_of = [&](bool scope, int index) -> const Box& {
+    return scope ? layout.scopes[index] : layout.items[index];
+  };
+  std::map<std::tuple<bool, int, bool>, std::vector<End>> sides;  // (a scope?, index, bottom side?)
+  for (size_t i = 0; i < layout.routes.size(); ++i) {
+    const Route& r = layout.routes[i];
+    const std::vector<double>& p = r.points;
+    const size_t n = p.size();
+    sides[{r.from_scope, r.from, p[1] > box_of(r.from_scope, r.from).y}].push_back({i, true, p[2], p[n - 2], p[n - 1]});
+    sides[{r.to_scope, r.to, p[n - 1] > box_of(r.to_scope, r.to).y}].push_back({i, false, p[n - 4], p[0], p[1]});
+  }
+  // Compared on a 1/64-px grid, as the page compares them: its copy of the
+  // placement may differ from this one in the last bits.
+  const auto grid = [](double v) { return std::floor(v * 64); };
+  for (auto& [side, ends] : sides) {
+    if (ends.size() < 2) continue;
+    std::stable_sort(ends.begin(), ends.end(), [&](const End& a, const End& b) {
+      return std::tuple(grid(a.toward), grid(a.far_x), grid(a.far_y)) <
+             std::tuple(grid(b.toward), grid(b.far_x), grid(b.far_y));
+    });
+    const Box& box = box_of(std::get<0>(side), std::get<1>(side));
+    for (size_t k = 0; k < ends.size(); ++k) {
+      const double x = box.x - box.width / 2 + box.width * static_cast<double>(k + 1) / static_cast<double>(ends.size() + 1);
+      std::vector<double>& p = layout.routes[ends[k].route].points;
+      p[ends[k].start ? 0 : p.size() - 2] = x;
+    }
+  }
+}
 
 // x for one rank's slots, in their order: the weighted least-squares fit to
 // `want` under x[i] - x[i-1] >= sep[i]. Subtracting the running sum of the
@@ -230,6 +271,7 @@ void Place(const Request& request, Layout& layout) {
     seen.emplace(key, layout.routes.size());
     layout.routes.push_back(std::move(r));
   }
+  SpreadPorts(layout);
 }
 
 }  // namespace opscope::layout

@@ -148,11 +148,23 @@ test('the page places the opening view exactly as the library did', async () => 
           worst = Math.max(worst, Math.abs(b.x - s.box[0]), Math.abs(b.y - s.box[1]), Math.abs(b.w - s.box[2]));
           ++checked;
         }
+        // And the same routes, each through the same bends from the same ports.
+        const key = (r) => (r.from.node ?? 's' + r.from.scope) + '>' + (r.to.node ?? 's' + r.to.scope);
+        const mine = new Map(placed.routes.map((r) => [key(r), r.points]));
+        if (mine.size !== layer.graphLayout.routes.length) return {routes: [mine.size, layer.graphLayout.routes.length]};
+        for (const r of layer.graphLayout.routes) {
+          const p = mine.get(key(r));
+          if (!p || p.length !== r.points.length) return {route: key(r)};
+          for (let i = 0; i < p.length; ++i) worst = Math.max(worst, Math.abs(p[i] - r.points[i]));
+          ++checked;
+        }
       }
       return {worst, checked};
     });
     assert.equal(worst.missing, undefined, `node ${worst.missing} has no box in the page's placement`);
     assert.equal(worst.missingScope, undefined, `scope ${worst.missingScope} has no box in the page's placement`);
+    assert.equal(worst.routes, undefined, `the page has ${worst.routes?.[0]} routes, the library ${worst.routes?.[1]}`);
+    assert.equal(worst.route, undefined, `route ${worst.route} differs in its bends`);
     assert.ok(worst.checked > 0);
     assert.ok(worst.worst < 0.5, `largest difference ${worst.worst} px`);
   }
