@@ -6,6 +6,7 @@
 #include "cli/inspector_web.h"
 #include "cli/apps.h"
 #include "cli/page_data.h"
+#include "opscope/model.h"
 
 #include <gtest/gtest.h>
 
@@ -525,6 +526,65 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   EXPECT_NE(Slurp(dir / "report.html").find("<div id=\"roofline\"><svg"), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);
   EXPECT_NE(err.find("no such folder"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+// --baseline: the page carries the diff of the two runs, as `inspector-cli
+// diff` judged it, less what the page does not read; what cannot be compared
+// is refused in one line and no report is written.
+TEST(InspectorWebCli, ExportWithABaselineEmbedsTheDiffOrRefusesInOneLine) {
+  const fs::path dir = fs::temp_directory_path() / ("inspector_web_base_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string models = std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/";
+  const auto run = [&](const std::string& model, const std::string& name, const std::string& streams) {
+    EXPECT_EQ(Inspector({"run", models + model, "--output-dir", (dir / name).string(), "--streams", streams,
+                         "--iterations", "3", "--peak-bw", "10", "--peak-flops", "50"}),
+              0);
+    return (dir / name).string();
+  };
+  const std::string base = run("two_branch.onnx", "base", "2"), now = run("two_branch.onnx", "now", "1"),
+                    other = run("const_if.onnx", "other", "2");
+  std::string err;
+  ASSERT_EQ(Inspector({"export", "--input-dir", now, "--format", "html", "--baseline", base}, &err), 0) << err;
+  const json page = Embedded(Slurp(fs::path(now) / "report.html"), "diff.json");
+  ASSERT_TRUE(page.is_object()) << "the page embeds diff.json";
+  EXPECT_EQ(page["schema"], "opscope.diff/1");
+  EXPECT_EQ(page["base"], base);
+  ASSERT_EQ(page["changed_settings"].size(), 1u) << page["changed_settings"].dump();
+  EXPECT_EQ(page["changed_settings"][0]["setting"], "streams");
+  EXPECT_FALSE(page.contains("top_tasks"));
+  // Every timed compiled node is either kept with its medians or counted unchanged.
+  StatusOr<RunDiffReport> full = DiffRunFolders({.base_dir = base, .new_dir = now});
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  const json whole = json::parse(full->json);
+  size_t changed = 0;
+  for (const json& e : whole["node_times"]) changed += e["verdict"] != "unchanged";
+  EXPECT_EQ(page["node_times"].size(), changed);
+  EXPECT_EQ(page["node_times_unchanged"].get<size_t>() + changed, whole["node_times"].size());
+  for (const json& e : page["node_times"]) {
+    EXPECT_NE(e["verdict"], "unchanged");
+    EXPECT_TRUE(e["base_us"].is_number() && e["new_us"].is_number()) << e.dump();
+  }
+
+  fs::remove(fs::path(other) / "report.html");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"export", "--input-dir", other, "--format", "html", "--baseline", base}, "--allow-different-models"},
+      {{"export", "--input-dir", other, "--format", "json", "--baseline", base}, "--baseline: only with --format html"},
+      {{"export", "--input-dir", other, "--format", "html", "--baseline", (dir / "nope").string()}, "--baseline "},
+      {{"export", "--input-dir", other, "--format", "html", "--baseline", base, "--threshold-time", "x%"},
+       "--threshold-time 'x%'"},
+  };
+  for (const auto& [args, expected] : refused) {
+    EXPECT_EQ(Inspector(args, &err), 2) << expected;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(fs::exists(fs::path(other) / "report.html")) << expected;
+  }
+  ASSERT_EQ(Inspector({"export", "--input-dir", other, "--format", "html", "--baseline", base,
+                       "--allow-different-models"}, &err), 0) << err;
+  const json across = Embedded(Slurp(fs::path(other) / "report.html"), "diff.json");
+  EXPECT_FALSE(across["models"]["same"].get<bool>());
+  EXPECT_FALSE(across["nodes"]["framework"]["added"].empty());
   fs::remove_all(dir);
 }
 

@@ -47,7 +47,7 @@ var opscope = window.opscope || (window.opscope = {});
       const page = embedded('page') || {};
       // The roofline chart, when there is one, is already in the page's markup.
       return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title,
-        diagnosis: embedded('diagnosis')};
+        diagnosis: embedded('diagnosis'), diff: embedded('diff.json')};
     }
     if (location.protocol === 'file:') return null;  // fetch cannot read files next to a file:// page
     const get = async (f, as) => {
@@ -162,8 +162,10 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   class App {
-    constructor({graph, trace, summary, roofline, title, diagnosis}) {
+    constructor({graph, trace, summary, roofline, title, diagnosis, diff}) {
       const model = (this.model = opscope.buildModel(graph, trace, summary));
+      // Against a baseline: every view reads the nodes' marks, so they come first.
+      if (diff && model.hasGraph) opscope.attachDiff(model, diff);
       this.title = title || '';
       this.diagnosis = diagnosis || null;
       document.body.classList.toggle('diagnosis', !!this.diagnosis);
@@ -189,6 +191,7 @@ var opscope = window.opscope || (window.opscope = {});
           searchStatus: document.getElementById('timeline-search-status'), diagnosis: !!this.diagnosis,
           onRange: (range) => this.showRange(range)});
       if (model.hasGraph) opscope.renderOpTypes(document.getElementById('optypes'), model);
+      if (model.diff) this.showDiff();
       if (this.diagnosis) this.showDiagnosis();
       this.fillHeader();
       this.attachLinks();
@@ -214,6 +217,15 @@ var opscope = window.opscope || (window.opscope = {});
       const section = document.getElementById('range-section');
       opscope.renderRange(section, this.model, range);
       if (range) section.scrollIntoView({block: 'nearest'});
+    }
+
+    showDiff() {
+      document.getElementById('diff-section').hidden = false;
+      document.getElementById('diff-facts').textContent = opscope.diffHeadline(this.model.diff);
+      opscope.renderDiff(document.getElementById('diff'), this.model, {onNode: (node) => {
+        this.select({kind: 'node', node});
+        this.graphs[node.layer].centerOn(node.node_id);
+      }});
     }
 
     showDiagnosis() {
@@ -245,7 +257,8 @@ var opscope = window.opscope || (window.opscope = {});
       }
       document.getElementById('model-path').textContent = (g.model && g.model.path) || '';
       document.getElementById('run-facts').textContent =
-        `${m.tasks.length} tasks · ${m.lanes.length} streams · span ${opscope.formatUs(s.span_us)}`;
+        `${m.tasks.length} tasks · ${m.lanes.length} streams · span ${opscope.formatUs(s.span_us)}` +
+        (m.diff ? ' · ' + opscope.diffHeadline(m.diff) : '');
       document.getElementById('timeline-facts').textContent =
         `${m.lanes.length} streams, ${m.tasks.length} tasks, ${m.flows.length} event waits`;
       document.getElementById('optype-total').textContent =
@@ -273,6 +286,26 @@ var opscope = window.opscope || (window.opscope = {});
         marks.compiled[SEL].add(sel.node.node_id);
         markFramework(opscope.frameworkOf(m, sel.node), SEL);
         markTasks(opscope.tasksOf(m, sel.node), HI);
+      } else if (sel.kind === 'cone') {
+        // The node's paths in its layer, their counterparts in the other and their tasks.
+        const layer = sel.node.layer, ids = [sel.node.node_id, ...sel.cone.ancestors, ...sel.cone.descendants];
+        marks[layer][SEL].add(sel.node.node_id);
+        for (const id of ids.slice(1)) marks[layer][HI].add(id);
+        const nodes = ids.map((id) => m.layers[layer].byId.get(id)).filter(Boolean);
+        const compiled = layer === 'compiled' ? nodes : [...new Set(nodes.map((n) => opscope.compiledOf(m, n)).filter(Boolean))];
+        for (const c of compiled) {
+          if (layer === 'framework') marks.compiled[HI].add(c.node_id);
+          else markFramework(opscope.frameworkOf(m, c), HI);
+          markTasks(opscope.tasksOf(m, c), HI);
+        }
+      } else if (sel.kind === 'critical') {
+        markTasks(sel.tasks, SEL);
+        for (const t of sel.tasks) {
+          const n = opscope.nodeOfTask(m, t);
+          if (!n) continue;
+          marks.compiled[HI].add(n.node_id);
+          markFramework(opscope.frameworkOf(m, n), HI);
+        }
       } else if (sel.kind === 'cause') {
         markTasks(sel.tasks, SEL);
       } else if (sel.kind === 'task') {
@@ -298,6 +331,8 @@ var opscope = window.opscope || (window.opscope = {});
 
     select(sel, {reveal = true} = {}) {
       this.selection = sel;
+      const critical = document.querySelector('#critical-toggle input');
+      if (critical) critical.checked = !!sel && sel.kind === 'critical';
       const marks = this.marksFor(sel);
       for (const layer of Object.keys(this.graphs)) this.graphs[layer].setMarks(...marks[layer]);
       this.timeline.setMarks(...marks.tasks);
@@ -323,11 +358,22 @@ var opscope = window.opscope || (window.opscope = {});
         ev.preventDefault();
         if (a.dataset.link === 'task') {
           this.select({kind: 'task', task: this.model.tasks[+a.dataset.taskIndex]});
+        } else if (a.dataset.link === 'cone') {
+          const node = this.model.layers[a.dataset.layer].byId.get(+a.dataset.nodeId);
+          this.select({kind: 'cone', node, cone: opscope.cone(this.model.layers[node.layer], node.node_id)});
         } else {
           const node = this.model.layers[a.dataset.layer].byId.get(+a.dataset.nodeId);
           this.select({kind: 'node', node});
           this.graphs[node.layer].centerOn(node.node_id);
         }
+      });
+      // The run's critical path (summary.json), as a toggle over the timeline.
+      const path = (this.model.summary.critical_path || {}).task_ids || [];
+      const toggle = document.getElementById('critical-toggle');
+      toggle.hidden = !this.model.hasGraph || !path.length;
+      toggle.querySelector('input').addEventListener('change', (ev) => {
+        const tasks = path.flatMap((id) => opscope.tasksWithId(this.model, id));
+        this.select(ev.target.checked ? {kind: 'critical', tasks, total_us: this.model.summary.critical_path.total_us} : null);
       });
       document.getElementById('optypes').addEventListener('click', (ev) => {
         const tr = ev.target.closest('tr.optype');

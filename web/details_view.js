@@ -3,16 +3,7 @@
 // compiled node -> tasks, and back), and summary.json's tables.
 var opscope = window.opscope || (window.opscope = {});
 (function () {
-  function h(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === 'class') e.className = v;
-      else if (k.startsWith('data-')) e.setAttribute(k, v);
-      else e[k] = v;
-    }
-    for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
-    return e;
-  }
+  const h = opscope.h;
 
   const nodeLink = (n) => h('a', {class: 'link', href: '#', 'data-link': 'node', 'data-layer': n.layer,
     'data-node-id': n.node_id}, n.name || `${n.op_type} #${n.node_id}`);
@@ -91,7 +82,7 @@ var opscope = window.opscope || (window.opscope = {});
   function nodeDetails(model, n) {
     const parts = [h('h3', {}, n.name || '(unnamed)'),
       h('p', {class: 'muted'}, `${n.layer} node #${n.node_id} · ${n.op_type}${n.domain ? ' (' + n.domain + ')' : ''} · ${n.kind}`),
-      statusLine(n)];
+      statusLine(n), ...opscope.diffLines(model, n)];
     let tasks;
     if (n.layer === 'framework') {
       const c = opscope.compiledOf(model, n);
@@ -111,6 +102,22 @@ var opscope = window.opscope || (window.opscope = {});
     }
     parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));
     return parts;
+  }
+
+  // Under a node's facts: the link that lights up its paths, or, when they are lit, what they hold.
+  function pathLine(model, n, cone) {
+    if (cone) {
+      return h('p', {class: 'paths'}, `paths lit: ${cone.ancestors.size} ancestor(s) and ${cone.descendants.size} ` +
+        `descendant(s) in the ${n.layer} graph, with their counterparts and tasks (Esc clears)`);
+    }
+    return h('p', {class: 'paths'}, h('a', {class: 'link', href: '#', 'data-link': 'cone', 'data-layer': n.layer,
+      'data-node-id': n.node_id}, 'highlight its paths'), h('span', {class: 'muted'}, ' (ancestors and descendants)'));
+  }
+
+  function criticalDetails(model, sel) {
+    return [h('h3', {}, 'critical path'), h('p', {class: 'muted'}, 'the chain of tasks that sets the span (summary.json)'),
+      facts([['tasks', String(sel.tasks.length)], ['total', opscope.formatUs(sel.total_us)]]),
+      h('h4', {}, `tasks (${sel.tasks.length})`), taskTable(model, sel.tasks)];
   }
 
   const count = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : null);
@@ -236,7 +243,10 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.renderDetails = function (host, model, selection, context) {
     let parts;
     if (!selection) parts = [h('p', {class: 'muted'}, opscope.idleHint(model))];
-    else if (selection.kind === 'node') parts = nodeDetails(model, selection.node);
+    else if (selection.kind === 'node' || selection.kind === 'cone') {
+      parts = nodeDetails(model, selection.node);
+      parts.splice(3, 0, pathLine(model, selection.node, selection.kind === 'cone' ? selection.cone : null));
+    } else if (selection.kind === 'critical') parts = criticalDetails(model, selection);
     else if (selection.kind === 'task') parts = taskDetails(model, selection.task);
     else if (selection.kind === 'cause') parts = taskDetails(model, selection.tasks[0]);
     else parts = opTypeDetails(model, selection.opType, context.tasks);

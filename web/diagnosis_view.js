@@ -9,16 +9,7 @@
 //   opscope.renderDiagnosis(host, panel, {onLaunches: (seqs, rank) => ...});
 var opscope = window.opscope || (window.opscope = {});
 (function () {
-  function h(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === 'class') e.className = v;
-      else if (k.startsWith('data-')) e.setAttribute(k, v);
-      else e[k] = v;
-    }
-    for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
-    return e;
-  }
+  const h = opscope.h;
 
   const launchLink = (seq, text) => h('a', {class: 'link', href: '#', 'data-link': 'launch', 'data-seq': seq}, text);
 

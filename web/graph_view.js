@@ -127,6 +127,9 @@ var opscope = window.opscope || (window.opscope = {});
         swatch('lg-kind-transdata', 'compiled: layout conversion the compiler inserted') +
         swatch('lg-folded', 'folded scope: click to open (its node count)') +
         swatch('lg-selected', 'selected; orange: related to the selection') +
+        // Against a baseline, the badges this layer shows.
+        (opscope.DIFF_LEGEND || []).filter(([cls]) => this.layer.nodes.some((n) => opscope.diffBadge(n.diff)?.cls === cls))
+          .map(([cls, text]) => swatch('lg-' + cls, 'badge: ' + text)).join('') +
         '<div class="row"><svg width="26" height="14"><path d="M1,7 H25" class="edge"/></svg>tensor (hover: name, dtype, shape); thicker: several</div>' +
         (attached ? `<div class="row muted">${attached} constant / identity node(s) attached to their consumers (details)</div>` : '') +
         (scopes.length ? '<div class="row muted">stripe colour: top-level scope</div>' +
@@ -326,6 +329,8 @@ var opscope = window.opscope || (window.opscope = {});
       const classes = ['node', 'kind-' + n.kind, 'state-' + state];
       if (n.executed === false) classes.push('not-executed');  // the run's own word, kept for selectors
       if (n.executable === false) classes.push('not-executable');
+      const badge = opscope.diffBadge && opscope.diffBadge(n.diff);  // against a baseline (diff_view.js)
+      if (badge) classes.push(badge.cls);
       if (this.selected.has(n.node_id)) classes.push('selected');
       else if (this.highlighted.has(n.node_id)) classes.push('highlighted');
       const g = el('g', {class: classes.join(' '), 'data-node-id': n.node_id, 'data-layer': this.layer.name,
@@ -339,11 +344,18 @@ var opscope = window.opscope || (window.opscope = {});
         if (state === 'not-executable') el('text', {class: 'badge', x: b.w - 8, y: 14}, g).textContent = '!';
         const weights = this.weightsOf(n);
         if (weights) el('text', {class: 'weights', x: b.w - 6, y: b.h - 5}, g).textContent = weights;
+        if (badge) {
+          // A pill on the top edge, over the box's border: it never covers the labels.
+          const pill = el('g', {class: 'diff-badge', transform: 'translate(8,-8)'}, g);
+          el('rect', {width: 7 * badge.text.length + 10, height: 14, rx: 7}, pill);
+          el('text', {x: 5, y: 10.5}, pill).textContent = badge.text;
+        }
       }
       const why = state === 'not-executable' ? '\nnot executable: ' + (n.not_executable_reason || '')
         : state === 'fused-away' ? '\nfused into compiled node ' + n.compiled_node_id
           : n.executed === false ? '\nnot executed: ' + (n.reason || '') : '';
-      el('title', {}, g).textContent = `${n.name || '(unnamed)'}  [${n.op_type}, node ${n.node_id}]${why}`;
+      el('title', {}, g).textContent = `${n.name || '(unnamed)'}  [${n.op_type}, node ${n.node_id}]${why}` +
+        (badge ? '\nvs baseline: ' + badge.text : '');
       this.nodeEls.set(n.node_id, g);
     }
 

@@ -189,6 +189,32 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.tasksOf = function (model, compiledNode) {
     return (compiledNode.mapped_task_ids || []).flatMap((id) => opscope.tasksWithId(model, id));
   };
+  // A node's paths in its layer: every node it depends on (ancestors) and
+  // every node that depends on it (descendants), along the tensors' edges, as
+  // `inspector-cli path --node` prints them. The adjacency is built once per layer.
+  opscope.cone = function (layer, nodeId) {
+    if (!layer.adjacency) {
+      const up = new Map(), down = new Map(), push = (m, k, v) => (m.get(k) || m.set(k, []).get(k)).push(v);
+      for (const e of layer.edges) {
+        push(down, e.from, e.to);
+        push(up, e.to, e.from);
+      }
+      layer.adjacency = {up, down};
+    }
+    const walk = (next) => {
+      const seen = new Set(), todo = [nodeId];
+      while (todo.length) {
+        for (const id of next.get(todo.pop()) || []) {
+          if (id === nodeId || seen.has(id)) continue;
+          seen.add(id);
+          todo.push(id);
+        }
+      }
+      return seen;
+    };
+    return {ancestors: walk(layer.adjacency.up), descendants: walk(layer.adjacency.down)};
+  };
+
   opscope.nodeOfTask = function (model, task) {
     return task.node_id >= 0 ? model.layers.compiled.byId.get(task.node_id) || null : null;
   };
@@ -210,6 +236,19 @@ var opscope = window.opscope || (window.opscope = {});
       ++u;
     }
     return u === 0 ? `${bytes} B` : `${v.toFixed(1)} ${units[u]} (${bytes.toLocaleString('en-US')} B)`;
+  };
+
+  // One element: h('a', {class: 'link', 'data-node-id': 3}, 'text', child, ...);
+  // null, undefined and false children are left out, arrays spread.
+  opscope.h = function (tag, props, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (k === 'class') e.className = v;
+      else if (k.startsWith('data-')) e.setAttribute(k, v);
+      else e[k] = v;
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
+    return e;
   };
 
   opscope.formatUs = function (us) {

@@ -8,7 +8,10 @@ var opscope = window.opscope || (window.opscope = {});
   const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f',
     '#3b6fb6', '#8cd17d', '#d37295', '#b6992d', '#499894', '#86bcb6', '#f1ce63', '#a0cbe8', '#ffbe7d', '#d4a6c8', '#79706e'];
   const FIXED = {'data movement': '#74c0fc', '(no node)': '#adb5bd', api: '#4e79a7', phase: '#a9c6e3', kernel: '#59a14f',
-    memcpy: '#1c7ed6', transdata: '#63e6be', sync: '#495057'};
+    memcpy: '#1c7ed6', transdata: '#63e6be', sync: '#495057',
+    // vs baseline (diff_view.js): the verdicts, as the graphs' badges colour them.
+    slower: '#e03131', faster: '#2f9e44', new: '#7048e8', 'added node': '#1098ad', 'within noise': '#ced4da',
+    unchanged: '#e9ecef', gone: '#868e96'};
   const NO_NODE = '(no node)';
 
   // The ways a model's bars can be coloured, the first the default.
@@ -16,12 +19,14 @@ var opscope = window.opscope || (window.opscope = {});
     const modes = [];
     if (model.tasks.some((t) => t.args.op_type !== undefined)) modes.push('op type');
     if (model.hasGraph) modes.push('scope');
+    if (model.diff) modes.push('vs baseline');
     modes.push('category');
     return modes;
   };
 
   function keyFn(model, mode) {
     if (mode === 'category') return (t) => t.cat || 'event';
+    if (mode === 'vs baseline') return (t) => opscope.diffKeyOfTask(model, t);
     if (mode === 'scope') {
       return (t) => {
         if (opscope.opTypeRowOf(t) === opscope.DATA_MOVEMENT) return opscope.DATA_MOVEMENT;

@@ -16,16 +16,6 @@ using nlohmann::json;
 
 constexpr size_t kNameWidth = 28;
 
-StatusOr<double> ParsePercent(const std::string& text) {
-  std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || *end != '\0' || !(v >= 0)) {
-    return InvalidArgumentError("--threshold-time '" + text + "': expected a percentage such as 10%");
-  }
-  return v;
-}
 
 std::string Scalar(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -83,6 +73,17 @@ void PrintTable(const char* title, const json& rows, const char* key, int top, s
 
 }  // namespace
 
+StatusOr<double> ParsePercent(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0' || !(v >= 0)) {
+    return InvalidArgumentError("--threshold-time '" + text + "': expected a percentage such as 10%");
+  }
+  return v;
+}
+
 CLI::App* AddInspectorDiff(CLI::App& app, InspectorDiffFlags& flags) {
   CLI::App* cmd = app.add_subcommand(
       "diff", "compare two runs of a model, each time against both runs' noise; exit 1 when the span or total task "
@@ -122,6 +123,16 @@ StatusOr<int> RunInspectorDiff(const InspectorDiffFlags& flags, std::ostream& ou
   for (const char* layer : {"framework", "compiled"}) {
     const json& n = j["nodes"][layer];
     out << layer << " nodes  " << n["base"].get<int64_t>() << " -> " << n["new"].get<int64_t>() << "\n";
+    // The names behind the counts: at most --top of each, the rest counted.
+    for (const char* kind : {"added", "removed"}) {
+      const json& names = n[kind];
+      for (size_t i = 0; i < names.size() && static_cast<int>(i) < flags.top; ++i) {
+        out << "  " << kind << "  " << names[i].get<std::string>() << "\n";
+      }
+      if (names.size() > static_cast<size_t>(flags.top)) {
+        out << "  ... " << names.size() - flags.top << " more " << kind << " (--top, or diff.json with --output)\n";
+      }
+    }
   }
   for (const auto& m : j["op_type_mix"]) {
     out << "  " << m["op_type"].get<std::string>() << "  " << m["base"].get<int64_t>() << " -> "

@@ -31,6 +31,9 @@ struct InspectorDiffFlags {
 
 CLI::App* AddInspectorDiff(CLI::App& app, InspectorDiffFlags& flags);
 
+// --threshold-time's text, "10%" or "10", as a percentage >= 0.
+StatusOr<double> ParsePercent(const std::string& text);
+
 // Returns the exit code: 0 within thresholds, 1 a threshold crossed.
 StatusOr<int> RunInspectorDiff(const InspectorDiffFlags& flags, std::ostream& out);
 

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "cli/inspector_diff.h"
 #include "cli/inspector_web.h"
 
 #include "graph/graph_json.h"
@@ -40,6 +41,13 @@ CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags) {
                   "the web UI as one self-contained file, from DIR's JSON files (or a trace alone: trace.json, "
                   "ops-debug profile's timeline.json or ops-debug diagnose's diagnosis.json) and DIR/roofline.svg "
                   "when there is one; all: both");
+  cmd->add_option("--baseline", flags.baseline,
+                  "html: show the diff against this earlier run's folder (as `inspector-cli diff BASE DIR`): nodes "
+                  "added and removed, fusions changed, times slower or faster beyond the noise");
+  cmd->add_option("--threshold-time", flags.threshold_time,
+                  "with --baseline: a time change counts beyond this percentage and the runs' noise (default 10%)");
+  cmd->add_flag("--allow-different-models", flags.allow_different_models,
+                "with --baseline: compare runs of two different models");
   return cmd;
 }
 
@@ -49,6 +57,11 @@ Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) 
   if (!json && !html) {
     return InvalidArgumentError("--format '" + flags.format + "': expected json, html or all");
   }
+  if (!flags.baseline.empty() && !html) {
+    return InvalidArgumentError("--baseline: only with --format html or all (the diff is shown on the page; "
+                                "`inspector-cli diff` writes diff.json)");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(double threshold_time, ParsePercent(flags.threshold_time));
   std::vector<std::string> files;
   if (json && graph::IsSessionDir(flags.input_dir)) {
     OPSCOPE_RETURN_IF_ERROR(ExportSessionDir(flags, out));
@@ -59,7 +72,10 @@ Status RunInspectorExport(const InspectorExportFlags& flags, std::ostream& out) 
     OPSCOPE_ASSIGN_OR_RETURN(files, graph::WriteRunExports(run));
   }
   if (html) {
-    OPSCOPE_ASSIGN_OR_RETURN(std::string report, WriteReportHtml(flags.input_dir));
+    OPSCOPE_ASSIGN_OR_RETURN(std::string report,
+                             WriteReportHtml(flags.input_dir, {.dir = flags.baseline,
+                                                               .threshold_time_pct = threshold_time,
+                                                               .allow_different_models = flags.allow_different_models}));
     files.push_back(std::move(report));
   }
   for (const std::string& f : files) out << "wrote " << f << "\n";

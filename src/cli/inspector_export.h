@@ -6,7 +6,9 @@
 // graph/runtime/session_export.h. html writes DIR/report.html from the three
 // JSON files, or from a trace alone (trace.json, or ops-debug profile's
 // timeline.json), with DIR/roofline.svg when there is one (inspector_web.h);
-// all does both.
+// all does both. --baseline BASE_DIR puts the diff of BASE_DIR's run and
+// DIR's (`inspector-cli diff`'s, with its --threshold-time and
+// --allow-different-models) on the html page.
 #pragma once
 
 #include <string>
@@ -23,6 +25,10 @@ namespace opscope::cli {
 struct InspectorExportFlags {
   std::string input_dir;
   std::string format = "json";
+  // html: the diff against this run folder on the page (inspector_web.h).
+  std::string baseline;
+  std::string threshold_time = "10%";
+  bool allow_different_models = false;
 };
 
 CLI::App* AddInspectorExport(CLI::App& app, InspectorExportFlags& flags);

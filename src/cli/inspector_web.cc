@@ -28,6 +28,7 @@
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/session_export.h"
 #include "opscope/diagnose.h"
+#include "opscope/model.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {
@@ -284,6 +285,7 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   embed("trace.json", data.trace);
   if (!data.summary.empty()) embed("summary.json", SummaryForPage(data.summary));
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
+  if (!data.diff.empty()) embed("diff.json", DiffForPage(data.diff));
   if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   // One pass over index.html alone: the links as it writes them and its two
   // markers; what goes in is never scanned again. Anything else is left as it is.
@@ -393,8 +395,16 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
   return data;
 }
 
-StatusOr<std::string> WriteReportHtml(const std::string& dir) {
+StatusOr<std::string> WriteReportHtml(const std::string& dir, const ReportBaseline& baseline) {
   OPSCOPE_ASSIGN_OR_RETURN(ReportData data, ReadReportDir(dir));
+  if (!baseline.dir.empty()) {
+    StatusOr<RunDiffReport> d = DiffRunFolders({.base_dir = baseline.dir,
+                                                .new_dir = dir,
+                                                .threshold_time_pct = baseline.threshold_time_pct,
+                                                .allow_different_models = baseline.allow_different_models});
+    if (!d.ok()) return Status(d.status()).WithContext("--baseline " + baseline.dir);
+    data.diff = std::move(d->json);
+  }
   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildReportHtml(data));
   const std::string path = dir + "/report.html";
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(path, html));

@@ -4,7 +4,9 @@
 // (embed_web.cmake), so they need nothing beside them:
 //   inspector-cli export --input-dir DIR --format html   -> DIR/report.html, one
 //       self-contained file (the UI inlined, graph/trace/summary.json embedded,
-//       DIR/roofline.svg shown when the folder has one)
+//       DIR/roofline.svg shown when the folder has one; with --baseline BASE,
+//       the diff against BASE's run marked on the graphs, the timeline and a
+//       Baseline panel)
 //   inspector-cli serve DIR [--port N] [--bind 127.0.0.1] [--request-timeout 10s]
 //       -> the UI over HTTP, reading DIR's files on each request (a new `run`
 //       into DIR shows on reload)
@@ -60,6 +62,15 @@ struct ReportData {
   std::string diagnosis;     // "opscope.diagnosis_panel/1" beside a diagnosis' trace; empty: no diagnosis panel
   std::string roofline_svg;  // one <svg> element (see CheckInlineSvg); empty: no Roofline panel
   std::string title;         // the page's title; empty: the UI names it after the model
+  std::string diff;          // diff.json of this run against a baseline (opscope/model.h); empty: none
+};
+
+// The run a report is compared with (`export --format html --baseline`): the
+// diff of `inspector-cli diff BASE DIR`, with the same two settings.
+struct ReportBaseline {
+  std::string dir;  // empty: no baseline
+  double threshold_time_pct = 10;
+  bool allow_different_models = false;
 };
 
 // Reads a folder the UI can show: a run (graph.json, trace.json and
@@ -87,7 +98,7 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg);
 
 // index.html with the CSS and scripts it links inlined, each file of `data`
 // embedded as <script type="application/json" id="opscope-data-trace.json">
-// (graph, summary and diagnosis only when present), and the roofline chart inline in its
+// (graph, summary, diagnosis and diff only when present), and the roofline chart inline in its
 // panel. An error when the trace is empty, only one of graph and summary is
 // given, or the chart fails CheckInlineSvg.
 StatusOr<std::string> BuildReportHtml(const ReportData& data);
@@ -102,8 +113,10 @@ StatusOr<std::string> BuildTimelineHtml(const std::string& timeline_json, const 
 // and selected, beside the diagnosis panel (status, ranked causes, stack, links).
 StatusOr<std::string> BuildDiagnosisHtml(std::string_view diagnosis_json, const std::string& source);
 
-// Reads DIR (ReadReportDir) and writes DIR/report.html atomically; returns its path.
-StatusOr<std::string> WriteReportHtml(const std::string& dir);
+// Reads DIR (ReadReportDir), with the diff against `baseline` when it names a
+// folder (a run's: both need capture.json), and writes DIR/report.html
+// atomically; returns its path.
+StatusOr<std::string> WriteReportHtml(const std::string& dir, const ReportBaseline& baseline = {});
 
 struct HttpResponse {
   int status = 200;

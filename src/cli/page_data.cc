@@ -97,4 +97,34 @@ std::string SummaryForPage(const std::string& summary_json) {
   return Dump(s);
 }
 
+std::string DiffForPage(const std::string& diff_json) {
+  json d = json::parse(diff_json, nullptr, false);
+  if (!d.is_object()) return diff_json;
+  for (const char* legacy : {"op_type_time", "total_task_us", "top_tasks"}) d.erase(legacy);
+  if (auto times = d.find("node_times"); times != d.end() && times->is_array()) {
+    json kept = json::array();
+    int64_t unchanged = 0;
+    for (const json& e : *times) {
+      if (!e.is_object()) continue;
+      if (Str(e, "verdict") == "unchanged") {
+        ++unchanged;
+        continue;
+      }
+      const auto median = [&](const char* side) {
+        auto s = e.find(side);
+        return s != e.end() && s->is_object() && s->contains("median_us") ? (*s)["median_us"] : json(nullptr);
+      };
+      kept.push_back({{"node", e.value("node", json(nullptr))},
+                      {"verdict", e.value("verdict", json(nullptr))},
+                      {"change_pct", e.value("change_pct", json(nullptr))},
+                      {"change_us", e.value("change_us", json(nullptr))},
+                      {"base_us", median("base")},
+                      {"new_us", median("new")}});
+    }
+    *times = std::move(kept);
+    d["node_times_unchanged"] = unchanged;
+  }
+  return Dump(d);
+}
+
 }  // namespace opscope::cli

@@ -20,6 +20,14 @@ namespace opscope::cli {
 // callers have checked the files; the page reports what it cannot read).
 std::string GraphForPage(const std::string& graph_json);
 
+// diff.json (opscope/model.h's DiffRunFolders) as the page reads it: the
+// per-node times that changed (the unchanged ones counted in
+// "node_times_unchanged"), each with its verdict, change and the two medians,
+// and without the fields kept for older readers (op_type_time,
+// total_task_us, top_tasks). A 10,000-node run compared with itself adds
+// next to nothing to its page.
+std::string DiffForPage(const std::string& diff_json);
+
 // summary.json without "suspects" and the per-task roofline (the page reads
 // neither; each task's bound is in trace.json's args).
 std::string SummaryForPage(const std::string& summary_json);

@@ -78,14 +78,18 @@ const sorted = (xs) => [...xs].sort((a, b) => a - b);
 // hook (web/timeline_view.js), once the frame asked for is drawn. A task's
 // box is where it is drawn, in page coordinates; the page's own hit testing
 // decides what a click at its centre picks.
+// A click asks for a frame and returns before it is drawn: every read waits
+// for it, or it reads the frame of the click before.
+const drawn = (page) =>
+  page.waitForFunction(() => opscope.app.timeline.last && !opscope.app.timeline.pending, null, {timeout: 10_000});
 async function timelineTasks(page) {
-  await page.waitForFunction(() => opscope.app.timeline.last && !opscope.app.timeline.pending, null, {timeout: 10_000});
+  await drawn(page);
   return page.evaluate(() => opscope.app.timeline.testTasks());
 }
 const drawnTasks = async (page, pred = () => true) => (await timelineTasks(page)).filter((t) => t.box && pred(t));
 const marked = async (page, cls, key) => (await drawnTasks(page, (t) => t.classes.includes(cls))).map((t) => t[key]);
 const timelineLanes = (page) => page.evaluate(() => opscope.app.timeline.testLanes());
-const timelineFrame = (page) => page.evaluate(() => opscope.app.timeline.lastFrame());
+const timelineFrame = async (page) => (await drawn(page), page.evaluate(() => opscope.app.timeline.lastFrame()));
 async function taskCentre(page, pred) {
   const t = (await drawnTasks(page)).find(pred);
   assert.ok(t, 'the task is drawn');
@@ -93,6 +97,16 @@ async function taskCentre(page, pred) {
 }
 const clickTask = async (page, pred) => page.mouse.click(...(await taskCentre(page, pred)));
 const hoverTask = async (page, pred) => page.mouse.move(...(await taskCentre(page, pred)));
+
+// The page keeps only what is on screen in the DOM: zoomed out to the
+// whole layer (boxes still drawn one by one at that size), every node is there.
+const showWholeGraphs = (page) => page.evaluate(() => {
+  for (const g of Object.values(opscope.app.graphs)) {
+    const w = g.host.clientWidth, h = g.host.clientHeight, b = g.bounds();
+    const scale = Math.min(w / (b.x1 - b.x0), h / (b.y1 - b.y0));
+    g.setView({scale, tx: w / 2 - scale * (b.x0 + b.x1) / 2, ty: h / 2 - scale * (b.y0 + b.y1) / 2}, true);
+  }
+});
 
 // Everything the page must show and do, against one run's files; `full:
 // false` stops after the drawing and the linking (the served page is the same
@@ -103,15 +117,7 @@ async function checkPage(page, run, {full = true} = {}) {
   // Every node the layout places (Constant nodes are attached to their consumers instead).
   const drawn = (layer) => graph[layer].nodes.filter((n) => n.scope !== undefined);
   assert.ok(drawn('framework').length > 0);
-  // The page keeps only what is on screen in the DOM: zoomed out to the
-  // whole layer (boxes still drawn one by one at that size), every node is there.
-  await page.evaluate(() => {
-    for (const g of Object.values(opscope.app.graphs)) {
-      const w = g.host.clientWidth, h = g.host.clientHeight, b = g.bounds();
-      const scale = Math.min(w / (b.x1 - b.x0), h / (b.y1 - b.y0));
-      g.setView({scale, tx: w / 2 - scale * (b.x0 + b.x1) / 2, ty: h / 2 - scale * (b.y0 + b.y1) / 2}, true);
-    }
-  });
+  await showWholeGraphs(page);
   assert.equal(await page.locator('#framework-graph g.node').count(), drawn('framework').length);
   assert.equal(await page.locator('#compiled-graph g.node').count(), drawn('compiled').length);
   assert.equal((await timelineLanes(page)).length, threads.length);
@@ -430,9 +436,14 @@ before(async () => {
   fs.mkdirSync(diagnosisDir);
   fs.copyFileSync(diagnosisFixture, path.join(diagnosisDir, 'diagnosis.json'));
   runs.diagnosis = readDiagnosis(diagnosisDir);
-  [runs.twoBranch, runs.resnet] = await Promise.all([
+  [runs.twoBranch, runs.resnet, runs.base, runs.vs, runs.other] = await Promise.all([
     makeRun('two_branch', 'two_branch.onnx', ['--streams', '2']),
     makeRun('resnet_small', 'resnet_small.onnx', []),
+    // A baseline and two runs to compare with it: the same model on another
+    // stream count, and another model.
+    makeRun('base', 'two_branch.onnx', ['--streams', '1', '--iterations', '3']),
+    makeRun('vs', 'two_branch.onnx', ['--streams', '2', '--iterations', '3']),
+    makeRun('other', 'const_if.onnx', ['--iterations', '3']),
     launched,
   ]);
 });
@@ -458,6 +469,147 @@ test('report.html of two_branch (2 streams), opened as a file', async () => {
 test('report.html of resnet_small, opened as a file', async () => {
   await openPage(pathToFileURL(path.join(runs.resnet.dir, 'report.html')).href);
   await checkPage(page, runs.resnet);
+  assert.deepEqual(problems, []);
+});
+
+// A node's ancestors and descendants, from graph.json's values (each tensor's producer and consumers).
+function coneOf(layer, id) {
+  const up = new Map(), down = new Map(), push = (m, k, v) => m.set(k, [...(m.get(k) || []), v]);
+  for (const v of layer.values) {
+    if (v.producer === null || v.producer === undefined) continue;
+    for (const c of v.consumers || []) {
+      push(down, v.producer, c);
+      push(up, c, v.producer);
+    }
+  }
+  const walk = (next) => {
+    const seen = new Set(), todo = [id];
+    while (todo.length) for (const n of next.get(todo.pop()) || []) if (n !== id && !seen.has(n)) todo.push(seen.add(n) && n);
+    return seen;
+  };
+  return {ancestors: walk(up), descendants: walk(down)};
+}
+const classed = (page, layer, cls) => page.$$eval(`#${layer}-graph g.node.${cls}`, (gs) => gs.map((g) => Number(g.dataset.nodeId)));
+
+test('a node\'s paths and the run\'s critical path light up in every view', async () => {
+  const {graph, summary} = runs.resnet;
+  await openPage(pathToFileURL(path.join(runs.resnet.dir, 'report.html')).href);
+  const layer = graph.compiled, drawn = new Set(layer.nodes.filter((n) => n.scope !== undefined).map((n) => n.node_id));
+  const node = layer.nodes.find((n) => drawn.has(n.node_id) && [...Object.values(coneOf(layer, n.node_id))].every((s) => s.size > 1));
+  assert.ok(node, 'a compiled node with ancestors and descendants');
+  const cone = coneOf(layer, node.node_id), lit = [...cone.ancestors, ...cone.descendants];
+  await page.evaluate((id) => opscope.app.select({kind: 'node', node: opscope.app.model.layers.compiled.byId.get(id)}), node.node_id);
+  await page.click('#details a[data-link="cone"]');
+  assert.ok((await page.textContent('#details')).includes(
+    `paths lit: ${cone.ancestors.size} ancestor(s) and ${cone.descendants.size} descendant(s) in the compiled graph`));
+  await showWholeGraphs(page);
+  assert.deepEqual(await classed(page, 'compiled', 'selected'), [node.node_id]);
+  assert.deepEqual(sorted(await classed(page, 'compiled', 'highlighted')), sorted(lit.filter((id) => drawn.has(id))));
+  const byId = new Map(layer.nodes.map((n) => [n.node_id, n]));
+  const taskIds = [node.node_id, ...lit].flatMap((id) => byId.get(id).mapped_task_ids || []);
+  assert.ok(taskIds.length > 0);
+  assert.deepEqual(sorted(await marked(page, 'highlighted', 'task_id')), sorted(taskIds));
+  // Their framework nodes too.
+  const framework = graph.framework.nodes.filter((n) => n.scope !== undefined &&
+    [node.node_id, ...lit].includes(n.compiled_node_id)).map((n) => n.node_id);
+  assert.deepEqual(sorted(await classed(page, 'framework', 'highlighted')), sorted(framework));
+
+  // The critical path: its tasks selected, and off again.
+  const critical = summary.critical_path.task_ids;
+  assert.ok(critical.length > 0);
+  await page.check('#critical-toggle input');
+  assert.deepEqual(sorted(await marked(page, 'selected', 'task_id')), sorted(critical));
+  assert.ok((await page.textContent('#details h3')) === 'critical path');
+  await page.uncheck('#critical-toggle input');
+  assert.deepEqual(await marked(page, 'selected', 'task_id'), []);
+  assert.deepEqual(problems, []);
+});
+
+// Against a baseline, the page marks what diff.json says: the same two runs
+// through `inspector-cli diff --output`, read here.
+function diffOf(base, run, extra = []) {
+  const file = path.join(work, path.basename(run.dir) + '.diff.json');
+  const r = spawnSync(cli, ['diff', base.dir, run.dir, '--output', file, ...extra], {encoding: 'utf8'});
+  assert.ok(r.status === 0 || r.status === 1, `diff exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+// The badge a compiled node gets, by the page's rule: added, else its time's verdict, else a fusion.
+function expectedBadge(diff, n) {
+  if (diff.nodes.compiled.added.includes(n.name)) return 'chg-added';
+  const v = (diff.node_times.find((e) => e.node === n.name) || {}).verdict;
+  if (v === 'slower' || v === 'faster' || v === 'new') return 'chg-' + v;
+  if ([...diff.fusions.added, ...diff.fusions.changed].some((f) => f.node === n.name)) return 'chg-fusion';
+  return null;
+}
+const badges = (page, layer) => page.$$eval(`#${layer}-graph g.node`, (gs) =>
+  Object.fromEntries(gs.map((g) => [g.dataset.nodeId, [...g.classList].find((c) => c.startsWith('chg-')) || null])));
+
+test('report.html against a baseline: the diff on the graphs, the timeline and its panel', async () => {
+  const {base, vs} = runs;
+  inspector(['export', '--input-dir', vs.dir, '--format', 'html', '--baseline', base.dir]);
+  const diff = diffOf(base, vs);
+  await openPage(pathToFileURL(path.join(vs.dir, 'report.html')).href);
+  assert.ok(await page.isVisible('#diff-section'));
+  assert.ok((await page.textContent('#diff-facts')).includes(`(${diff.span.verdict})`));
+  assert.ok((await page.textContent('#diff-verdict')).startsWith(diff.passed ? 'passed' : 'FAILED'));
+  assert.deepEqual(await page.$$eval('#diff table.diff-settings tr', (trs) => trs.map((tr) => tr.textContent)), ['streams1→2']);
+  await showWholeGraphs(page);
+  const drawn = vs.graph.compiled.nodes.filter((n) => n.scope !== undefined);
+  assert.deepEqual(await badges(page, 'compiled'),
+    Object.fromEntries(drawn.map((n) => [String(n.node_id), expectedBadge(diff, n)])));
+
+  // The timeline's "vs baseline" colours: a task by its compiled node's verdict.
+  await page.selectOption('#timeline-legend select.colour-mode', 'vs baseline');
+  const nodeName = new Map(vs.graph.compiled.nodes.map((n) => [n.node_id, n.name]));
+  const verdict = new Map(diff.node_times.map((e) => [e.node, e.verdict]));
+  const byKey = new Map();
+  for (const t of await drawnTasks(page)) {
+    const key = t.op_type === 'data movement' ? t.op_type : t.node_id < 0 ? '(no node)'
+      : verdict.get(nodeName.get(t.node_id)) || 'unchanged';
+    byKey.set(key, [...(byKey.get(key) || []), t.fill]);
+  }
+  assert.deepEqual((await page.$$eval('#timeline-legend .legend-item', (is) => is.map((i) => i.dataset.key))).sort(),
+    [...byKey.keys()].sort());
+  for (const [key, fills] of byKey) assert.equal(new Set(fills).size, 1, `one colour for ${key}`);
+  assert.equal(new Set([...byKey.values()].map((f) => f[0])).size, byKey.size, 'each verdict its own colour');
+
+  // The panel's node table, largest move first; a row selects its node.
+  const changed = diff.node_times.filter((e) => e.verdict !== 'unchanged');
+  assert.ok((await page.textContent('#diff')).includes(`compiled node times (${changed.length} changed, ` +
+    `${diff.node_times.length - changed.length} unchanged)`));
+  if (changed.length) {
+    const top = changed.sort((a, b) => Math.abs(b.change_us) - Math.abs(a.change_us))[0];
+    await page.click('#diff table.diff-nodes a.link >> nth=0');
+    assert.equal(await page.textContent('#details h3'), top.node);
+    assert.ok((await page.textContent('#details .diff-time')).includes(top.verdict));
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('report.html against another model\'s run: refused without --allow-different-models, then added and removed nodes', async () => {
+  const {base, other} = runs;
+  const refused = inspector(['export', '--input-dir', other.dir, '--format', 'html', '--baseline', base.dir], 2);
+  assert.match(refused.stderr, /--allow-different-models/);
+  inspector(['export', '--input-dir', other.dir, '--format', 'html', '--baseline', base.dir, '--allow-different-models']);
+  const diff = diffOf(base, other, ['--allow-different-models']);
+  await openPage(pathToFileURL(path.join(other.dir, 'report.html')).href);
+  await showWholeGraphs(page);
+  const drawn = other.graph.compiled.nodes.filter((n) => n.scope !== undefined);
+  assert.ok(drawn.some((n) => expectedBadge(diff, n) === 'chg-added'), 'another model has nodes of its own');
+  assert.deepEqual(await badges(page, 'compiled'),
+    Object.fromEntries(drawn.map((n) => [String(n.node_id), expectedBadge(diff, n)])));
+  const removed = diff.nodes.framework.removed;
+  assert.ok(removed.length > 0);
+  assert.deepEqual(await page.$$eval('#diff .diff-removed[data-layer="framework"] .removed', (s) => s.map((e) => e.textContent)),
+    removed.slice(0, 12));
+  // An added framework node's link selects it in its graph, and its details say so.
+  const first = await page.textContent('#diff .diff-added[data-layer="framework"] a >> nth=0');
+  assert.equal(first, diff.nodes.framework.added[0]);
+  await page.click('#diff .diff-added[data-layer="framework"] a >> nth=0');
+  assert.equal(await page.textContent('#details h3'), first);
+  assert.ok((await page.textContent('#details')).includes('not in the baseline run: added'));
+  const id = other.graph.framework.nodes.find((n) => n.name === first).node_id;
+  assert.deepEqual(await page.$$eval('#framework-graph g.node.selected', (gs) => gs.map((g) => Number(g.dataset.nodeId))), [id]);
   assert.deepEqual(problems, []);
 });
 
