@@ -557,12 +557,17 @@ TEST(InspectorWebCli, ExportWithABaselineEmbedsTheDiffOrRefusesInOneLine) {
   StatusOr<RunDiffReport> full = DiffRunFolders({.base_dir = base, .new_dir = now});
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   const json whole = json::parse(full->json);
-  size_t changed = 0;
-  for (const json& e : whole["node_times"]) changed += e["verdict"] != "unchanged";
+  size_t changed = 0, unchanged = 0;
+  for (const json& e : whole["node_times"]) {
+    changed += e["verdict"] != "unchanged" && e["verdict"] != "within noise";
+    unchanged += e["verdict"] == "unchanged";
+  }
   EXPECT_EQ(page["node_times"].size(), changed);
-  EXPECT_EQ(page["node_times_unchanged"].get<size_t>() + changed, whole["node_times"].size());
+  EXPECT_EQ(page["node_times_unchanged"].get<size_t>(), unchanged);
+  EXPECT_EQ(page["node_times_within_noise"].get<size_t>() + unchanged + changed, whole["node_times"].size());
   for (const json& e : page["node_times"]) {
     EXPECT_NE(e["verdict"], "unchanged");
+    EXPECT_NE(e["verdict"], "within noise");
     EXPECT_TRUE(e["base_us"].is_number() && e["new_us"].is_number()) << e.dump();
   }
 

@@ -81,7 +81,7 @@ var opscope = window.opscope || (window.opscope = {});
         `vs baseline: ${opscope.formatUs(t.base_us)} → ${opscope.formatUs(t.new_us)}` +
         (typeof t.change_pct === 'number' ? ` (${pctText(t.change_pct)}, ${t.verdict})` : ` (${t.verdict})`)));
     } else if (n.layer === 'compiled' && !d.added) {
-      lines.push(h('p', {class: 'status diff-time muted'}, 'vs baseline: no change beyond the threshold'));
+      lines.push(h('p', {class: 'status diff-time muted'}, 'vs baseline: no change beyond the threshold and the noise'));
     }
     if (d.fusion) {
       lines.push(h('p', {class: 'status chg-fusion'}, d.fusion.kind === 'added' ? `fusion added: ${d.fusion.fusion}`
@@ -158,7 +158,8 @@ var opscope = window.opscope || (window.opscope = {});
         h('td', {class: 'num'}, opscope.formatUs(median(e.new))), verdictCell(e)))), more(types, ROWS));
     }
     const nodes = byMove(d.node_times || []);
-    parts.push(h('h4', {}, `compiled node times (${nodes.length} changed, ${d.node_times_unchanged || 0} unchanged)`));
+    parts.push(h('h4', {}, `compiled node times (${nodes.length} changed, ${d.node_times_within_noise || 0} within noise, ` +
+      `${d.node_times_unchanged || 0} unchanged)`));
     if (nodes.length) {
       parts.push(h('table', {class: 'mini diff-nodes'}, h('tr', {}, h('th', {}, 'node'), h('th', {class: 'num'}, 'baseline'),
         h('th', {class: 'num'}, 'this run'), h('th', {}, 'change')),

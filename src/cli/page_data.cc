@@ -1,5 +1,6 @@
 #include "cli/page_data.h"
 
+#include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -103,26 +104,30 @@ std::string DiffForPage(const std::string& diff_json) {
   for (const char* legacy : {"op_type_time", "total_task_us", "top_tasks"}) d.erase(legacy);
   if (auto times = d.find("node_times"); times != d.end() && times->is_array()) {
     json kept = json::array();
-    int64_t unchanged = 0;
+    int64_t unchanged = 0, within_noise = 0;
+    // To the nanosecond and the thousandth of a percent: what the page prints, and less.
+    const auto rounded = [](const json& v) { return v.is_number() ? json(std::round(v.get<double>() * 1e3) / 1e3) : v; };
     for (const json& e : *times) {
       if (!e.is_object()) continue;
-      if (Str(e, "verdict") == "unchanged") {
-        ++unchanged;
+      const std::string verdict = Str(e, "verdict");
+      if (verdict == "unchanged" || verdict == "within noise") {
+        ++(verdict == "unchanged" ? unchanged : within_noise);
         continue;
       }
       const auto median = [&](const char* side) {
         auto s = e.find(side);
-        return s != e.end() && s->is_object() && s->contains("median_us") ? (*s)["median_us"] : json(nullptr);
+        return s != e.end() && s->is_object() && s->contains("median_us") ? rounded((*s)["median_us"]) : json(nullptr);
       };
       kept.push_back({{"node", e.value("node", json(nullptr))},
-                      {"verdict", e.value("verdict", json(nullptr))},
-                      {"change_pct", e.value("change_pct", json(nullptr))},
-                      {"change_us", e.value("change_us", json(nullptr))},
+                      {"verdict", verdict},
+                      {"change_pct", rounded(e.value("change_pct", json(nullptr)))},
+                      {"change_us", rounded(e.value("change_us", json(nullptr)))},
                       {"base_us", median("base")},
                       {"new_us", median("new")}});
     }
     *times = std::move(kept);
     d["node_times_unchanged"] = unchanged;
+    d["node_times_within_noise"] = within_noise;
   }
   return Dump(d);
 }

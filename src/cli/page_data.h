@@ -21,11 +21,12 @@ namespace opscope::cli {
 std::string GraphForPage(const std::string& graph_json);
 
 // diff.json (opscope/model.h's DiffRunFolders) as the page reads it: the
-// per-node times that changed (the unchanged ones counted in
-// "node_times_unchanged"), each with its verdict, change and the two medians,
+// per-node times that moved beyond the noise (the others counted in
+// "node_times_unchanged" and "node_times_within_noise"), each with its
+// verdict, change and the two medians to the nanosecond,
 // and without the fields kept for older readers (op_type_time,
-// total_task_us, top_tasks). A 10,000-node run compared with itself adds
-// next to nothing to its page.
+// total_task_us, top_tasks). A 10,000-node run compared with another run
+// of its model adds a few per cent to its page.
 std::string DiffForPage(const std::string& diff_json);
 
 // summary.json without "suspects" and the per-task roofline (the page reads
