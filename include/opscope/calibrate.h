@@ -28,6 +28,7 @@ struct CalibrateRequest {
   int64_t buffer_bytes = 0;     // per array; 0: 8x the last-level cache, at least 256 MiB
   int64_t gemm_n = 1024;        // the square GEMM's size
   int repetitions = 5;          // best of
+  int64_t fma_steps = 1 << 20;  // the FMA loop's steps per worker block (x 64 lanes): a second's work here
   bool use_cache = true;        // read the cached figures when the machine's key matches
   bool refresh = false;         // --refresh: measure again and rewrite the cache
 };

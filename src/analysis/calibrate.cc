@@ -27,7 +27,6 @@ constexpr char kSchema[] = "opscope.peaks/1";
 constexpr int64_t kMinBufferBytes = int64_t{256} << 20;
 constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;  // three arrays: 3 GiB at most
 constexpr int kFmaLanes = 64;        // independent accumulators: enough vectors to hide the FMA latency
-constexpr int64_t kFmaSteps = 1 << 20;  // per block
 
 // Runs `body(block, blocks)` on `threads` blocks of the device's pool, `reps`
 // times, and returns the best wall time in seconds (events around the launch).
@@ -207,7 +206,9 @@ StatusOr<DevicePeaks> CalibrateByCopies(Device* device, const CalibrateRequest& 
 
 StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   if (r.repetitions < 1) return InvalidArgumentError("--repetitions: must be >= 1, got " + std::to_string(r.repetitions));
-  if (r.buffer_bytes < 0 || r.gemm_n < 1) return InvalidArgumentError("calibrate: buffer size and GEMM size must be positive");
+  if (r.buffer_bytes < 0 || r.gemm_n < 1 || r.fma_steps < 1) {
+    return InvalidArgumentError("calibrate: buffer size, GEMM size and FMA steps must be positive");
+  }
   auto device_or = GetDevice(r.device);
   if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
   Device* device = *device_or;
@@ -225,8 +226,10 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   p.key = p.device + "|" + p.description + "|" + std::to_string(p.threads) + " threads|opscope " + OPSCOPE_VERSION;
   const std::string dir = CacheDir();
   // The figures depend on the sizes measured: a non-default size is its own entry.
-  const std::string sizes = r.buffer_bytes || r.gemm_n != 1024 ? "-" + std::to_string(p.buffer_bytes) + "-" + std::to_string(p.gemm_n) : "";
-  p.key += sizes;
+  const CalibrateRequest defaults;
+  const bool other_sizes = r.buffer_bytes || r.gemm_n != defaults.gemm_n || r.fma_steps != defaults.fma_steps;
+  if (other_sizes) p.key += "-" + std::to_string(p.buffer_bytes) + "-" + std::to_string(p.gemm_n);
+  if (r.fma_steps != defaults.fma_steps) p.key += "-fma" + std::to_string(r.fma_steps);
   if (!dir.empty()) p.cache_file = dir + "/peaks-" + FileSafe(p.device) + "-" + std::to_string(std::hash<std::string>{}(p.key)) + ".json";
   if (r.use_cache && !r.refresh && !p.cache_file.empty()) {
     if (std::optional<DevicePeaks> cached = ReadCache(p.cache_file, p.key)) return *cached;
@@ -278,12 +281,12 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
 
   std::vector<float> fsinks(p.threads);
   OPSCOPE_ASSIGN_OR_RETURN(double t_f32, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t) {
-    FmaLoopF32(kFmaSteps, &fsinks[blk]);
+    FmaLoopF32(r.fma_steps, &fsinks[blk]);
   }));
   OPSCOPE_ASSIGN_OR_RETURN(double t_f64, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t) {
-    FmaLoopF64(kFmaSteps, &sinks[blk]);
+    FmaLoopF64(r.fma_steps, &sinks[blk]);
   }));
-  const double fma_flops = 2.0 * kFmaLanes * kFmaSteps * p.threads;
+  const double fma_flops = 2.0 * kFmaLanes * static_cast<double>(r.fma_steps) * p.threads;
   p.fma_gflops_f32 = fma_flops / t_f32 * 1e-9;
   p.fma_gflops_f64 = fma_flops / t_f64 * 1e-9;
   OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f32, GemmGflops(r.gemm_n, r.repetitions, true));

@@ -30,7 +30,9 @@ class Calibrate : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   // Small sizes: the behaviour, not the figures, is under test.
-  CalibrateRequest Small() const { return {.device = "cpu", .buffer_bytes = 4 << 20, .gemm_n = 64, .repetitions = 2}; }
+  CalibrateRequest Small() const {
+    return {.device = "cpu", .buffer_bytes = 4 << 20, .gemm_n = 64, .repetitions = 2, .fma_steps = 1 << 14};
+  }
   std::filesystem::path dir_;
   std::string old_;
   bool had_ = false;
@@ -82,6 +84,12 @@ TEST_F(Calibrate, AnotherSizeIsAnotherEntry) {
   ASSERT_TRUE(q.ok());
   EXPECT_FALSE(q->from_cache);
   EXPECT_NE(q->cache_file, p->cache_file);
+  CalibrateRequest longer = Small();
+  longer.fma_steps *= 2;  // a longer FMA loop measures another figure
+  auto f = CalibrateDevice(longer);
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->from_cache);
+  EXPECT_NE(f->cache_file, p->cache_file);
 }
 
 TEST_F(Calibrate, BadRequestsNameTheFlag) {
