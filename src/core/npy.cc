@@ -66,12 +66,15 @@ struct Descr {
   bool swap;  // big-endian data on this little-endian host
 };
 
+// `size` is whatever the header says: its bits are counted in 64 bits, so
+// '<f2115054602' is named, not an int overflow (found by npy_fuzzer).
 std::string NumpyNameOf(char kind, int size) {
+  const std::string bits = std::to_string(int64_t{size} * 8);
   switch (kind) {
-    case 'c': return "complex" + std::to_string(size * 8);
-    case 'u': return "uint" + std::to_string(size * 8);
-    case 'f': return size == 16 ? "longdouble" : "float" + std::to_string(size * 8);
-    case 'i': return "int" + std::to_string(size * 8);
+    case 'c': return "complex" + bits;
+    case 'u': return "uint" + bits;
+    case 'f': return size == 16 ? "longdouble" : "float" + bits;
+    case 'i': return "int" + bits;
     case 'U': return "unicode string";
     case 'S': case 'a': return "byte string";
     case 'O': return "Python objects";
