@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <limits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -288,6 +289,17 @@ TEST(Npy, BadMagicVersionAndHeader) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << dict;
     EXPECT_NE(r.status().message().find("h.npy: bad .npy header"), std::string::npos) << r.status().message();
   }
+}
+
+// An empty array whose other dims multiply past int64 (npy_fuzzer's find):
+// read as the empty tensor it is, its strides saturated instead of overflowing.
+TEST(Npy, AnEmptyArrayWithHugeOtherDimsReadsAsEmpty) {
+  auto r = ParseNpy(NpyBytes("{'descr': '<f8', 'fortran_order': False, "
+                             "'shape': (8, 6, 800, 80, 8, 4, 8, 0, 0, 0, 8040, 80, 0, 0, 80, 80, 8), }", ""), "e.npy");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->numel(), 0);
+  const std::vector<int64_t> st = Shape({0, int64_t{1} << 62, 8}).ContiguousStrides();
+  EXPECT_EQ(st, (std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 8, 1}));
 }
 
 TEST(Npy, UnsupportedDescrNamesFileAndDescr) {

@@ -28,7 +28,10 @@ std::vector<int64_t> Shape::ContiguousStrides() const {
   int64_t s = 1;
   for (int i = rank() - 1; i >= 0; --i) {
     st[i] = s;
-    s *= std::max<int64_t>(dims_[i], 1);
+    // A zero dim lets the other dims' product pass Validate() and still
+    // overflow here (npy_fuzzer: shape (8, 6, 800, 80, 8, 4, 8, 0, ...)): the
+    // tensor holds nothing, so a stride saturated at the int64 limit is never used.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(dims_[i], 1), &s)) s = std::numeric_limits<int64_t>::max();
   }
   return st;
 }
