@@ -17,11 +17,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "opscope/harness.h"
 #include "opscope/report.h"
+#include "opscope/roofline.h"
 #include "opscope/suspects.h"
 
 namespace opscope {
@@ -33,6 +35,9 @@ struct ProfileRequest {
   bool cold_cache = false;  // --cold-cache: flush the last-level cache before every call
   double peak_bw_gbs = 0;   // --peak-bw: the memory roof, GB/s (0: calibrated)
   double peak_gflops = 0;   // --peak-flops: the compute roof, GFLOP/s, every dtype (0: calibrated)
+  // The roofs as they are, in place of the two above: a sweep obtains them
+  // once for all its candidates, each dtype keeping its own compute roof.
+  std::optional<RoofPeaks> peaks;
   std::string timeline;     // --output: timeline.json (Chrome Trace Event Format), atomically
   // The web UI's page of the timeline and the roofline, written atomically
   // to `html` before report.json: `html_page` makes it (the UI is compiled
@@ -58,7 +63,8 @@ namespace opscope {
 // `ops-debug profile --chain "Relu>Sigmoid"`: a chain in the --baseline
 // syntax ("OpA{attrs}>OpB>OpC"), stage 1 on the inputs of `base.run`
 // (--input-shapes/--dtype/--inputs, seed, fill, device, plugins), each later
-// stage on tensors of the shapes the one before gives. Every stage is run,
+// stage on what the kernel of the one before wrote (generated inputs of those
+// shapes only where that stage's outputs were not read back). Every stage is run,
 // judged against its reference and timed alone as ProfileOpInstance does it;
 // the stages then stand as the nodes of a graph run one after another (all
 // of it the critical path), the output of stage k feeding stage k+1, for the
@@ -67,6 +73,7 @@ namespace opscope {
 struct ChainStageProfile {
   std::string name;    // the op's name; "Relu#2" for its second stage
   OpRunReport report;  // with its profile section
+  std::string note;    // "the next stage runs on generated inputs: ..." when it does
 };
 
 struct ChainProfile {

@@ -37,6 +37,13 @@ struct RoofPeaks {
 
 RoofPeaks RoofPeaksFrom(const DevicePeaks& peaks);
 
+// The roofs of `device` with the user's overrides (a value > 0 replaces the
+// calibrated roof, the compute one for every dtype): calibrated (cached per
+// machine; the first use measures) unless both are given. `source` says
+// where each came from ("calibrated now (first use on this machine), cached
+// in F; memory roof given (--peak-bw)"). The error is calibration's.
+StatusOr<RoofPeaks> ObtainRoofPeaks(const std::string& device, double peak_bw_gbs = 0, double peak_gflops = 0);
+
 enum class Bound { kNone, kMemory, kCompute };  // kNone: no cost model
 const char* BoundName(Bound b);                  // "none", "memory", "compute"
 

@@ -5,6 +5,7 @@
 #include "opscope/roofline.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace opscope {
 
@@ -13,6 +14,24 @@ RoofPeaks RoofPeaksFrom(const DevicePeaks& p) {
                    .gflops_f32 = p.gemm_gflops_f32,
                    .gflops_f64 = p.gemm_gflops_f64,
                    .source = std::string("calibrated") + (p.from_cache ? " (" + p.cache_file + ")" : "")};
+}
+
+StatusOr<RoofPeaks> ObtainRoofPeaks(const std::string& device, double peak_bw_gbs, double peak_gflops) {
+  if (peak_bw_gbs > 0 && peak_gflops > 0) {
+    return RoofPeaks{.bandwidth_gbs = peak_bw_gbs, .gflops_f32 = peak_gflops, .gflops_f64 = peak_gflops,
+                     .source = "--peak-bw/--peak-flops"};
+  }
+  auto measured = CalibrateDevice({.device = device});
+  if (!measured.ok()) return std::move(measured).status().WithContext("calibrating " + device);
+  RoofPeaks peaks = RoofPeaksFrom(*measured);
+  peaks.source = measured->from_cache ? "calibrated, cached in " + measured->cache_file
+                                      : "calibrated now (first use on this machine), cached in " + measured->cache_file;
+  if (peak_bw_gbs > 0) peaks.bandwidth_gbs = peak_bw_gbs, peaks.source += "; memory roof given (--peak-bw)";
+  if (peak_gflops > 0) {
+    peaks.gflops_f32 = peaks.gflops_f64 = peak_gflops;
+    peaks.source += "; compute roof given (--peak-flops)";
+  }
+  return peaks;
 }
 
 const char* BoundName(Bound b) {

@@ -70,16 +70,12 @@ Status CheckPeak(const char* flag, const std::optional<double>& v, const char* u
 // device that cannot be calibrated leaves its roofs unknown (0): the run
 // goes on, and its tasks are said to have no bound.
 RoofPeaks PeaksFor(const ModelRunRequest& r) {
-  RoofPeaks peaks;
-  if (!r.peak_bw_gbs || !r.peak_gflops) {
-    StatusOr<DevicePeaks> p = CalibrateDevice({.device = r.device});
-    peaks = p.ok() ? RoofPeaksFrom(*p) : RoofPeaks{.source = "unknown (calibration: " + p.status().message() + ")"};
-  }
-  if (r.peak_bw_gbs) peaks.bandwidth_gbs = *r.peak_bw_gbs;
-  if (r.peak_gflops) peaks.gflops_f32 = peaks.gflops_f64 = *r.peak_gflops;
-  if (r.peak_bw_gbs && r.peak_gflops) peaks.source = "--peak-bw/--peak-flops";
-  else if (r.peak_bw_gbs || r.peak_gflops) peaks.source += r.peak_bw_gbs ? ", --peak-bw" : ", --peak-flops";
-  return peaks;
+  StatusOr<RoofPeaks> p = ObtainRoofPeaks(r.device, r.peak_bw_gbs.value_or(0), r.peak_gflops.value_or(0));
+  if (p.ok()) return *p;
+  RoofPeaks given{.source = "unknown (" + p.status().message() + ")"};  // the one roof given still holds
+  if (r.peak_bw_gbs) given.bandwidth_gbs = *r.peak_bw_gbs;
+  if (r.peak_gflops) given.gflops_f32 = given.gflops_f64 = *r.peak_gflops;
+  return given;
 }
 
 std::string RunCommand(const ModelRunRequest& r) {

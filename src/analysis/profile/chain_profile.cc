@@ -35,6 +35,22 @@ StatusOr<std::vector<Tensor>> StandIns(const OpRunRequest& run) {
   return out;
 }
 
+// What a stage's kernel wrote, as the next stage's inputs: every output read
+// back in full with the shape and dtype inference gave. False when any was
+// not (a failed call, --readback stats or sample); `out` is then left empty.
+bool RealOutputs(const OpRunReport& report, const std::vector<TensorDesc>& expected, std::vector<Tensor>& out) {
+  if (report.readback != "full" || report.outputs.size() != expected.size()) return false;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Tensor& t = report.outputs[i].actual;
+    if (!t.defined() || t.dtype() != expected[i].dtype || t.shape() != expected[i].shape) {
+      out.clear();
+      return false;
+    }
+    out.push_back(t);
+  }
+  return true;
+}
+
 std::string Mib(double bytes) {
   char s[32];
   std::snprintf(s, sizeof s, "%.2f MiB", bytes / (1 << 20));
@@ -63,6 +79,7 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
   }
   ChainProfile out{.chain = chain};
   std::map<std::string, int> seen;
+  bool intermediates = true;  // `current` holds what the stage before wrote (not stand-ins)
   for (size_t k = 0; k < parsed->stages.size(); ++k) {
     const BaselineStage& s = parsed->stages[k];
     ProfileRequest r = base;
@@ -77,13 +94,20 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
     r.html.clear();
     r.html_page = nullptr;
     if (k > 0) {
+      // The chain's own intermediates: what stage k-1's kernel wrote, so a
+      // stage whose time or result depends on its data (a Relu after a Sub
+      // sees the signs the Sub made) is measured on what it would see.
       r.run.input_files.clear();
       r.run.input_tensors.clear();
       r.run.input_shapes.clear();
       r.run.dtypes.clear();
-      for (const Tensor& t : current) {
-        r.run.input_shapes.push_back(t.shape());
-        r.run.dtypes.push_back(t.dtype());
+      if (intermediates) {
+        r.run.input_tensors = current;
+      } else {
+        for (const Tensor& t : current) {
+          r.run.input_shapes.push_back(t.shape());
+          r.run.dtypes.push_back(t.dtype());
+        }
       }
     }
     auto report = ProfileOpInstance(r);
@@ -106,9 +130,15 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
       out.facts.bandwidth_gbs = stage.report.profile->peaks.bandwidth_gbs;
     }
     current.clear();
-    for (const TensorDesc& d : node.outputs) {
-      OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(d.dtype, d.shape));
-      current.push_back(std::move(t));
+    intermediates = RealOutputs(stage.report, node.outputs, current);
+    if (!intermediates) {
+      if (k + 1 < parsed->stages.size()) {
+        stage.note = "the next stage runs on generated inputs: this stage's outputs were not read back";
+      }
+      for (const TensorDesc& d : node.outputs) {
+        OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(d.dtype, d.shape));
+        current.push_back(std::move(t));
+      }
     }
     out.facts.nodes.push_back(std::move(node));
     out.stages.push_back(std::move(stage));
@@ -140,7 +170,8 @@ void PrintSuspects(const std::vector<Suspect>& suspects, std::ostream& out) {
 }
 
 void PrintChainProfile(const ChainProfile& c, std::ostream& out, bool color) {
-  out << "chain     " << c.chain << "  " << c.stages.size() << " stage(s), each run, judged and timed alone\n";
+  out << "chain     " << c.chain << "  " << c.stages.size()
+      << " stage(s), each on the outputs of the one before, judged and timed alone\n";
   for (size_t k = 0; k < c.stages.size(); ++k) {
     const OpRunReport& r = c.stages[k].report;
     char head[64];
@@ -165,6 +196,7 @@ void PrintChainProfile(const ChainProfile& c, std::ostream& out, bool color) {
       }
     }
     out << "\n";
+    if (!c.stages[k].note.empty()) out << "     " << c.stages[k].note << "\n";
   }
   if (!c.stages.empty() && c.stages[0].report.profile) {
     const OpProfile& p = *c.stages[0].report.profile;

@@ -57,22 +57,12 @@ Status CheckPeak(double v, const char* flag, const char* unit) {
 }
 
 StatusOr<RoofPeaks> ObtainPeaks(const ProfileRequest& r, std::string& note) {
-  if (r.peak_bw_gbs > 0 && r.peak_gflops > 0) {
-    note = "given (--peak-bw, --peak-flops)";
-    return RoofPeaks{.bandwidth_gbs = r.peak_bw_gbs, .gflops_f32 = r.peak_gflops, .gflops_f64 = r.peak_gflops,
-                     .source = note};
+  if (r.peaks) {
+    note = r.peaks->source;
+    return *r.peaks;
   }
-  auto measured = CalibrateDevice({.device = r.run.device});
-  if (!measured.ok()) return std::move(measured).status().WithContext("calibrating " + r.run.device);
-  RoofPeaks peaks = RoofPeaksFrom(*measured);
-  note = measured->from_cache ? "calibrated, cached in " + measured->cache_file
-                              : "calibrated now (first use on this machine), cached in " + measured->cache_file;
-  if (r.peak_bw_gbs > 0) peaks.bandwidth_gbs = r.peak_bw_gbs, note += "; memory roof given (--peak-bw)";
-  if (r.peak_gflops > 0) {
-    peaks.gflops_f32 = peaks.gflops_f64 = r.peak_gflops;
-    note += "; compute roof given (--peak-flops)";
-  }
-  peaks.source = note;
+  OPSCOPE_ASSIGN_OR_RETURN(RoofPeaks peaks, ObtainRoofPeaks(r.run.device, r.peak_bw_gbs, r.peak_gflops));
+  note = peaks.source;
   return peaks;
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -95,6 +96,45 @@ TEST(Profile, EveryCallIsTimedByPhaseAndHeldAgainstTheRoofline) {
   EXPECT_DOUBLE_EQ(p.roofline.measured_us, p.device_us.median);
   EXPECT_NEAR(p.roofline.efficiency(), p.roofline.lower_bound_us / p.device_us.median, 1e-12);
   EXPECT_EQ(p.launches.size(), 1u);
+}
+
+// Roofs given as they are (a sweep's): each dtype meets its own compute roof.
+TEST(Profile, GivenRoofsKeepEachDtypesComputeRoof) {
+  const RoofPeaks roofs{.bandwidth_gbs = 1000, .gflops_f32 = 1000, .gflops_f64 = 0.001, .source = "given by the test"};
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    ProfileRequest req{.run = {.op = "Add", .input_shapes = {Shape({4096}), Shape({4096})}, .dtypes = {dtype}},
+                       .warmup = 0, .iterations = 2, .peaks = roofs};
+    auto r = ProfileOpInstance(req);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(r->profile);
+    const RooflinePoint& p = r->profile->roofline;
+    EXPECT_EQ(r->profile->peaks_note, "given by the test");
+    EXPECT_DOUBLE_EQ(p.compute_bound_us, 4096 / (roofs.GflopsFor(dtype) * 1e3)) << DTypeName(dtype);
+    EXPECT_EQ(p.bound, dtype == DType::kF64 ? Bound::kCompute : Bound::kMemory) << DTypeName(dtype);
+  }
+}
+
+// A chain's later stage runs on what the stage before it wrote, not on fresh
+// data of that shape: Neg's outputs (the seed's values negated) are Relu's inputs.
+TEST(Profile, AChainStageRunsOnTheOutputsOfTheStageBefore) {
+  ProfileRequest base{.run = {.input_shapes = {Shape({1024})}}, .warmup = 0, .iterations = 2, .peak_bw_gbs = 10,
+                      .peak_gflops = 100};
+  auto c = ProfileChain(base, "Neg>Relu");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->stages.size(), 2u);
+  const OpRunReport& neg = c->stages[0].report;
+  const OpRunReport& relu = c->stages[1].report;
+  ASSERT_TRUE(neg.passed() && relu.passed());
+  EXPECT_TRUE(c->stages[0].note.empty()) << c->stages[0].note;
+  ASSERT_EQ(relu.inputs.size(), 1u);
+  const Tensor& fed = relu.inputs[0].tensor;
+  const Tensor& wrote = neg.outputs[0].actual;
+  ASSERT_EQ(fed.shape(), wrote.shape());
+  ASSERT_EQ(fed.nbytes(), wrote.nbytes());
+  EXPECT_EQ(std::memcmp(fed.raw_data(), wrote.raw_data(), fed.nbytes()), 0);
+  // And those are the negated inputs of stage 1, element by element.
+  const float* x = neg.inputs[0].tensor.data<float>();
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(fed.data<float>()[i], -x[i]) << i;
 }
 
 TEST(Profile, AnOpWithoutACostModelIsTimedAndSaidToHaveNone) {

@@ -137,23 +137,6 @@ SweepCandidate FromReport(const TunableValues& t, const OpRunReport& rep) {
   return c;
 }
 
-StatusOr<RoofPeaks> PeaksOnce(const SweepRequest& r) {
-  if (r.base.peak_bw_gbs > 0 && r.base.peak_gflops > 0) {
-    return RoofPeaks{.bandwidth_gbs = r.base.peak_bw_gbs, .gflops_f32 = r.base.peak_gflops,
-                     .gflops_f64 = r.base.peak_gflops, .source = "given (--peak-bw, --peak-flops)"};
-  }
-  auto measured = CalibrateDevice({.device = r.base.run.device});
-  if (!measured.ok()) return std::move(measured).status().WithContext("calibrating " + r.base.run.device);
-  RoofPeaks p = RoofPeaksFrom(*measured);
-  p.source = (measured->from_cache ? "calibrated, cached in " : "calibrated now, cached in ") + measured->cache_file;
-  if (r.base.peak_bw_gbs > 0) p.bandwidth_gbs = r.base.peak_bw_gbs, p.source += "; memory roof given (--peak-bw)";
-  if (r.base.peak_gflops > 0) {
-    p.gflops_f32 = p.gflops_f64 = r.base.peak_gflops;
-    p.source += "; compute roof given (--peak-flops)";
-  }
-  return p;
-}
-
 // The candidates of an earlier sweep.json of the same instance, by tunables.
 std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const std::string& key, std::string& note) {
   std::map<TunableValues, SweepCandidate> cache;
@@ -208,10 +191,13 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   report.total = static_cast<int>(planned.size());
   report.current = 0;
 
-  OPSCOPE_ASSIGN_OR_RETURN(report.peaks, PeaksOnce(r));
+  if (base.peaks) {
+    report.peaks = *base.peaks;
+  } else {
+    OPSCOPE_ASSIGN_OR_RETURN(report.peaks, ObtainRoofPeaks(base.run.device, base.peak_bw_gbs, base.peak_gflops));
+  }
   ProfileRequest each = base;
-  each.peak_bw_gbs = report.peaks.bandwidth_gbs;
-  each.peak_gflops = report.peaks.gflops_f32;
+  each.peaks = report.peaks;
   each.measure_overhead = false;  // the sweep compares candidates, the profiler's cost is the same for all
   each.timeline.clear();
   each.html.clear();

@@ -180,5 +180,26 @@ TEST(SweepJson, ReadsBackAsTheCache) {
   EXPECT_FALSE(ParseSweepJson("{ not json").ok());
 }
 
+// Every candidate is held to the compute roof of its own dtype: a float64
+// op against the float64 roof, not the float32 one the sweep also knows.
+TEST(SweepRun, EachCandidateKeepsTheComputeRoofOfItsDtype) {
+  const int64_t n = 1 << 12;
+  SweepRequest r{.base = {.run = {.op = "Add", .input_shapes = {Shape({n}), Shape({n})}, .dtypes = {DType::kF64}},
+                          .warmup = 0, .iterations = 2,
+                          .peaks = RoofPeaks{.bandwidth_gbs = 1000, .gflops_f32 = 1000, .gflops_f64 = 0.001,
+                                             .source = "test"}},
+                 .values = {{"block", {16384, 65536}}}, .use_cache = false};
+  auto report = RunSweep(r);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->peaks.gflops_f64, 0.001);
+  ASSERT_EQ(report->candidates.size(), 2u);
+  for (const SweepCandidate& c : report->candidates) {
+    ASSERT_TRUE(c.passed()) << c.why;
+    EXPECT_EQ(c.roofline.bound, Bound::kCompute);
+    EXPECT_DOUBLE_EQ(c.roofline.compute_bound_us, c.roofline.flops / (0.001 * 1e3));  // n FLOPs at 1 MFLOP/s
+    EXPECT_DOUBLE_EQ(c.roofline.flops, static_cast<double>(n));
+  }
+}
+
 }  // namespace
 }  // namespace opscope
