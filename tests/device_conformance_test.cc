@@ -16,64 +16,13 @@
 
 #include "opscope/device.h"
 #ifdef OPSCOPE_HAVE_CUDA
-#include "device/cuda/cuda_ptx.h"
+#include "conformance_kernels_ptx.h"
 #endif
 
 namespace opscope {
 namespace {
 
 using std::chrono::milliseconds;
-
-#ifdef OPSCOPE_HAVE_CUDA
-// Hand-written PTX (checked with ptxas for sm_75 and sm_90): the driver JITs
-// it for the GPU present, so the test needs no nvcc.
-constexpr char kTestKernelsPtx[] = R"(
-.version 7.8
-.target sm_75
-.address_size 64
-
-.visible .entry opscope_test_sleep(.param .u64 ns)
-{
-  .reg .pred %p;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [ns];
-  mov.u64 %rd2, %globaltimer;
-WAIT:
-  nanosleep.u32 1000;
-  mov.u64 %rd3, %globaltimer;
-  sub.u64 %rd4, %rd3, %rd2;
-  setp.lt.u64 %p, %rd4, %rd1;
-  @%p bra WAIT;
-  ret;
-}
-
-.visible .entry opscope_test_affine(.param .u64 x, .param .u32 n, .param .f32 a, .param .f32 b)
-{
-  .reg .pred %p;
-  .reg .b32 %r<6>;
-  .reg .f32 %f<5>;
-  .reg .b64 %rd<4>;
-  ld.param.u64 %rd1, [x];
-  ld.param.u32 %r1, [n];
-  ld.param.f32 %f1, [a];
-  ld.param.f32 %f2, [b];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.u32 %r5, %r2, %r3, %r4;
-  setp.ge.u32 %p, %r5, %r1;
-  @%p bra DONE;
-  cvta.to.global.u64 %rd1, %rd1;
-  mul.wide.u32 %rd2, %r5, 4;
-  add.u64 %rd3, %rd1, %rd2;
-  ld.global.f32 %f3, [%rd3];
-  fma.rn.f32 %f4, %f3, %f1, %f2;
-  st.global.f32 [%rd3], %f4;
-DONE:
-  ret;
-}
-)";
-#endif
 
 bool IsCuda(Device* dev) { return dev->name().rfind("cuda", 0) == 0; }
 
@@ -98,7 +47,7 @@ class TestKernels {
     }
 #ifdef OPSCOPE_HAVE_CUDA
     if (IsCuda(dev_)) {
-      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_affine"));
+      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_affine"));
       unsigned un = static_cast<unsigned>(n);
       void* args[] = {&x, &un, &a, &b};  // copied by the launch
       k.device.args = args;
@@ -119,7 +68,7 @@ class TestKernels {
     }
 #ifdef OPSCOPE_HAVE_CUDA
     if (IsCuda(dev_)) {
-      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, LoadCudaKernelFromPtx(kTestKernelsPtx, "opscope_test_sleep"));
+      OPSCOPE_ASSIGN_OR_RETURN(k.device.function, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_sleep"));
       uint64_t ns = static_cast<uint64_t>(std::chrono::nanoseconds(ms).count());
       void* args[] = {&ns};
       k.device.args = args;
@@ -354,6 +303,42 @@ TEST_P(DeviceConformance, HostFunctionErrorIsStickyUntilReported) {
   }));
   ASSERT_OK(s->Synchronize());
   EXPECT_EQ(ran->load(), 1);
+}
+
+// A backend whose kernels are host functions compiles none at run time and
+// knows no registers; one that loads PTX (cuda) JITs the suite's kernel once,
+// tells its resources, and names the entry or the text it could not load.
+TEST_P(DeviceConformance, RuntimeKernelsLoadOnceAndTellTheirResources) {
+  if (dev_->host_accessible()) {
+    auto k = dev_->LoadKernel("ptx", ".version 7.8", "any");
+    ASSERT_FALSE(k.ok());
+    EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented) << k.status().ToString();
+    const KernelResources r = dev_->DescribeKernel({.function = reinterpret_cast<const void*>(&IsCuda)});
+    EXPECT_EQ(r.registers_per_thread, -1);
+    EXPECT_EQ(r.static_shared_bytes, -1);
+    return;
+  }
+#ifdef OPSCOPE_HAVE_CUDA
+  ASSERT_TRUE(IsCuda(dev_));
+  ASSERT_OK_AND_ASSIGN(const void* affine, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_affine"));
+  ASSERT_OK_AND_ASSIGN(const void* again, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_affine"));
+  EXPECT_EQ(affine, again) << "the same text and entry load once";
+  const KernelResources r = dev_->DescribeKernel({.function = affine});
+  EXPECT_GT(r.registers_per_thread, 0);
+  EXPECT_LE(r.registers_per_thread, 255);
+  EXPECT_EQ(r.static_shared_bytes, 0) << "the kernel declares no shared memory";
+  EXPECT_GE(r.max_threads_per_block, 64) << "it is launched with 64 threads a block";
+  auto missing = dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_no_such_kernel");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("opscope_no_such_kernel"), std::string::npos) << missing.status().ToString();
+  auto broken = dev_->LoadKernel("ptx", ".version 7.8\n.target sm_75\nthis is not ptx", "x");
+  EXPECT_FALSE(broken.ok());
+  auto other = dev_->LoadKernel("spirv", "", "x");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kUnimplemented);
+#else
+  FAIL() << "device " << dev_->name() << " is neither host-accessible nor cuda";
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeviceConformance, ::testing::ValuesIn(RegisteredDeviceNames()), ParamName);

@@ -126,6 +126,9 @@ var opscope = window.opscope || (window.opscope = {});
     const a = t.args, parts = [];
     if (t.grid) parts.push(`grid [${t.grid}] block [${t.block}]`);
     if (a.vector_width !== undefined) parts.push(`vector width ${a.vector_width}`);
+    // A device kernel's resources, where its backend told them (cuda): what limits its occupancy.
+    if (typeof a.registers_per_thread === 'number') parts.push(`${a.registers_per_thread} registers/thread`);
+    if (typeof a.shared_bytes_per_block === 'number') parts.push(`${opscope.formatBytes(a.shared_bytes_per_block)} shared/block`);
     return parts.length ? parts.join(' · ') : null;
   }
 

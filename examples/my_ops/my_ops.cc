@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "my_norm_ptx.h"
+#include "opscope/device.h"
 #include "opscope/op.h"
 
 namespace {
@@ -60,6 +62,30 @@ Status MyNormCpu(KernelContext& ctx) {
   const double eps = ctx.attrs().f("eps");
   return opscope::DispatchFloat(x.dtype(), ctx.op_name(),
                                 [&]<typename T>() { return MyNormRows<T>(ctx, x, ctx.out(0), eps); });
+}
+
+// The cuda kernel (float32): the PTX of my_norm_ptx.h, JIT-compiled by the
+// driver on first use; one thread per row, "block" rows per block as on cpu.
+Status MyNormCuda(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (x.dtype() != DType::kF32) {
+    return opscope::UnimplementedError("my_norm: the cuda kernel takes float32, got " +
+                                       std::string(opscope::DTypeName(x.dtype())));
+  }
+  if (!x.is_contiguous()) return opscope::UnimplementedError("my_norm: the cuda kernel needs a contiguous x");
+  uint64_t n = x.rank() == 0 ? 1 : static_cast<uint64_t>(x.dim(x.rank() - 1));
+  uint64_t rows = n == 0 ? 0 : static_cast<uint64_t>(x.numel()) / n;
+  if (rows == 0) return Status::Ok();
+  OPSCOPE_ASSIGN_OR_RETURN(const void* fn, ctx.device()->LoadKernel("ptx", kMyNormPtx, "my_norm_f32"));
+  const int64_t block = ctx.tunable("block", 64);
+  const void* in = x.raw_data();
+  void* out = ctx.out(0).raw_data();
+  float eps = static_cast<float>(ctx.attrs().f("eps"));
+  void* args[] = {&in, &out, &rows, &n, &eps};  // as the PTX entry declares them; copied by the launch
+  opscope::KernelLaunch k{.name = "my_norm_cuda",
+                          .config = {.grid = {static_cast<int64_t>((rows + block - 1) / block)}, .block = {block}},
+                          .device = {.function = fn, .args = args}};
+  return ctx.Launch(k);
 }
 
 Status MyNormReference(KernelContext& ctx) {
@@ -150,7 +176,8 @@ OPSCOPE_OP("my_norm")
     })
     .Tunable("block", {64, 128, 256, 512}).Tunable("vec", {1, 2, 4})
     .Reference(MyNormReference)
-    .Kernel("cpu", MyNormCpu, "my_norm_cpu");
+    .Kernel("cpu", MyNormCpu, "my_norm_cpu")
+    .Kernel("cuda", MyNormCuda, "my_norm_cuda");
 
 OPSCOPE_OP("my_bias_gelu")
     .Domain("com.opscope.examples")

@@ -7,8 +7,8 @@
 // worker threads the backend really uses, best of `repetitions` (as STREAM
 // reports). Results are cached per machine (CPU model, thread count, opscope
 // version) under $XDG_CACHE_HOME/opscope (or ~/.cache/opscope). On a device
-// the host cannot run kernels on (cuda), the bandwidth is a measured
-// device-to-device copy and the compute roof the specification's (see `method`).
+// the host cannot run kernels on (cuda), kernels of our own measure the same
+// figures on the device, the GEMM aside (see `method`).
 //
 //   OPSCOPE_ASSIGN_OR_RETURN(DevicePeaks p, CalibrateDevice({.device = "cpu"}));
 //   double bound_us = bytes / (p.triad_gbs * 1e3);
@@ -43,14 +43,20 @@ struct DevicePeaks {
   double gemm_gflops_f32 = 0, gemm_gflops_f64 = 0;                  // OpenBLAS sgemm / dgemm
   int64_t gemm_n = 0;
   double launch_us = 0;     // one empty launch and its synchronisation
-  // How the figures were got: "host kernels" (cpu: everything above
-  // measured), or "device copy + specification" (a device whose memory the
-  // host cannot touch, cuda: copy_gbs = triad_gbs from a measured
-  // device-to-device copy, read/write 0 (not measured), the FMA and GEMM
-  // figures the specification's FMA peak, launch_us an event round trip).
+  // How the figures were got:
+  //  "host kernels" (cpu): everything above measured on the host's threads;
+  //  "device kernels" (cuda): read/write/copy/triad and FMA kernels of our
+  //    own (PTX, JIT-compiled by the driver) and an empty kernel's launch,
+  //    measured on the device; no GEMM runs there, so gemm_* = fma_* and
+  //    gemm_n = 0; threads = the device's multiprocessors;
+  //  "device copy + specification" (a device the host cannot touch that
+  //    compiles no PTX): copy_gbs = triad_gbs from a device-to-device copy,
+  //    read/write 0 (not measured), the FMA and GEMM figures the
+  //    specification's, launch_us an event round trip.
   std::string method = "host kernels";
   std::vector<std::pair<std::string, std::string>> properties;  // the device's own (DeviceInfo::properties)
-  double spec_bandwidth_gbs = 0;  // from the specification, for comparison; 0: not known
+  // From the specification, for comparison; 0: not known (the cpu's).
+  double spec_bandwidth_gbs = 0, spec_gflops_f32 = 0, spec_gflops_f64 = 0;
   bool from_cache = false;  // read from cache_file, not measured now
   std::string cache_file;
 };

@@ -61,6 +61,15 @@ struct DeviceKernel {
   size_t shared_bytes = 0;         // dynamic shared memory per block
 };
 
+// What the backend's compiler gave one device kernel (cudaFuncGetAttributes
+// on cuda): what limits how many of its blocks share a multiprocessor.
+// -1: not known (a host kernel has neither).
+struct KernelResources {
+  int registers_per_thread = -1;
+  int64_t static_shared_bytes = -1;   // per block, declared in the kernel
+  int max_threads_per_block = -1;     // the most this kernel can be launched with
+};
+
 // One launch, backend-neutral: a backend runs the body it can run (host or
 // device) and refuses a launch that has none for it.
 struct KernelLaunch {
@@ -130,6 +139,18 @@ class Device {
   // (optional: cpu only). Returns an error where unsupported.
   virtual Status SetCheckedAllocation(bool on);
   virtual bool checked_allocation() const { return false; }
+
+  // A device kernel from source the backend compiles at run time ("ptx" on
+  // cuda: the driver JITs it for the GPU present), for
+  // KernelLaunch::device.function: a plugin or tool ships a device kernel
+  // with neither nvcc nor the toolkit's headers in its build. Loading the same
+  // source again reuses it; the kernel lives as long as the process.
+  // Unimplemented on a backend whose kernels are host functions.
+  virtual StatusOr<const void*> LoadKernel(std::string_view language, const std::string& source,
+                                           const std::string& entry);
+  // Registers and shared memory of a device kernel this backend runs; every
+  // field -1 where the backend cannot tell (the default, and every host kernel).
+  virtual KernelResources DescribeKernel(const DeviceKernel& kernel);
 
   virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
   virtual StatusOr<std::unique_ptr<Event>> CreateEvent() = 0;

@@ -172,6 +172,12 @@ class InferContext {
 struct KernelLaunchInfo {
   std::string name;
   LaunchConfig config;
+  // A device kernel's, as its backend tells them (Device::DescribeKernel);
+  // -1 for host kernels and where the backend cannot tell.
+  int registers_per_thread = -1;
+  int64_t shared_bytes_per_block = -1;  // static + the launch's dynamic shared memory
+  // "32 registers/thread, 4096 B shared/block"; "" when neither is known.
+  std::string ResourcesText() const;
 };
 
 // What a kernel (or reference kernel) sees. Outputs are allocated before the

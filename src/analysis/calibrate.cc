@@ -12,12 +12,14 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "device/cpu/cpu_info.h"
 #include "opscope/device.h"
+#include "analysis/calibrate_ptx.h"
 #include "opscope/npy.h"
 
 namespace opscope {
@@ -111,7 +113,8 @@ nlohmann::json ToJson(const DevicePeaks& p) {
           {"launch_us", p.launch_us},
           {"method", p.method},
           {"properties", p.properties},
-          {"spec_bandwidth_gbs", p.spec_bandwidth_gbs}};
+          {"spec_bandwidth_gbs", p.spec_bandwidth_gbs},
+          {"spec_gflops", {{"float32", p.spec_gflops_f32}, {"float64", p.spec_gflops_f64}}}};
 }
 
 // The cached figures, when the file is ours and its key is this machine's.
@@ -144,6 +147,10 @@ std::optional<DevicePeaks> ReadCache(const std::string& path, const std::string&
     p.method = j.value("method", p.method);
     p.properties = j.value("properties", p.properties);
     p.spec_bandwidth_gbs = j.value("spec_bandwidth_gbs", 0.0);
+    if (j.contains("spec_gflops") && j["spec_gflops"].is_object()) {
+      p.spec_gflops_f32 = j["spec_gflops"].value("float32", 0.0);
+      p.spec_gflops_f64 = j["spec_gflops"].value("float64", 0.0);
+    }
     return p;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // an older or damaged file: measure again
@@ -163,42 +170,122 @@ std::string FileSafe(std::string s) {
   return s;
 }
 
-// A device whose memory the host cannot touch: the memory roof is a measured
-// device-to-device copy between two buffers (best of `repetitions`, events
-// around it), the compute roof the specification's FMA peak (no BLAS runs
-// there from here), the launch cost an event recorded and waited for.
-StatusOr<DevicePeaks> CalibrateByCopies(Device* device, const CalibrateRequest& r, DevicePeaks p) {
-  p.method = "device copy + specification";
-  p.threads = std::max(1, device->info().compute_units);
-  p.last_level_cache_bytes = 0;  // the host's says nothing here; the device's L2 is among its properties
-  const int64_t most = std::max<int64_t>(int64_t{64} << 20, device->info().memory_bytes / 8);
-  p.buffer_bytes = r.buffer_bytes ? r.buffer_bytes : std::min<int64_t>(kMaxBufferBytes, most);
-  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> a, AllocateBuffer(device, p.buffer_bytes));
-  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, AllocateBuffer(device, p.buffer_bytes));
+// The launch cost on a device the host cannot run kernels on: `launch`
+// enqueued and waited for, the median of 200.
+StatusOr<double> MedianLaunchUs(Stream& s, const std::function<Status()>& launch) {
+  std::vector<double> us;
+  for (int i = 0; i < 200; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    OPSCOPE_RETURN_IF_ERROR(launch());
+    OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+// The best of `reps` timed runs of `work` on the default stream (events
+// around it), after one untimed run: the first launch of a kernel also loads
+// its module onto the device.
+StatusOr<double> BestDeviceSeconds(Device* device, int reps, const std::function<Status(Stream&)>& work) {
   Stream& s = device->default_stream();
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device->CreateEvent());
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device->CreateEvent());
   double best = INFINITY;
-  for (int i = 0; i <= r.repetitions; ++i) {  // the first copy warms the path up, untimed
+  for (int i = 0; i <= reps; ++i) {
     OPSCOPE_RETURN_IF_ERROR(s.Record(*start));
-    OPSCOPE_RETURN_IF_ERROR(s.Memcpy(b->data(), a->data(), p.buffer_bytes, CopyKind::kDeviceToDevice));
+    OPSCOPE_RETURN_IF_ERROR(work(s));
     OPSCOPE_RETURN_IF_ERROR(s.Record(*end));
     OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
     OPSCOPE_ASSIGN_OR_RETURN(double us, end->ElapsedUsSince(*start));
     if (i > 0) best = std::min(best, std::max(us, 1e-3) * 1e-6);
   }
+  return best;
+}
+
+// A device that compiles PTX (cuda): every figure from kernels of our own
+// (calibrate_ptx.h), run on the device over buffers far larger than its L2:
+// read, write, copy and triad over float4s, FMA chains in float32 and
+// float64, and an empty kernel's launch. No GEMM library runs there from
+// here, so the FMA kernels' rate is the compute roof too.
+StatusOr<DevicePeaks> CalibrateByDeviceKernels(Device* device, const CalibrateRequest& r, DevicePeaks p) {
+  p.method = "device kernels";
+  p.threads = std::max(1, device->info().compute_units);
+  p.last_level_cache_bytes = 0;  // the host's says nothing here; the device's L2 is among its properties
+  const int64_t most = std::max<int64_t>(int64_t{64} << 20, device->info().memory_bytes / 8);
+  p.buffer_bytes = (r.buffer_bytes ? r.buffer_bytes : std::min<int64_t>(kMaxBufferBytes, most)) / 16 * 16;
+  if (p.buffer_bytes < 16) return InvalidArgumentError("calibrate: the buffers must hold at least 16 bytes");
+  std::map<std::string, const void*> fn;
+  for (const char* entry : {"read", "write", "copy", "triad", "fma_f32", "fma_f64", "empty"}) {
+    OPSCOPE_ASSIGN_OR_RETURN(fn[entry], device->LoadKernel("ptx", kCalibratePtx, std::string("opscope_calibrate_") + entry));
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> a, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> c, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> sink, AllocateBuffer(device, 16));
+  // Eight blocks of 256 per SM: 2048 threads, a full SM at the kernels' few registers.
+  const LaunchConfig grid{.grid = {8 * p.threads, 1, 1}, .block = {256, 1, 1}};
+  auto run = [&](const std::string& entry, std::vector<void*> args) {
+    return [&fn, entry, args, grid](Stream& s) mutable {
+      return s.Launch({.name = "opscope_calibrate_" + entry, .config = grid,
+                       .device = {.function = fn.at(entry), .args = args.data()}});
+    };
+  };
+  void *pa = a->data(), *pb = b->data(), *pc = c->data(), *psink = sink->data();
+  uint64_t n = static_cast<uint64_t>(p.buffer_bytes / 16);
+  float value = 1.0f, never = -1.0f, scale = 3.0f;  // the buffers hold non-negative sums: never -1
+  Stream& s = device->default_stream();
+  OPSCOPE_RETURN_IF_ERROR(run("write", {&pb, &n, &value})(s));  // b and c are read below
+  OPSCOPE_RETURN_IF_ERROR(run("write", {&pc, &n, &value})(s));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_write, BestDeviceSeconds(device, r.repetitions, run("write", {&pa, &n, &value})));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_read, BestDeviceSeconds(device, r.repetitions, run("read", {&pa, &n, &never, &psink})));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_copy, BestDeviceSeconds(device, r.repetitions, run("copy", {&pb, &pa, &n})));
+  // a = b + 3c keeps every value finite and positive however often it runs.
+  OPSCOPE_ASSIGN_OR_RETURN(double t_triad, BestDeviceSeconds(device, r.repetitions, run("triad", {&pa, &pb, &pc, &n, &scale})));
+  const double bytes = static_cast<double>(p.buffer_bytes);
+  p.read_gbs = bytes / t_read * 1e-9;
+  p.write_gbs = bytes / t_write * 1e-9;
+  p.copy_gbs = 2 * bytes / t_copy * 1e-9;
+  p.triad_gbs = 3 * bytes / t_triad * 1e-9;
+
+  // A device has thousands of threads where the cpu has a few: a sixteenth of
+  // the cpu's steps per thread still keeps each run at tens of milliseconds.
+  uint32_t steps = static_cast<uint32_t>(std::clamp<int64_t>(r.fma_steps / 16, 1, 1 << 30));
+  double never64 = -1.0;
+  OPSCOPE_ASSIGN_OR_RETURN(double t_f32, BestDeviceSeconds(device, r.repetitions, run("fma_f32", {&steps, &never, &psink})));
+  OPSCOPE_ASSIGN_OR_RETURN(double t_f64, BestDeviceSeconds(device, r.repetitions, run("fma_f64", {&steps, &never64, &psink})));
+  const double fma_flops = double{kCalibrateFmaFlopsPerStep} * steps * static_cast<double>(grid.grid.x * grid.block.x);
+  p.fma_gflops_f32 = p.gemm_gflops_f32 = fma_flops / t_f32 * 1e-9;
+  p.fma_gflops_f64 = p.gemm_gflops_f64 = fma_flops / t_f64 * 1e-9;
+  p.gemm_n = 0;  // no GEMM ran
+
+  OPSCOPE_ASSIGN_OR_RETURN(p.launch_us, MedianLaunchUs(s, [&]() {
+    return s.Launch({.name = "opscope_calibrate_empty", .config = {}, .device = {.function = fn.at("empty")}});
+  }));
+  return p;
+}
+
+// A device whose memory the host cannot touch and which compiles no PTX: the
+// memory roof is a measured device-to-device copy between two buffers, the
+// compute roof the specification's FMA peak, the launch cost an event
+// recorded and waited for.
+StatusOr<DevicePeaks> CalibrateByCopies(Device* device, const CalibrateRequest& r, DevicePeaks p) {
+  p.method = "device copy + specification";
+  p.threads = std::max(1, device->info().compute_units);
+  p.last_level_cache_bytes = 0;
+  const int64_t most = std::max<int64_t>(int64_t{64} << 20, device->info().memory_bytes / 8);
+  p.buffer_bytes = r.buffer_bytes ? r.buffer_bytes : std::min<int64_t>(kMaxBufferBytes, most);
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> a, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, AllocateBuffer(device, p.buffer_bytes));
+  OPSCOPE_ASSIGN_OR_RETURN(double best, BestDeviceSeconds(device, r.repetitions, [&](Stream& s) {
+    return s.Memcpy(b->data(), a->data(), p.buffer_bytes, CopyKind::kDeviceToDevice);
+  }));
   p.copy_gbs = p.triad_gbs = 2.0 * static_cast<double>(p.buffer_bytes) / best * 1e-9;
   p.fma_gflops_f32 = p.gemm_gflops_f32 = device->info().spec_gflops_f32;
   p.fma_gflops_f64 = p.gemm_gflops_f64 = device->info().spec_gflops_f64;
-  std::vector<double> us;
-  for (int i = 0; i < 200; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    OPSCOPE_RETURN_IF_ERROR(s.Record(*end));
-    OPSCOPE_RETURN_IF_ERROR(end->Synchronize());
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  p.launch_us = us[us.size() / 2];
+  Stream& s = device->default_stream();
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device->CreateEvent());
+  OPSCOPE_ASSIGN_OR_RETURN(p.launch_us, MedianLaunchUs(s, [&]() { return s.Record(*end); }));
   return p;
 }
 
@@ -217,6 +304,8 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   p.description = device->info().description;
   p.properties = device->info().properties;
   p.spec_bandwidth_gbs = device->info().spec_bandwidth_gbs;
+  p.spec_gflops_f32 = device->info().spec_gflops_f32;
+  p.spec_gflops_f64 = device->info().spec_gflops_f64;
   p.threads = std::max(1, device->info().compute_units);
   p.last_level_cache_bytes = LastLevelCacheBytes();
   // 8x the LLC, within [256 MiB, 1 GiB] and an eighth of the memory (a VM may report its host's LLC).
@@ -242,7 +331,11 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
     if (!ec) (void)WriteFileAtomic(measured.cache_file, ToJson(measured).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   if (!device->host_accessible()) {
-    OPSCOPE_ASSIGN_OR_RETURN(p, CalibrateByCopies(device, r, std::move(p)));
+    StatusOr<DevicePeaks> by_kernels = CalibrateByDeviceKernels(device, r, p);
+    if (!by_kernels.ok() && by_kernels.status().code() == StatusCode::kUnimplemented) {
+      by_kernels = CalibrateByCopies(device, r, std::move(p));  // it runs no PTX
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(p, std::move(by_kernels));
     save(p);
     return p;
   }

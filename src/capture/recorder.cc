@@ -192,6 +192,8 @@ void Recorder::AfterLaunch(const LaunchRecord& rec) {
       out.grid[0] = l.config.grid.x, out.grid[1] = l.config.grid.y, out.grid[2] = l.config.grid.z;
       out.block[0] = l.config.block.x, out.block[1] = l.config.block.y, out.block[2] = l.config.block.z;
       out.vector_width = l.config.vector_width;
+      out.registers_per_thread = l.registers_per_thread;
+      out.shared_bytes_per_block = l.shared_bytes_per_block;
     }
     if (rec.start && rec.end) {
       if (rec.start->Query() && rec.end->Query()) {

@@ -54,6 +54,8 @@ struct LaunchEntry {
     int64_t grid[3];
     int64_t block[3];
     int32_t vector_width;
+    int32_t registers_per_thread;    // -1: a host kernel, or not known
+    int64_t shared_bytes_per_block;  // -1: likewise
   };
 
   uint64_t seq;

@@ -23,11 +23,25 @@ void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
   out << line;
 }
 
-// cuda: the device's properties, a measured copy, the specification's FMA peak.
+// cuda: the device's properties, then what our kernels measured on it beside
+// what its specification says.
 void PrintDeviceFigures(const DevicePeaks& p, std::ostream& out) {
-  char line[256];
+  char line[320];
   out << p.device << "  " << p.description << "  (" << p.method << ")\n";
   for (const auto& [k, v] : p.properties) out << "  " << k << "  " << v << "\n";
+  if (p.method == "device kernels") {
+    std::snprintf(line, sizeof line,
+                  "memory   read %.1f  write %.1f  copy %.1f  triad %.1f GB/s  (%.0f MiB arrays; %.1f GB/s by the specification)\n",
+                  p.read_gbs, p.write_gbs, p.copy_gbs, p.triad_gbs, p.buffer_bytes / 1048576.0, p.spec_bandwidth_gbs);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "compute  FMA kernel %.1f GFLOP/s float32, %.1f float64  (%.1f and %.1f by the specification; no GEMM runs here: the FMA rate is the roof)\n",
+                  p.fma_gflops_f32, p.fma_gflops_f64, p.spec_gflops_f32, p.spec_gflops_f64);
+    out << line;
+    std::snprintf(line, sizeof line, "launch   %.2f us per empty kernel launch + synchronize\n", p.launch_us);
+    out << line;
+    return;
+  }
   std::snprintf(line, sizeof line, "memory   device-to-device copy %.1f GB/s measured (%.0f MiB), %.1f GB/s by the specification\n",
                 p.copy_gbs, p.buffer_bytes / 1048576.0, p.spec_bandwidth_gbs);
   out << line;

@@ -23,6 +23,13 @@ Status Stream::EnqueueHostFunction(std::function<Status()>) {
   return UnimplementedError("this backend cannot run host functions on a stream");
 }
 
+StatusOr<const void*> Device::LoadKernel(std::string_view language, const std::string&, const std::string& entry) {
+  return UnimplementedError("device " + name() + " compiles no " + std::string(language) + " kernel ('" + entry +
+                            "'): its kernels are host functions");
+}
+
+KernelResources Device::DescribeKernel(const DeviceKernel&) { return {}; }
+
 Status Device::SetCheckedAllocation(bool on) {
   if (!on) return Status::Ok();
   return UnimplementedError("device " + name() + " has no checked allocation mode");

@@ -29,8 +29,23 @@ Status KernelContext::undeclared_read() const {
   return undeclared_tunable_.empty() ? Status::Ok() : InvalidArgumentError(undeclared_tunable_);
 }
 
+std::string KernelLaunchInfo::ResourcesText() const {
+  std::string s;
+  if (registers_per_thread >= 0) s = std::to_string(registers_per_thread) + " registers/thread";
+  if (shared_bytes_per_block >= 0) s += (s.empty() ? "" : ", ") + std::to_string(shared_bytes_per_block) + " B shared/block";
+  return s;
+}
+
 Status KernelContext::Launch(const KernelLaunch& kernel) {
-  launches_.push_back({kernel.name, kernel.config});
+  KernelLaunchInfo info{.name = kernel.name, .config = kernel.config};
+  if (device_ != nullptr && kernel.device.function != nullptr && !device_->host_accessible()) {
+    const KernelResources r = device_->DescribeKernel(kernel.device);
+    info.registers_per_thread = r.registers_per_thread;
+    if (r.static_shared_bytes >= 0) {
+      info.shared_bytes_per_block = r.static_shared_bytes + static_cast<int64_t>(kernel.device.shared_bytes);
+    }
+  }
+  launches_.push_back(std::move(info));
   if (stream_ != nullptr) return stream_->Launch(kernel);
   // Host (reference) run: the blocks one after another on this thread.
   if (!kernel.host) return UnimplementedError("kernel " + kernel.name + " has no host body");

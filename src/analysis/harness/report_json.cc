@@ -53,7 +53,11 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   j["readback"] = r.readback;
   if (!r.kernel_error.empty()) j["error"] = r.kernel_error;
   nlohmann::json launches = nlohmann::json::array();
-  for (const KernelLaunchInfo& l : r.launches) launches.push_back({{"name", l.name}, {"config", l.config.ToString()}});
+  for (const KernelLaunchInfo& l : r.launches) {
+    launches.push_back({{"name", l.name}, {"config", l.config.ToString()}});
+    if (l.registers_per_thread >= 0) launches.back()["registers_per_thread"] = l.registers_per_thread;
+    if (l.shared_bytes_per_block >= 0) launches.back()["shared_bytes_per_block"] = l.shared_bytes_per_block;
+  }
   j["timing"] = {{"device_us", r.device_us >= 0 ? nlohmann::json(r.device_us) : nlohmann::json()},
                  {"runs", r.repeat_us.size()}, {"median_us", r.median_us()}, {"launches", launches}};
   j["inputs"] = nlohmann::json::array();

@@ -85,7 +85,10 @@ void PrintProfile(const OpRunReport& r, std::ostream& out, bool color) {
   out << "peaks     memory " << Fixed(p.peaks.bandwidth_gbs, 1) << " GB/s, compute " << Fixed(p.peaks.GflopsFor(p.dtype), 1)
       << " GFLOP/s " << DTypeName(p.dtype) << "  (" << p.peaks_note << ")\n";
   PrintKernelLine(r, p, out, color);
-  for (const KernelLaunchInfo& l : p.launches) out << "  launch " << l.name << "  " << l.config.ToString() << "\n";
+  for (const KernelLaunchInfo& l : p.launches) {
+    const std::string res = l.ResourcesText();
+    out << "  launch " << l.name << "  " << l.config.ToString() << (res.empty() ? "" : "  " + res) << "\n";
+  }
   for (const Suspect& s : p.suspects) out << "suspect   [" << SuspectKindName(s.kind) << "] " << s.text << "\n";
   PrintPhases(p, out);
   out << "overhead  recording adds " << Fixed(p.overhead_us, 2) << " us per call (median API time "

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "device/cuda/cuda_ptx.h"
 #include "device/cuda/cuda_status.h"
 #include "device/stream_observer.h"
 
@@ -127,6 +128,36 @@ void CudaDevice::Free(void* ptr) {
   if (ptr == nullptr) return;
   cudaSetDevice(ordinal_);
   cudaFree(ptr);
+}
+
+StatusOr<const void*> CudaDevice::LoadKernel(std::string_view language, const std::string& source,
+                                             const std::string& entry) {
+  if (language != "ptx") {
+    return UnimplementedError("device " + info_.name + " compiles ptx kernels, not " + std::string(language) + " ('" +
+                              entry + "')");
+  }
+  OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  return LoadCudaKernelFromPtx(source, entry);
+}
+
+KernelResources CudaDevice::DescribeKernel(const DeviceKernel& kernel) {
+  if (kernel.function == nullptr) return {};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = kernel_resources_.find(kernel.function);
+    if (it != kernel_resources_.end()) return it->second;
+  }
+  cudaFuncAttributes a{};
+  if (cudaSetDevice(ordinal_) != cudaSuccess || cudaFuncGetAttributes(&a, kernel.function) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it, so the next call does not report it
+    return {};
+  }
+  const KernelResources r{.registers_per_thread = a.numRegs,
+                          .static_shared_bytes = static_cast<int64_t>(a.sharedSizeBytes),
+                          .max_threads_per_block = a.maxThreadsPerBlock};
+  std::lock_guard<std::mutex> lock(mu_);
+  kernel_resources_.emplace(kernel.function, r);
+  return r;
 }
 
 StatusOr<std::unique_ptr<Stream>> CudaDevice::CreateStream() {

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,6 +27,11 @@ class CudaDevice : public Device {
   bool host_accessible() const override { return false; }
   StatusOr<void*> Allocate(size_t bytes) override;
   void Free(void* ptr) override;
+  // "ptx" only (LoadCudaKernelFromPtx).
+  StatusOr<const void*> LoadKernel(std::string_view language, const std::string& source,
+                                   const std::string& entry) override;
+  // cudaFuncGetAttributes, asked once per kernel (it takes a cudaKernel_t as is).
+  KernelResources DescribeKernel(const DeviceKernel& kernel) override;
   StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   StatusOr<std::unique_ptr<Event>> CreateEvent() override;
   Stream& default_stream() override { return *default_stream_; }
@@ -42,6 +48,7 @@ class CudaDevice : public Device {
   std::unique_ptr<CudaStream> default_stream_;
   std::mutex mu_;
   std::vector<std::weak_ptr<CudaHostErrorState>> host_errors_;
+  std::map<const void*, KernelResources> kernel_resources_;  // under mu_
   int next_stream_id_ = 1;
 };
 
