@@ -128,7 +128,7 @@ var opscope = window.opscope || (window.opscope = {});
     if (a.vector_width !== undefined) parts.push(`vector width ${a.vector_width}`);
     // A device kernel's resources, where its backend told them (cuda): what limits its occupancy.
     if (typeof a.registers_per_thread === 'number') parts.push(`${a.registers_per_thread} registers/thread`);
-    if (typeof a.shared_bytes_per_block === 'number') parts.push(`${opscope.formatBytes(a.shared_bytes_per_block)} shared/block`);
+    if (typeof a.shared_bytes_per_block === 'number') parts.push(`${count(a.shared_bytes_per_block)} B shared/block`);
     return parts.length ? parts.join(' · ') : null;
   }
 

@@ -325,6 +325,8 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
     assert.ok(details.includes(expected), `details show ${expected}: ${details}`);
   }
   assert.ok(!/compiled node|inserted by the compiler/.test(details), details);
+  // A device kernel's resources sit in its launch line; a host kernel has none.
+  assert.ok(details.includes('40 registers/thread · 1,536 B shared/block'), details);
   // One faster than the memory roof says so.
   const [fast, fi] = kernels.find(([e]) => e.args.efficiency > 1);
   await clickTask(page, (t) => t.index === fi);
@@ -335,7 +337,7 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   await clickTask(page, (t) => t.index === phase);
   const phaseDetails = await page.textContent('#details');
   assert.ok(phaseDetails.includes('phase' + events[phase].args.phase), phaseDetails);
-  assert.ok(!/efficiency|launch|bytes read/.test(phaseDetails), phaseDetails);
+  assert.ok(!/efficiency|launch|bytes read|registers/.test(phaseDetails), phaseDetails);
   await hoverTask(page, (t) => t.index === si);
   assert.match(await page.textContent('#tooltip'), /efficiency1\.0 %/);
 }
@@ -430,7 +432,13 @@ before(async () => {
   });
   const profileDir = path.join(work, 'profile');
   fs.mkdirSync(profileDir);
-  for (const f of ['timeline.json', 'roofline.svg']) fs.copyFileSync(path.join(fixtureDir, f), path.join(profileDir, f));
+  fs.copyFileSync(path.join(fixtureDir, 'roofline.svg'), path.join(profileDir, 'roofline.svg'));
+  // The fixture is a cpu profile; its first slow kernel is given what the cuda
+  // backend adds to a device kernel's args (no GPU here to record one).
+  const fixture = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'timeline.json'), 'utf8'));
+  Object.assign(fixture.traceEvents.find((e) => e.ph === 'X' && e.cat === 'kernel' && e.args.efficiency < 1).args,
+    {registers_per_thread: 40, shared_bytes_per_block: 1536});
+  fs.writeFileSync(path.join(profileDir, 'timeline.json'), JSON.stringify(fixture));
   runs.profile = readTimeline(profileDir);
   const diagnosisDir = path.join(work, 'diagnosis');
   fs.mkdirSync(diagnosisDir);
