@@ -313,9 +313,10 @@ TEST_P(DeviceConformance, RuntimeKernelsLoadOnceAndTellTheirResources) {
     auto k = dev_->LoadKernel("ptx", ".version 7.8", "any");
     ASSERT_FALSE(k.ok());
     EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented) << k.status().ToString();
-    const KernelResources r = dev_->DescribeKernel({.function = reinterpret_cast<const void*>(&IsCuda)});
+    const KernelResources r = dev_->DescribeKernel({.function = reinterpret_cast<const void*>(&IsCuda)}, {});
     EXPECT_EQ(r.registers_per_thread, -1);
     EXPECT_EQ(r.static_shared_bytes, -1);
+    EXPECT_EQ(r.occupancy, -1);
     return;
   }
 #ifdef OPSCOPE_HAVE_CUDA
@@ -323,8 +324,13 @@ TEST_P(DeviceConformance, RuntimeKernelsLoadOnceAndTellTheirResources) {
   ASSERT_OK_AND_ASSIGN(const void* affine, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_affine"));
   ASSERT_OK_AND_ASSIGN(const void* again, dev_->LoadKernel("ptx", kTestKernelsPtx, "opscope_test_affine"));
   EXPECT_EQ(affine, again) << "the same text and entry load once";
-  const KernelResources r = dev_->DescribeKernel({.function = affine});
+  const KernelResources r = dev_->DescribeKernel({.function = affine}, {.grid = {5}, .block = {64}});
   EXPECT_GT(r.registers_per_thread, 0);
+  // A few registers and no shared memory: blocks of 64 are limited by the SM's
+  // block slots or threads alone, never to none.
+  EXPECT_GE(r.active_blocks_per_sm, 1);
+  EXPECT_GT(r.occupancy, 0);
+  EXPECT_LE(r.occupancy, 1);
   EXPECT_LE(r.registers_per_thread, 255);
   EXPECT_EQ(r.static_shared_bytes, 0) << "the kernel declares no shared memory";
   EXPECT_GE(r.max_threads_per_block, 64) << "it is launched with 64 threads a block";

@@ -129,6 +129,9 @@ var opscope = window.opscope || (window.opscope = {});
     // A device kernel's resources, where its backend told them (cuda): what limits its occupancy.
     if (typeof a.registers_per_thread === 'number') parts.push(`${a.registers_per_thread} registers/thread`);
     if (typeof a.shared_bytes_per_block === 'number') parts.push(`${count(a.shared_bytes_per_block)} B shared/block`);
+    if (typeof a.occupancy === 'number') {
+      parts.push(`occupancy ${Math.round(a.occupancy * 100)}% (${a.active_blocks_per_sm} blocks/SM)`);
+    }
     return parts.length ? parts.join(' · ') : null;
   }
 

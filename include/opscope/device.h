@@ -62,12 +62,15 @@ struct DeviceKernel {
 };
 
 // What the backend's compiler gave one device kernel (cudaFuncGetAttributes
-// on cuda): what limits how many of its blocks share a multiprocessor.
-// -1: not known (a host kernel has neither).
+// on cuda), and what that allows one launch of it: how many of its blocks
+// share a multiprocessor (the driver's occupancy calculator), so how full the
+// multiprocessors' thread slots are. -1: not known (a host kernel has none).
 struct KernelResources {
   int registers_per_thread = -1;
   int64_t static_shared_bytes = -1;   // per block, declared in the kernel
   int max_threads_per_block = -1;     // the most this kernel can be launched with
+  int active_blocks_per_sm = -1;      // for the launch's block size and dynamic shared memory
+  double occupancy = -1;              // active threads / the SM's thread slots, in [0, 1]
 };
 
 // One launch, backend-neutral: a backend runs the body it can run (host or
@@ -148,9 +151,10 @@ class Device {
   // Unimplemented on a backend whose kernels are host functions.
   virtual StatusOr<const void*> LoadKernel(std::string_view language, const std::string& source,
                                            const std::string& entry);
-  // Registers and shared memory of a device kernel this backend runs; every
-  // field -1 where the backend cannot tell (the default, and every host kernel).
-  virtual KernelResources DescribeKernel(const DeviceKernel& kernel);
+  // Registers and shared memory of a device kernel this backend runs, and its
+  // occupancy when launched with `config`; every field -1 where the backend
+  // cannot tell (the default, and every host kernel).
+  virtual KernelResources DescribeKernel(const DeviceKernel& kernel, const LaunchConfig& config);
 
   virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
   virtual StatusOr<std::unique_ptr<Event>> CreateEvent() = 0;

@@ -176,7 +176,10 @@ struct KernelLaunchInfo {
   // -1 for host kernels and where the backend cannot tell.
   int registers_per_thread = -1;
   int64_t shared_bytes_per_block = -1;  // static + the launch's dynamic shared memory
-  // "32 registers/thread, 4096 B shared/block"; "" when neither is known.
+  int active_blocks_per_sm = -1;        // at this launch's block size
+  double occupancy = -1;                // active threads / the SM's thread slots
+  // "32 registers/thread, 4096 B shared/block, occupancy 50% (4 blocks/SM)";
+  // "" when none is known.
   std::string ResourcesText() const;
 };
 

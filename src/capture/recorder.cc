@@ -194,6 +194,8 @@ void Recorder::AfterLaunch(const LaunchRecord& rec) {
       out.vector_width = l.config.vector_width;
       out.registers_per_thread = l.registers_per_thread;
       out.shared_bytes_per_block = l.shared_bytes_per_block;
+      out.active_blocks_per_sm = l.active_blocks_per_sm;
+      out.occupancy = l.occupancy;
     }
     if (rec.start && rec.end) {
       if (rec.start->Query() && rec.end->Query()) {

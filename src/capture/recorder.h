@@ -55,7 +55,9 @@ struct LaunchEntry {
     int64_t block[3];
     int32_t vector_width;
     int32_t registers_per_thread;    // -1: a host kernel, or not known
+    int32_t active_blocks_per_sm;    // -1: likewise
     int64_t shared_bytes_per_block;  // -1: likewise
+    double occupancy;                // -1: likewise
   };
 
   uint64_t seq;

@@ -83,6 +83,7 @@ TEST(Recorder, KeepsEveryFieldOfADeviceLaunch) {
   EXPECT_EQ(e.launches[0].block[0], run->launches[0].config.block.x);
   EXPECT_EQ(e.launches[0].registers_per_thread, -1) << "a host kernel has no registers to tell";
   EXPECT_EQ(e.launches[0].shared_bytes_per_block, -1);
+  EXPECT_EQ(e.launches[0].occupancy, -1);
   ASSERT_TRUE(e.has_device_times());
   EXPECT_LE(e.device_start_ns, e.device_end_ns);
   EXPECT_GE(e.host_done_ns, e.host_enqueue_ns);

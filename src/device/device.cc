@@ -28,7 +28,7 @@ StatusOr<const void*> Device::LoadKernel(std::string_view language, const std::s
                             "'): its kernels are host functions");
 }
 
-KernelResources Device::DescribeKernel(const DeviceKernel&) { return {}; }
+KernelResources Device::DescribeKernel(const DeviceKernel&, const LaunchConfig&) { return {}; }
 
 Status Device::SetCheckedAllocation(bool on) {
   if (!on) return Status::Ok();

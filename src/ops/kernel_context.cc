@@ -33,14 +33,20 @@ std::string KernelLaunchInfo::ResourcesText() const {
   std::string s;
   if (registers_per_thread >= 0) s = std::to_string(registers_per_thread) + " registers/thread";
   if (shared_bytes_per_block >= 0) s += (s.empty() ? "" : ", ") + std::to_string(shared_bytes_per_block) + " B shared/block";
+  if (occupancy >= 0) {
+    s += (s.empty() ? "" : ", ") + std::string("occupancy ") + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) +
+         "% (" + std::to_string(active_blocks_per_sm) + " blocks/SM)";
+  }
   return s;
 }
 
 Status KernelContext::Launch(const KernelLaunch& kernel) {
   KernelLaunchInfo info{.name = kernel.name, .config = kernel.config};
   if (device_ != nullptr && kernel.device.function != nullptr && !device_->host_accessible()) {
-    const KernelResources r = device_->DescribeKernel(kernel.device);
+    const KernelResources r = device_->DescribeKernel(kernel.device, kernel.config);
     info.registers_per_thread = r.registers_per_thread;
+    info.active_blocks_per_sm = r.active_blocks_per_sm;
+    info.occupancy = r.occupancy;
     if (r.static_shared_bytes >= 0) {
       info.shared_bytes_per_block = r.static_shared_bytes + static_cast<int64_t>(kernel.device.shared_bytes);
     }

@@ -32,9 +32,13 @@ class TableDevice : public Device {
   bool host_accessible() const override { return false; }
   StatusOr<void*> Allocate(size_t) override { return UnimplementedError("no memory"); }
   void Free(void*) override {}
-  KernelResources DescribeKernel(const DeviceKernel& k) override {
+  KernelResources DescribeKernel(const DeviceKernel& k, const LaunchConfig& config) override {
     auto it = table.find(k.function);
-    return it == table.end() ? KernelResources{} : it->second;
+    if (it == table.end()) return {};
+    KernelResources r = it->second;
+    r.active_blocks_per_sm = static_cast<int>(2048 / config.block.count());  // threads bound it alone here
+    r.occupancy = static_cast<double>(r.active_blocks_per_sm) * config.block.count() / 2048;
+    return r;
   }
   StatusOr<std::unique_ptr<Stream>> CreateStream() override { return UnimplementedError("one stream"); }
   StatusOr<std::unique_ptr<Event>> CreateEvent() override { return UnimplementedError("no events"); }
@@ -60,17 +64,23 @@ TEST(KernelContextLaunch, KeepsTheDeviceKernelsResourcesAndNoneForHostKernels) {
   ASSERT_TRUE(ctx.Launch({.name = "a", .config = {.grid = {8}, .block = {128}},
                           .device = {.function = &kKernelA, .shared_bytes = 512}}).ok());
   ASSERT_TRUE(ctx.Launch({.name = "b", .device = {.function = &kKernelB}}).ok());  // the device cannot tell
-  EXPECT_EQ(dev.stream.launches, 2);
-  ASSERT_EQ(ctx.launches().size(), 2u);
+  // 3 blocks of 640 threads in 2048 slots: 94%.
+  ASSERT_TRUE(ctx.Launch({.name = "c", .config = {.block = {640}}, .device = {.function = &kKernelA}}).ok());
+  EXPECT_EQ(ctx.launches().back().ResourcesText(), "40 registers/thread, 1024 B shared/block, occupancy 94% (3 blocks/SM)");
+  EXPECT_EQ(dev.stream.launches, 3);
+  ASSERT_EQ(ctx.launches().size(), 3u);
   const KernelLaunchInfo& a = ctx.launches()[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.config.block.x, 128);
   EXPECT_EQ(a.registers_per_thread, 40);
   EXPECT_EQ(a.shared_bytes_per_block, 1024 + 512) << "static plus the launch's dynamic shared memory";
-  EXPECT_EQ(a.ResourcesText(), "40 registers/thread, 1536 B shared/block");
+  EXPECT_EQ(a.active_blocks_per_sm, 16) << "asked for the launch's own block size";
+  EXPECT_DOUBLE_EQ(a.occupancy, 1.0);
+  EXPECT_EQ(a.ResourcesText(), "40 registers/thread, 1536 B shared/block, occupancy 100% (16 blocks/SM)");
   const KernelLaunchInfo& b = ctx.launches()[1];
   EXPECT_EQ(b.registers_per_thread, -1);
   EXPECT_EQ(b.shared_bytes_per_block, -1);
+  EXPECT_EQ(b.occupancy, -1);
   EXPECT_EQ(b.ResourcesText(), "");
 }
 

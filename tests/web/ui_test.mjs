@@ -326,7 +326,7 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   }
   assert.ok(!/compiled node|inserted by the compiler/.test(details), details);
   // A device kernel's resources sit in its launch line; a host kernel has none.
-  assert.ok(details.includes('40 registers/thread · 1,536 B shared/block'), details);
+  assert.ok(details.includes('40 registers/thread · 1,536 B shared/block · occupancy 94% (3 blocks/SM)'), details);
   // One faster than the memory roof says so.
   const [fast, fi] = kernels.find(([e]) => e.args.efficiency > 1);
   await clickTask(page, (t) => t.index === fi);
@@ -437,7 +437,7 @@ before(async () => {
   // backend adds to a device kernel's args (no GPU here to record one).
   const fixture = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'timeline.json'), 'utf8'));
   Object.assign(fixture.traceEvents.find((e) => e.ph === 'X' && e.cat === 'kernel' && e.args.efficiency < 1).args,
-    {registers_per_thread: 40, shared_bytes_per_block: 1536});
+    {registers_per_thread: 40, shared_bytes_per_block: 1536, active_blocks_per_sm: 3, occupancy: 0.9375});
   fs.writeFileSync(path.join(profileDir, 'timeline.json'), JSON.stringify(fixture));
   runs.profile = readTimeline(profileDir);
   const diagnosisDir = path.join(work, 'diagnosis');

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "analysis/compare_json.h"
+#include "analysis/launch_resources_json.h"
 #include "analysis/profile/profile_json.h"
 #include "core/file_util.h"
 #include "core/text_format.h"
@@ -55,8 +56,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   nlohmann::json launches = nlohmann::json::array();
   for (const KernelLaunchInfo& l : r.launches) {
     launches.push_back({{"name", l.name}, {"config", l.config.ToString()}});
-    if (l.registers_per_thread >= 0) launches.back()["registers_per_thread"] = l.registers_per_thread;
-    if (l.shared_bytes_per_block >= 0) launches.back()["shared_bytes_per_block"] = l.shared_bytes_per_block;
+    AddLaunchResources(l, launches.back());
   }
   j["timing"] = {{"device_us", r.device_us >= 0 ? nlohmann::json(r.device_us) : nlohmann::json()},
                  {"runs", r.repeat_us.size()}, {"median_us", r.median_us()}, {"launches", launches}};

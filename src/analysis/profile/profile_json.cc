@@ -1,5 +1,6 @@
 #include "analysis/profile/profile_json.h"
 
+#include "analysis/launch_resources_json.h"
 #include "analysis/suspects/suspects_json.h"
 
 namespace opscope {
@@ -29,8 +30,7 @@ nlohmann::json OpProfileJson(const OpProfile& p) {
                         {"grid", {l.config.grid.x, l.config.grid.y, l.config.grid.z}},
                         {"block", {l.config.block.x, l.config.block.y, l.config.block.z}},
                         {"vector_width", l.config.vector_width}});
-    if (l.registers_per_thread >= 0) launches.back()["registers_per_thread"] = l.registers_per_thread;
-    if (l.shared_bytes_per_block >= 0) launches.back()["shared_bytes_per_block"] = l.shared_bytes_per_block;
+    AddLaunchResources(l, launches.back());
   }
   nlohmann::json cost = nullptr;
   if (p.cost) cost = {{"bytes_read", p.cost->bytes_read}, {"bytes_written", p.cost->bytes_written}, {"flops", p.cost->flops}};

@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/profile/timeline.h"
+#include "analysis/launch_resources_json.h"
 #include "core/text_format.h"
 
 namespace opscope {
@@ -35,17 +36,14 @@ nlohmann::json KernelArgs(const TimelineInput& in, const ProfiledCall& c) {
   for (int k = 0; k < e.num_launches; ++k) {
     const LaunchEntry::Launch& l = e.launches[k];
     launches.push_back({{"name", l.name}, {"grid", Dims(l.grid)}, {"block", Dims(l.block)}, {"vector_width", l.vector_width}});
-    // A device kernel's resources, where its backend told them (cuda): what
-    // limits its occupancy. Host kernels have none, and say nothing.
-    if (l.registers_per_thread >= 0) launches.back()["registers_per_thread"] = l.registers_per_thread;
-    if (l.shared_bytes_per_block >= 0) launches.back()["shared_bytes_per_block"] = l.shared_bytes_per_block;
+    AddLaunchResources(l, launches.back());
   }
   args["launches"] = launches;
   if (e.num_launches > 0) {  // the first launch's config at the top, where viewers look
     args["grid"] = launches[0]["grid"];
     args["block"] = launches[0]["block"];
     args["vector_width"] = launches[0]["vector_width"];
-    for (const char* k : {"registers_per_thread", "shared_bytes_per_block"}) {
+    for (const char* k : {"registers_per_thread", "shared_bytes_per_block", "active_blocks_per_sm", "occupancy"}) {
       if (launches[0].contains(k)) args[k] = launches[0][k];
     }
   }

@@ -81,6 +81,7 @@ StatusOr<std::unique_ptr<Device>> CudaDevice::Create(int ordinal) {
   dev->info_.compute_units = prop.multiProcessorCount;
   dev->info_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   dev->info_.max_threads_per_block = prop.maxThreadsPerBlock;
+  dev->max_threads_per_sm_ = prop.maxThreadsPerMultiProcessor;
   OPSCOPE_RETURN_IF_ERROR(DescribeSpecification(ordinal, prop, dev->info_));
 
   // The clock anchor: a base event recorded on an idle device, paired with the
@@ -140,11 +141,13 @@ StatusOr<const void*> CudaDevice::LoadKernel(std::string_view language, const st
   return LoadCudaKernelFromPtx(source, entry);
 }
 
-KernelResources CudaDevice::DescribeKernel(const DeviceKernel& kernel) {
+KernelResources CudaDevice::DescribeKernel(const DeviceKernel& kernel, const LaunchConfig& config) {
   if (kernel.function == nullptr) return {};
+  const int64_t threads = config.block.count();
+  const auto key = std::make_tuple(kernel.function, threads, kernel.shared_bytes);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = kernel_resources_.find(kernel.function);
+    auto it = kernel_resources_.find(key);
     if (it != kernel_resources_.end()) return it->second;
   }
   cudaFuncAttributes a{};
@@ -152,11 +155,20 @@ KernelResources CudaDevice::DescribeKernel(const DeviceKernel& kernel) {
     cudaGetLastError();  // not sticky: clear it, so the next call does not report it
     return {};
   }
-  const KernelResources r{.registers_per_thread = a.numRegs,
-                          .static_shared_bytes = static_cast<int64_t>(a.sharedSizeBytes),
-                          .max_threads_per_block = a.maxThreadsPerBlock};
+  KernelResources r{.registers_per_thread = a.numRegs,
+                    .static_shared_bytes = static_cast<int64_t>(a.sharedSizeBytes),
+                    .max_threads_per_block = a.maxThreadsPerBlock};
+  int blocks = 0;
+  if (threads >= 1 && threads <= a.maxThreadsPerBlock && max_threads_per_sm_ > 0 &&
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel.function, static_cast<int>(threads),
+                                                    kernel.shared_bytes) == cudaSuccess) {
+    r.active_blocks_per_sm = blocks;
+    r.occupancy = std::min(1.0, static_cast<double>(blocks) * threads / max_threads_per_sm_);
+  } else {
+    cudaGetLastError();  // a block the kernel cannot run with: its launch will say so
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  kernel_resources_.emplace(kernel.function, r);
+  kernel_resources_.emplace(key, r);
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -30,8 +31,10 @@ class CudaDevice : public Device {
   // "ptx" only (LoadCudaKernelFromPtx).
   StatusOr<const void*> LoadKernel(std::string_view language, const std::string& source,
                                    const std::string& entry) override;
-  // cudaFuncGetAttributes, asked once per kernel (it takes a cudaKernel_t as is).
-  KernelResources DescribeKernel(const DeviceKernel& kernel) override;
+  // cudaFuncGetAttributes, asked once per kernel (it takes a cudaKernel_t as
+  // is), and cudaOccupancyMaxActiveBlocksPerMultiprocessor once per block size
+  // and dynamic shared memory.
+  KernelResources DescribeKernel(const DeviceKernel& kernel, const LaunchConfig& config) override;
   StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   StatusOr<std::unique_ptr<Event>> CreateEvent() override;
   Stream& default_stream() override { return *default_stream_; }
@@ -48,7 +51,9 @@ class CudaDevice : public Device {
   std::unique_ptr<CudaStream> default_stream_;
   std::mutex mu_;
   std::vector<std::weak_ptr<CudaHostErrorState>> host_errors_;
-  std::map<const void*, KernelResources> kernel_resources_;  // under mu_
+  // Under mu_: by kernel, block threads and dynamic shared memory.
+  std::map<std::tuple<const void*, int64_t, size_t>, KernelResources> kernel_resources_;
+  int max_threads_per_sm_ = 0;
   int next_stream_id_ = 1;
 };
 
