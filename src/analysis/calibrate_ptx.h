@@ -25,12 +25,25 @@ namespace opscope {
 //   opscope_calibrate_fma_f64 (u32 steps, f64 never, u64 sink)      the same in float64
 //   opscope_calibrate_empty ()                                      the launch cost alone
 inline constexpr int kCalibrateFmaFlopsPerStep = 64;  // 32 FMAs of 2 FLOPs
+
+// Where a grid-stride loop starts and how far it steps, as u64 registers:
+// I = blockIdx.x * blockDim.x + threadIdx.x, S = gridDim.x * blockDim.x
+// (T: a u64 scratch register; %r1..%r3: b32 scratch the kernel declares).
+#define OPSCOPE_PTX_GRID_STRIDE(I, S, T)   \
+  "  mov.u32 %r1, %ctaid.x;\n"              \
+  "  mov.u32 %r2, %ntid.x;\n"               \
+  "  mov.u32 %r3, %tid.x;\n"                \
+  "  mul.wide.u32 " I ", %r1, %r2;\n"       \
+  "  cvt.u64.u32 " T ", %r3;\n"             \
+  "  add.u64 " I ", " I ", " T ";\n"        \
+  "  mov.u32 %r1, %nctaid.x;\n"             \
+  "  mul.wide.u32 " S ", %r1, %r2;\n"
+
 inline constexpr char kCalibratePtx[] = R"(
 .version 7.8
 .target sm_75
 .address_size 64
 
-// %rd4 = this thread's first index, %rd5 = the grid's thread count.
 .visible .entry opscope_calibrate_read(.param .u64 src, .param .u64 n, .param .f32 never, .param .u64 sink)
 {
   .reg .pred %p;
@@ -43,15 +56,9 @@ inline constexpr char kCalibratePtx[] = R"(
   ld.param.u64 %rd3, [sink];
   cvta.to.global.u64 %rd1, %rd1;
   cvta.to.global.u64 %rd3, %rd3;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd4, %r1, %r2;
-  cvt.u64.u32 %rd6, %r3;
-  add.u64 %rd4, %rd4, %rd6;
-  mov.u32 %r1, %nctaid.x;
-  mul.wide.u32 %rd5, %r1, %r2;
-  mov.f32 %f1, 0f00000000;
+)"
+    OPSCOPE_PTX_GRID_STRIDE("%rd4", "%rd5", "%rd6")
+R"(  mov.f32 %f1, 0f00000000;
   mov.f32 %f2, 0f00000000;
   mov.f32 %f3, 0f00000000;
   mov.f32 %f4, 0f00000000;
@@ -89,15 +96,9 @@ DONE:
   ld.param.u64 %rd2, [n];
   ld.param.f32 %f1, [value];
   cvta.to.global.u64 %rd1, %rd1;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd4, %r1, %r2;
-  cvt.u64.u32 %rd6, %r3;
-  add.u64 %rd4, %rd4, %rd6;
-  mov.u32 %r1, %nctaid.x;
-  mul.wide.u32 %rd5, %r1, %r2;
-  setp.ge.u64 %p, %rd4, %rd2;
+)"
+    OPSCOPE_PTX_GRID_STRIDE("%rd4", "%rd5", "%rd6")
+R"(  setp.ge.u64 %p, %rd4, %rd2;
   @%p bra DONE;
 LOOP:
   shl.b64 %rd6, %rd4, 4;
@@ -121,15 +122,9 @@ DONE:
   ld.param.u64 %rd3, [n];
   cvta.to.global.u64 %rd1, %rd1;
   cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd4, %r1, %r2;
-  cvt.u64.u32 %rd6, %r3;
-  add.u64 %rd4, %rd4, %rd6;
-  mov.u32 %r1, %nctaid.x;
-  mul.wide.u32 %rd5, %r1, %r2;
-  setp.ge.u64 %p, %rd4, %rd3;
+)"
+    OPSCOPE_PTX_GRID_STRIDE("%rd4", "%rd5", "%rd6")
+R"(  setp.ge.u64 %p, %rd4, %rd3;
   @%p bra DONE;
 LOOP:
   shl.b64 %rd6, %rd4, 4;
@@ -158,15 +153,9 @@ DONE:
   cvta.to.global.u64 %rd1, %rd1;
   cvta.to.global.u64 %rd2, %rd2;
   cvta.to.global.u64 %rd3, %rd3;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd5, %r1, %r2;
-  cvt.u64.u32 %rd7, %r3;
-  add.u64 %rd5, %rd5, %rd7;
-  mov.u32 %r1, %nctaid.x;
-  mul.wide.u32 %rd6, %r1, %r2;
-  setp.ge.u64 %p, %rd5, %rd4;
+)"
+    OPSCOPE_PTX_GRID_STRIDE("%rd5", "%rd6", "%rd7")
+R"(  setp.ge.u64 %p, %rd5, %rd4;
   @%p bra DONE;
 LOOP:
   shl.b64 %rd7, %rd5, 4;
@@ -254,5 +243,6 @@ R"(
 )";
 #undef OPSCOPE_CALIBRATE_FMA_8
 #undef OPSCOPE_CALIBRATE_FMA_PTX
+#undef OPSCOPE_PTX_GRID_STRIDE
 
 }  // namespace opscope
