@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/calibrate_ptx.h"
 #include "device/cpu/cpu_info.h"
 #include "opscope/device.h"
-#include "analysis/calibrate_ptx.h"
 #include "opscope/npy.h"
 
 namespace opscope {
