@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/text_distance.h"
 #include "core/text_format.h"
 #include "graph/runtime/captured_run.h"
 #include "graph/runtime/node_path.h"
@@ -159,7 +160,10 @@ Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out
     return Status::Ok();
   }
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun run, graph::LoadCapture(flags.dir));
-  out << "model " << run.model.path << "  tasks " << run.schedule.tasks.size() << "\n\n";
+  out << "model " << run.model.path << "  tasks " << run.schedule.tasks.size() << "\n";
+  // Shown, never loaded: the folder may come from someone else (captured_run.h).
+  if (!run.plugins.empty()) out << "plugins the run loaded (not loaded here): " << JoinStrings(run.plugins, ", ") << "\n";
+  out << "\n";
   PrintTables(run.schedule, flags.top, out, &run);
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_util.h"
 #include "core/json_field.h"
 #include "graph/onnx_import.h"
 #include "graph/runtime/mapping.h"
@@ -15,7 +16,6 @@
 #include "graph/runtime/task_suspects.h"
 #include "graph/runtime/task_roofline.h"
 #include "graph/runtime/trace_json.h"
-#include "opscope/plugin.h"
 #include "opscope/npy.h"
 #include "core/text_distance.h"
 
@@ -125,7 +125,7 @@ RoofPeaks PeaksFromJson(const JsonField& j) {
 }
 
 // The run's fields are read and checked before anything is done with them
-// (plugins loaded, the model imported); the tasks' once the model is
+// (the model imported); the tasks' once the model is
 // scheduled again to line them up with.
 StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, const std::string& file,
                                    const RunIdentity& identity) {
@@ -171,13 +171,14 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (fingerprint != model_fingerprint) {
     return InvalidArgumentError(file + ": the model " + model_path + " changed since the run (run it again)");
   }
-  for (const std::string& plugin : run.plugins) {
-    auto p = LoadPlugin(plugin);
-    if (!p.ok()) return std::move(p).status().WithContext(file + ": plugin");
-  }
+  // The plugins the run loaded are shown, never loaded: a folder is data that
+  // someone may have sent, and no path in it names code this process runs.
+  // Nothing is executed here; a node whose op no loaded plugin defines is
+  // scheduled all the same, its times being the captured ones.
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
   OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
-  OPSCOPE_ASSIGN_OR_RETURN(run.schedule, ScheduleGraph(run.model.compiled, {.compute_streams = streams}));
+  OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
+                           ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
   if (task_count != run.schedule.tasks.size()) {
     return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
                                 std::to_string(run.schedule.tasks.size()));
@@ -246,10 +247,11 @@ Status WriteCapture(const CapturedRun& run) {
 StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
   const std::string file = dir + "/" + kCaptureFile;
   if (!std::filesystem::is_directory(dir)) return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
-  if (!std::filesystem::exists(file)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
     return NotFoundError(file + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir + "`)");
   }
-  OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+  OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFolderFile(dir, kCaptureFile));  // never through a link
   // Every run file beside it must be of the same run: a rerun killed half way
   // leaves the new model's graph.json beside the old one's capture.json.
   OPSCOPE_ASSIGN_OR_RETURN(RunIdentity identity, CheckRunFolder(dir, {{kCaptureFile, &text}}));

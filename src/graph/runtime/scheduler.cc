@@ -28,7 +28,7 @@ int ConsumerNodeCount(const Graph& g, const Node& producer) {
 
 class Builder {
  public:
-  Builder(const Graph& g, int compute_streams) : g_(g), load_(compute_streams, 0) {
+  Builder(const Graph& g, int compute_streams, bool replay) : g_(g), replay_(replay), load_(compute_streams, 0) {
     s_.compute_streams = compute_streams;
     s_.copy_stream = compute_streams;
   }
@@ -47,7 +47,7 @@ class Builder {
     }
     for (const Node& n : g_.nodes()) {
       if (IsFoldedConstantNode(g_, n)) continue;
-      if (!n.executable) {
+      if (!n.executable && !replay_) {
         return FailedPreconditionError("node '" + n.name + "' (" + n.op_type + ") cannot run: " +
                                        n.not_executable_reason);
       }
@@ -127,6 +127,7 @@ class Builder {
   }
 
   const Graph& g_;
+  const bool replay_;
   Schedule s_;
   std::vector<int> load_;
   std::unordered_map<std::string, int64_t> producer_task_;
@@ -139,7 +140,7 @@ StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& o
     return InvalidArgumentError("--streams: expected 1 to 64 compute streams, got " +
                                 std::to_string(options.compute_streams));
   }
-  Builder b(compiled, options.compute_streams);
+  Builder b(compiled, options.compute_streams, options.replay);
   OPSCOPE_RETURN_IF_ERROR(b.Build());
   return b.Take();
 }

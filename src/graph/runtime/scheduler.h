@@ -41,6 +41,10 @@ struct ScheduledTask {
 
 struct ScheduleOptions {
   int compute_streams = 1;
+  // A schedule rebuilt to line up a captured run's tasks (LoadCapture), never
+  // executed: a node that cannot run here (its plugin is not loaded) is a task
+  // all the same, where a schedule to execute refuses it.
+  bool replay = false;
 };
 
 struct Schedule {
