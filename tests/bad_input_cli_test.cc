@@ -267,15 +267,18 @@ TEST(NonRegularOutput, FifoNobodyReadsIsRefused) {
   for (const auto& e : fs::directory_iterator(dir.path())) EXPECT_EQ(e.path(), fifo) << "left behind";
 }
 
-TEST(NonRegularOutput, SymlinkIsFollowedAndKept) {
+// A link at the output path is replaced, never followed (issue 22): a folder
+// someone sent may hold report.json -> ~/.ssh/authorized_keys.
+TEST(NonRegularOutput, SymlinkIsReplacedNeverFollowed) {
   TempDir dir;
   const fs::path target = dir.path() / "real.json", link = dir.path() / "link.json";
   WriteBytes(target, "old");
   fs::create_symlink(target, link);
   ToolResult r = Shell(kBin + "ops-debug run --op Relu --input-shapes '[4]' --report " + Q(link));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_TRUE(Contains(Slurp(target), "opscope.report/1"));
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_TRUE(Contains(Slurp(link), "opscope.report/1"));
+  EXPECT_EQ(Slurp(target), "old");
 }
 
 }  // namespace

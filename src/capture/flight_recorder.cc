@@ -82,7 +82,15 @@ StatusOr<std::shared_ptr<FlightRecorder>> FlightRecorder::Open(const std::string
                                 std::to_string(options.slots));
   }
   const size_t bytes = FlightRingBytes(options.slots);
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file of our own, never one that is there already: O_EXCL with
+  // O_NOFOLLOW neither truncates what a link planted at the path points at
+  // nor shares a ring with another process. Whoever asks for a ring removes an
+  // earlier one first (diagnose, the race check).
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    return FailedPreconditionError(path + ": cannot create the flight recorder's ring: something is there already "
+                                   "(another process's ring, or a link): never written through");
+  }
   if (fd < 0) return InvalidArgumentError(path + ": cannot create the flight recorder's ring: " + std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     int e = errno;

@@ -13,7 +13,7 @@
 namespace opscope {
 
 StatusOr<FlightRingData> ReadFlightRing(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return NotFoundError(path + ": cannot open the flight recorder's ring: " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < sizeof(RingHeader)) {

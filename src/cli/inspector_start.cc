@@ -4,6 +4,7 @@
 
 #include "capture/session.h"
 #include "cli/flag_parsing.h"
+#include "core/file_util.h"
 
 namespace opscope::cli {
 namespace {
@@ -37,14 +38,10 @@ CLI::App* AddInspectorStart(CLI::App& app, InspectorStartFlags& flags) {
 }
 
 Status RunInspectorStart(const InspectorStartFlags& flags, std::ostream& out) {
+  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(flags.output_dir, "--output-dir"));
   std::error_code ec;
   const fs::path dir = fs::absolute(flags.output_dir, ec);
   if (ec) return InvalidArgumentError("--output-dir " + flags.output_dir + ": " + ec.message());
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return InvalidArgumentError("--output-dir " + flags.output_dir + ": cannot create the folder (" +
-                                (ec ? ec.message() : std::string("a file is in the way")) + ")");
-  }
   const int cleared = ClearEarlierSession(dir);
   Status written = WriteSessionConfig(
       {.dir = dir.string(), .graph = flags.enable_graph, .runtime = flags.enable_runtime});

@@ -72,10 +72,13 @@ Status InputTooLarge(const std::string& path, uint64_t bytes) {
                               " an input may have (OPSCOPE_MAX_INPUT_BYTES; default: this machine's memory)");
 }
 
-StatusOr<InputFile> InputFile::Open(const std::string& path) {
+StatusOr<InputFile> InputFile::Open(const std::string& path, bool follow_links) {
   // O_NONBLOCK: opening a FIFO without a writer would otherwise wait forever;
   // it is refused below, and reads of a regular file never block anyway.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
+  if (fd < 0 && errno == ELOOP && !follow_links) {
+    return InvalidArgumentError("'" + path + "' is a symbolic link, expected a regular file of its folder");
+  }
   if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -115,8 +118,10 @@ StatusOr<size_t> InputFile::Read(void* dst, size_t n) {
   return done;
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
+namespace {
+
+StatusOr<std::string> ReadWhole(InputFile f) {
+  const std::string& path = f.path();
   std::string out;
   if (f.size() >= 0) {
     out.resize(static_cast<size_t>(f.size()));
@@ -133,6 +138,51 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     if (got < sizeof(chunk)) break;
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(path));
+  return ReadWhole(std::move(f));
+}
+
+StatusOr<std::string> ReadFolderFile(const std::string& dir, const std::string& name) {
+  OPSCOPE_ASSIGN_OR_RETURN(InputFile f, InputFile::Open(dir + "/" + name, /*follow_links=*/false));
+  return ReadWhole(std::move(f));
+}
+
+Status MakeOutputDir(const std::string& dir, const std::string& what) {
+  if (dir.empty()) return InvalidArgumentError(what + ": an empty folder name");
+  namespace fs = std::filesystem;
+  const fs::path path(dir);
+  fs::path at;
+  const auto last = std::prev(path.end());
+  for (auto it = path.begin(); it != path.end(); ++it) {
+    at /= *it;
+    if (it->empty() || *it == "/" || *it == "." || *it == "..") continue;
+    if (path.is_absolute() && it != last && !(it == std::prev(last) && last->empty())) continue;
+    struct stat st;
+    if (::lstat(at.c_str(), &st) != 0) break;  // missing: created below, by us, as a folder
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      const fs::path to = fs::read_symlink(at, ec);
+      return InvalidArgumentError(what + " " + dir + ": '" + at.string() + "' is a symbolic link" +
+                                  (ec ? "" : " (to " + to.string() + ")") +
+                                  ", expected a folder: the tools never write through one");
+    }
+    if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(what + " " + dir + ": '" + at.string() + "' is not a folder");
+  }
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return InvalidArgumentError(what + " " + dir + ": cannot create it: " + ec.message());
+  // Created by us a moment ago, or checked above: still no link (a race with
+  // another process making one in between is refused here).
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return InvalidArgumentError(what + " " + dir + ": not a folder");
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -163,9 +213,11 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& tmp) {
 // A target that is a character device or a FIFO is written as a shell's `>`
 // would: opened and written, never renamed over (`--report /dev/null` run as
 // root must not replace /dev/null with a regular file).
-Status WriteThrough(const std::string& path, const std::vector<std::string_view>& parts) {
+Status WriteThrough(const std::string& path, const std::vector<std::string_view>& parts, bool follow_link) {
   // O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of hanging.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  // O_NOFOLLOW unless the link was judged one to follow: what was a device a
+  // moment ago may be a link by now.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow_link ? 0 : O_NOFOLLOW));
   if (fd < 0) {
     if (errno == ENXIO) return FailedPreconditionError("cannot write '" + path + "': a FIFO that no process reads");
     return ErrnoStatus(errno, "cannot open", path);
@@ -197,29 +249,24 @@ std::string_view TempTarget(std::string_view name) {
   return name.substr(1, at - 1);
 }
 
+// A path only the user types names a device through a link: /dev/stdout,
+// /dev/fd/N, /proc/self/fd/N. Nowhere else is a link followed.
+bool IsDeviceLinkPath(const std::string& path) { return path.starts_with("/dev/") || path.starts_with("/proc/"); }
+
 }  // namespace
 
-Status WriteFileAtomicParts(const std::string& path_in, const std::vector<std::string_view>& parts) {
-  if (path_in.empty()) return InvalidArgumentError("cannot write a file with an empty path");
-  std::string path = path_in;
+Status WriteFileAtomicParts(const std::string& path, const std::vector<std::string_view>& parts) {
+  if (path.empty()) return InvalidArgumentError("cannot write a file with an empty path");
   struct stat target;
-  if (::lstat(path.c_str(), &target) == 0 && S_ISLNK(target.st_mode)) {
-    // A symbolic link is followed, as a plain write would: its target gets the
-    // new contents (atomically when it is a regular file) and the link stays.
+  const bool exists = ::lstat(path.c_str(), &target) == 0;
+  if (exists && S_ISLNK(target.st_mode) && IsDeviceLinkPath(path)) {
     struct stat followed;
-    if (::stat(path.c_str(), &followed) != 0) {
-      return FailedPreconditionError("cannot write '" + path + "': a symbolic link to a missing file");
+    if (::stat(path.c_str(), &followed) == 0 && (S_ISCHR(followed.st_mode) || S_ISFIFO(followed.st_mode))) {
+      return WriteThrough(path, parts, /*follow_link=*/true);
     }
-    if (!S_ISREG(followed.st_mode)) return S_ISCHR(followed.st_mode) || S_ISFIFO(followed.st_mode)
-                                                ? WriteThrough(path, parts)
-                                                : InvalidArgumentError("cannot write '" + path + "': it is " +
-                                                                       FileKind(followed.st_mode) +
-                                                                       ", expected a regular file");
-    char resolved[PATH_MAX];
-    if (::realpath(path.c_str(), resolved) == nullptr) return ErrnoStatus(errno, "cannot resolve the link", path);
-    path = resolved;
-  } else if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
-    if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode)) return WriteThrough(path, parts);
+  }
+  if (exists && !S_ISREG(target.st_mode) && !S_ISLNK(target.st_mode)) {
+    if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode)) return WriteThrough(path, parts, /*follow_link=*/false);
     if (S_ISDIR(target.st_mode)) return InvalidArgumentError("cannot write '" + path + "': it names a folder, expected a file");
     return InvalidArgumentError("cannot write '" + path + "': it is " + FileKind(target.st_mode) +
                                 ", expected a regular file");
@@ -239,8 +286,8 @@ Status WriteFileAtomicParts(const std::string& path_in, const std::vector<std::s
     ::unlink(tmp.c_str());
     return std::move(st).WithContext(path);
   };
-  struct stat existing;
-  mode_t mode = ::stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : DefaultFileMode();
+  // A regular file keeps its mode; a link (replaced) or a new file gets the default.
+  const mode_t mode = exists && S_ISREG(target.st_mode) ? (target.st_mode & 07777) : DefaultFileMode();
   if (::fchmod(fd, mode) != 0) return fail(ErrnoStatus(errno, "cannot set the mode of", tmp));
   for (std::string_view part : parts) {
     Status st = WriteAll(fd, part, tmp);
@@ -252,8 +299,9 @@ Status WriteFileAtomicParts(const std::string& path_in, const std::vector<std::s
     ::unlink(tmp.c_str());
     return ErrnoStatus(err, "cannot close", tmp).WithContext(path);
   }
-  // Checked again just before the rename: what appeared meanwhile is not ours either.
-  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+  // Checked again just before the rename: what appeared meanwhile is not ours
+  // either (a link is fine: rename replaces the link itself).
+  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) && !S_ISLNK(target.st_mode)) {
     ::unlink(tmp.c_str());
     return InvalidArgumentError("cannot write '" + path + "': it became " + FileKind(target.st_mode) +
                                 " while being written, expected a regular file");

@@ -16,14 +16,31 @@
 namespace opscope {
 
 // Every write names its target: a regular file (or a missing one) is replaced
-// through a temporary file and a rename; a symbolic link is followed (the link
-// stays, its target is replaced); a character device or a FIFO is opened and
-// written through (a FIFO nobody reads is refused, never waited on); anything
-// else is refused. Nothing but a regular file is ever renamed over.
+// through a temporary file and a rename; so is a symbolic link, never followed:
+// a folder someone sent may hold `report.html -> ~/.ssh/authorized_keys`, and
+// the link is what gets replaced, its target is left alone. A character device
+// or a FIFO is opened and written through (a FIFO nobody reads is refused,
+// never waited on), as is a link under /dev/ or /proc/ to one (/dev/stdout,
+// /dev/fd/N: a path only the user types); anything else is refused.
 //
 // Like WriteFileAtomic, for content held in several pieces (a header and a
 // tensor's own buffer), so large tensors are written without a joined copy.
 Status WriteFileAtomicParts(const std::string& path, const std::vector<std::string_view>& parts);
+
+// Creates the output folder `dir` with its missing parents, as `what` (the
+// flag or field it came from, for messages) names it. A folder the path passes
+// through that is a symbolic link is refused, naming the link: a cloned
+// repository or a folder someone sent holding `diagnose -> ~/.ssh` must not
+// send what the tools write somewhere else. Every component of a relative path
+// is checked (it lies in the current folder, which may be such a folder); of
+// an absolute one, the last (/var/run is a link on Debian, and the user typed
+// the whole path).
+Status MakeOutputDir(const std::string& dir, const std::string& what);
+
+// Opens `name` inside `dir` for reading like InputFile::Open, refusing a
+// symbolic link there (O_NOFOLLOW): a file of a folder is read only from the
+// folder, however the folder changes while a tool reads it.
+StatusOr<std::string> ReadFolderFile(const std::string& dir, const std::string& name);
 
 // The most bytes one input file may hold: OPSCOPE_MAX_INPUT_BYTES, else the
 // machine's physical memory. Checked before reading, so a huge file (or an
@@ -44,7 +61,8 @@ int RemoveStaleTempFiles(const std::string& dir, const std::function<bool(std::s
 // and a FIFO would block.
 class InputFile {
  public:
-  static StatusOr<InputFile> Open(const std::string& path);
+  // follow_links false: a symbolic link at `path` is refused (O_NOFOLLOW).
+  static StatusOr<InputFile> Open(const std::string& path, bool follow_links = true);
   // size_ too: dropping it made every file look like a stream of unknown size,
   // so declared sizes were trusted before the file size was checked.
   InputFile(InputFile&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)), size_(o.size_) { o.fd_ = -1; }

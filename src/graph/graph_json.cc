@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/file_util.h"
 #include "graph/graph_layout.h"
 #include "opscope/npy.h"
 
@@ -166,9 +167,7 @@ Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, con
 }
 
 Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m, const RunIdentity& run) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgumentError("--dump-passes " + dir + ": cannot create the folder (" + ec.message() + ")");
+  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "--dump-passes"));
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%02d_", pass.index);
   json j = {{"schema", kGraphSchema},

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
+#include "core/file_util.h"
 #include "core/text_format.h"
 #include "graph/graph_json.h"
 #include "graph/onnx_import.h"
@@ -142,30 +146,39 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
 
 // Where the race check's scratch ring goes: OUT/.flight.ring, beside the
 // outputs it is judged for (a run's own folder, so concurrent runs never share
-// one), or a per-process file in the temp folder for a run that writes
-// nothing. The executor removes it once judged. A folder created for it is
-// removed again unless the run succeeds: nothing is left by a failed run.
+// one), or a private folder of its own in the temp folder (mkdtemp: no
+// predictable name another user could plant a link at) for a run that writes
+// nothing. The executor removes the ring once judged. A folder created for it
+// is removed again unless the run succeeds: nothing is left by a failed run.
 class ScratchRing {
  public:
   explicit ScratchRing(const std::string& output_dir) {
+    std::error_code ec;
     if (output_dir.empty()) {
-      static std::atomic<int> n{0};
-      path_ = (std::filesystem::temp_directory_path() /
-               ("opscope-race-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".ring"))
-                  .string();
+      std::string dir = (std::filesystem::temp_directory_path(ec) / "opscope-race-XXXXXX").string();
+      if (::mkdtemp(dir.data()) == nullptr) {
+        error_ = "race check: cannot make a private folder " + dir + ": " + std::strerror(errno);
+        return;
+      }
+      created_ = dir;
+      temp_ = true;
+      path_ = dir + "/" + graph::kRaceRingFile;
       return;
     }
-    std::error_code ec;
-    if (!std::filesystem::exists(output_dir, ec)) {
-      created_ = std::filesystem::create_directories(output_dir, ec) ? output_dir : "";
-      if (ec) error_ = "--output-dir " + output_dir + ": cannot create it (" + ec.message() + ")";
+    const bool existed = std::filesystem::exists(output_dir, ec);
+    if (Status made = MakeOutputDir(output_dir, "--output-dir"); !made.ok()) {
+      error_ = made.message();
+      return;
     }
+    if (!existed) created_ = output_dir;
     path_ = output_dir + "/" + graph::kRaceRingFile;
+    // A ring (or a link) an earlier run left: the recorder makes its own anew (O_EXCL).
+    std::filesystem::remove(path_, ec);
   }
   ~ScratchRing() {
     std::error_code ec;
-    std::filesystem::remove(path_, ec);
-    if (!keep_folder_ && !created_.empty()) std::filesystem::remove(created_, ec);  // only if still empty
+    if (!path_.empty()) std::filesystem::remove(path_, ec);
+    if ((!keep_folder_ || temp_) && !created_.empty()) std::filesystem::remove(created_, ec);  // only if still empty
   }
   Status status() const { return error_.empty() ? Status::Ok() : InvalidArgumentError(error_); }
   const std::string& path() const { return path_; }
@@ -173,6 +186,7 @@ class ScratchRing {
 
  private:
   std::string path_, created_, error_;
+  bool temp_ = false;
   bool keep_folder_ = false;
 };
 
@@ -248,9 +262,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   report.outputs = std::move(result.outputs);
   report.race_check = std::move(result.race_check);
   if (!r.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(r.output_dir, ec);
-    if (ec) return InvalidArgumentError("--output-dir " + r.output_dir + ": cannot create it (" + ec.message() + ")");
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "--output-dir"));
     // The previous run's files go before any of this run's is written, and
     // capture.json is written last: a kill at any point leaves either the old
     // run whole or files that readers refuse (run_identity.h).

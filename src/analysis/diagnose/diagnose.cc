@@ -19,6 +19,7 @@
 #include "analysis/diagnose/symbolize.h"
 #include "analysis/static_check/static_check.h"
 #include "capture/flight_recorder.h"
+#include "core/file_util.h"
 #include "core/text_format.h"
 #include "opscope/diagnose.h"
 
@@ -74,9 +75,7 @@ std::map<std::string, std::string> RelevantEnvironment(const std::vector<std::pa
 }
 
 Status CheckOutputDir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return InvalidArgumentError("--output-dir " + dir + ": cannot create it: " + ec.message());
+  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "--output-dir"));
   if (!fs::is_directory(dir)) return InvalidArgumentError("--output-dir " + dir + ": not a directory");
   if (access(dir.c_str(), W_OK) != 0) {
     return InvalidArgumentError("--output-dir " + dir + ": not writable: " + std::strerror(errno));

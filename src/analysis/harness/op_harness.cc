@@ -14,6 +14,7 @@
 #include "analysis/harness/repro.h"
 #include "capture/dispatcher.h"
 #include "capture/op_instance.h"
+#include "core/file_util.h"
 #include "core/text_format.h"
 #include "opscope/harness.h"
 #include "opscope/npy.h"
@@ -259,9 +260,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   }
   for (const auto& [dir, flag] : {std::pair{f.save_outputs, "--save-outputs"}, std::pair{f.repro_dir, "--repro-dir"}}) {
     if (dir.empty()) continue;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return InvalidArgumentError(std::string(flag) + ": cannot create folder " + dir + ": " + ec.message());
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, flag));
   }
 
   OpRunReport report;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "opscope/calibrate.h"
+#include "core/file_util.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
 #include "opscope/plugin.h"
@@ -211,9 +212,8 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   auto save = [&]() -> Status {
     if (r.cache_file.empty()) return Status::Ok();
     if (!written) {
-      std::error_code ec;
       const std::filesystem::path parent = std::filesystem::path(r.cache_file).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+      if (!parent.empty()) OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(parent.string(), "sweep cache folder"));
     }
     written = true;
     return WriteFileAtomic(r.cache_file, SweepJson(report));

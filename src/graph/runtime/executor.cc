@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "capture/dispatcher.h"
+#include "core/file_util.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/session_graph.h"
 #include "opscope/fill.h"
@@ -316,9 +317,7 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   result.median_iteration = MedianIteration(result.iterations);
   RestoreIteration(schedule, result.iterations[result.median_iteration]);
   if (!options.save_outputs_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.save_outputs_dir, ec);
-    if (ec) return InvalidArgumentError("--save-outputs: cannot create '" + options.save_outputs_dir + "': " + ec.message());
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(options.save_outputs_dir, "--save-outputs"));
     for (const auto& [name, t] : result.outputs) {
       std::string path = (std::filesystem::path(options.save_outputs_dir) / OutputFileName(name)).string();
       OPSCOPE_RETURN_IF_ERROR(WriteNpy(path, t).WithContext("--save-outputs"));

@@ -1,5 +1,6 @@
 #include "graph/runtime/run_identity.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,6 +237,12 @@ bool IsPassDumpName(std::string_view name) {
   return std::regex_match(name.begin(), name.end(), pass);
 }
 
+// A file of a run folder: never through a link (run_identity.h).
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  const fs::path p(path);
+  return ReadFolderFile(p.parent_path().empty() ? "." : p.parent_path().string(), p.filename().string());
+}
+
 bool IsRegularFile(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -243,7 +250,7 @@ bool IsRegularFile(const std::string& path) {
 
 // A --dump-passes file of ours: a graph.json-schema file with a "pass" member.
 bool IsOurPassDump(const std::string& path) {
-  StatusOr<std::string> text = ReadFile(path);
+  StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return false;
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && StringMember(j, "schema") == "opscope.graph/1" && j.contains("pass");
@@ -283,17 +290,23 @@ StatusOr<std::optional<RunIdentity>> FindRunFileIdentity(const std::string& path
   const std::string name = fs::path(path).filename().string();
   if (name == "roofline.svg") {
     if (text) return SvgIdentity(path, *text);
-    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadFile(path));
+    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadWholeFile(path));
     return SvgIdentity(path, svg);
   }
   IdentitySax sax(/*whole=*/text != nullptr);
   if (text) {
     json::sax_parse(*text, &sax);
   } else {
-    // ReadFile's checks (a regular file, not too large) without reading it whole.
-    OPSCOPE_RETURN_IF_ERROR(InputFile::Open(path).status());
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return ErrnoStatus(errno, "cannot open", path);
+    // ReadFile's checks (a regular file, not too large) without reading it
+    // whole; a run folder's file is never read through a link (run_identity.h).
+    OPSCOPE_RETURN_IF_ERROR(InputFile::Open(path, /*follow_links=*/false).status());
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "rb");
+    if (!f) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      return ErrnoStatus(err, "cannot open", path);
+    }
     json::sax_parse(f, &sax);
     std::fclose(f);
   }
@@ -324,7 +337,8 @@ StatusOr<RunIdentity> CheckRunFolder(const std::string& dir, const std::map<std:
     const std::string path = dir + "/" + name;
     const auto given = texts.find(name);
     std::error_code ec;
-    if (given == texts.end() && !fs::is_regular_file(path, ec)) continue;
+    // A link where a run file belongs is read (and refused), not skipped.
+    if (given == texts.end() && !fs::exists(fs::symlink_status(path, ec))) continue;
     OPSCOPE_ASSIGN_OR_RETURN(RunIdentity id,
                              ReadRunFileIdentity(path, given == texts.end() ? nullptr : given->second));
     if (!first) {
@@ -364,6 +378,8 @@ Status ClearRunFolder(const std::string& dir) {
   }
   const std::string passes = dir + "/" + kPassesDir;
   std::error_code ec;
+  // A passes/ that is a link is not ours to clean (WritePassDump refuses it).
+  if (fs::is_symlink(fs::symlink_status(passes, ec))) return Status::Ok();
   for (const auto& entry : fs::directory_iterator(passes, ec)) {
     const std::string path = entry.path().string();
     if (!IsPassDumpName(entry.path().filename().string()) || !IsRegularFile(path) || !IsOurPassDump(path)) continue;

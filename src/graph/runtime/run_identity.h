@@ -71,9 +71,10 @@ int RemoveRunTempFiles(const std::string& dir);
 
 // Before a run writes into `dir`: RemoveRunTempFiles, then the files of the
 // previous run that this one replaces, capture.json first (regular files
-// only: a symbolic link, a FIFO or a device named like a run file is the
-// user's, and is written through as before), and the previous run's
-// --dump-passes files (only those that are opscope's own pass dumps). A kill
+// only: a FIFO or a device named like a run file is the user's, and is
+// written through as before; a symbolic link is replaced by the new file,
+// never followed), and the previous run's --dump-passes files (only those
+// that are opscope's own pass dumps, in a passes/ that is no link). A kill
 // from here on leaves files that readers refuse (missing, or of two runs),
 // never a mix they would read as one run.
 Status ClearRunFolder(const std::string& dir);

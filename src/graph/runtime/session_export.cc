@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "core/file_util.h"
 #include "core/json_field.h"
 #include "graph/runtime/session_graph.h"
 #include "graph/runtime/summary.h"
@@ -48,7 +49,9 @@ bool ParseRecordName(const std::string& name, const std::string& prefix, int num
 }
 
 StatusOr<json> ReadRecord(const fs::path& path, const char* schema) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  // A session folder's record, never read through a link planted in it.
+  OPSCOPE_ASSIGN_OR_RETURN(std::string text,
+                           ReadFolderFile(path.parent_path().string(), path.filename().string()));
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(path.string() + ": not valid JSON");
   if (StringMember(j, "schema") != schema) {
