@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/static_check/static_check.h"
+#include "core/text_format.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {
@@ -16,19 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Quote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" '\"[];{}()*?$&|<>\\") == std::string::npos) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string ReproLine(const CheckFlags& f) {
-  std::string s = "ops-debug check " + Quote(f.source);
-  if (!f.json.empty()) s += " --json " + Quote(f.json);
+  std::string s = "ops-debug check " + ShellQuote(f.source);
+  if (!f.json.empty()) s += " --json " + ShellQuote(f.json);
   if (!f.compile_flags.empty()) {
     s += " --";
-    for (const std::string& flag : f.compile_flags) s += " " + Quote(flag);
+    for (const std::string& flag : f.compile_flags) s += " " + ShellQuote(flag);
   }
   return s;
 }

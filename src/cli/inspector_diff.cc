@@ -17,7 +17,9 @@ using nlohmann::json;
 constexpr size_t kNameWidth = 28;
 
 
-std::string Scalar(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string Scalar(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // "812.4 us (IQR 3.1)", or the median alone when nothing spread it.
 std::string Timed(const json& s) {

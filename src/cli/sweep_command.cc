@@ -49,30 +49,24 @@ Status CheckOutputDir(const std::string& dir) {
   return Status::Ok();
 }
 
-std::string Quote(const std::string& s) {
-  if (s.find_first_of(" '\"[];{}()*?$&|<>") == std::string::npos) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string ReproLine(const SweepFlags& f) {
   std::string s = "ops-debug sweep";
-  for (const std::string& p : f.run.plugins) s += " --plugin " + Quote(p);
-  s += " --op " + Quote(f.run.op);
-  if (!f.run.input_shapes.empty()) s += " --input-shapes " + Quote(f.run.input_shapes);
-  for (const std::string& i : f.run.inputs) s += " --inputs " + Quote(i);
-  if (!f.run.dtypes.empty()) s += " --dtype " + Quote(f.run.dtypes);
-  if (!f.run.attrs.empty()) s += " --attrs " + Quote(f.run.attrs);
+  for (const std::string& p : f.run.plugins) s += " --plugin " + ShellQuote(p);
+  s += " --op " + ShellQuote(f.run.op);
+  if (!f.run.input_shapes.empty()) s += " --input-shapes " + ShellQuote(f.run.input_shapes);
+  for (const std::string& i : f.run.inputs) s += " --inputs " + ShellQuote(i);
+  if (!f.run.dtypes.empty()) s += " --dtype " + ShellQuote(f.run.dtypes);
+  if (!f.run.attrs.empty()) s += " --attrs " + ShellQuote(f.run.attrs);
   if (f.run.seed != 0) s += " --seed " + std::to_string(f.run.seed);
-  if (f.run.fill != "normal") s += " --fill " + f.run.fill;
-  s += " --device " + Quote(f.run.device);
-  if (!f.run.tunables.empty()) s += " --tunables " + Quote(f.run.tunables);
-  if (!f.block.empty()) s += " --block " + Quote(f.block);
-  if (!f.vec.empty()) s += " --vec " + Quote(f.vec);
-  for (const std::string& t : f.tunable) s += " --tunable " + Quote(t);
+  if (f.run.fill != "normal") s += " --fill " + ShellQuote(f.run.fill);
+  s += " --device " + ShellQuote(f.run.device);
+  if (!f.run.tunables.empty()) s += " --tunables " + ShellQuote(f.run.tunables);
+  if (!f.block.empty()) s += " --block " + ShellQuote(f.block);
+  if (!f.vec.empty()) s += " --vec " + ShellQuote(f.vec);
+  for (const std::string& t : f.tunable) s += " --tunable " + ShellQuote(t);
   s += " --warmup " + std::to_string(f.warmup) + " --iters " + std::to_string(f.iters);
-  if (f.output_dir != ".") s += " --output-dir " + Quote(f.output_dir);
+  if (f.output_dir != ".") s += " --output-dir " + ShellQuote(f.output_dir);
   return s;
 }
 

@@ -67,7 +67,48 @@ std::string OneLine(std::string text) {
   return text;
 }
 
-std::string EscapeXml(const std::string& s) {
+size_t Utf8SequenceLength(std::string_view s, size_t at) {
+  const auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  const unsigned b0 = byte(at);
+  const auto cont = [&](size_t i, unsigned lo = 0x80, unsigned hi = 0xBF) { return byte(i) >= lo && byte(i) <= hi; };
+  if (b0 < 0x80) return at < s.size() ? 1 : 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) return cont(at + 1) ? 2 : 0;
+  if (b0 == 0xE0) return cont(at + 1, 0xA0) && cont(at + 2) ? 3 : 0;           // no overlongs
+  if (b0 == 0xED) return cont(at + 1, 0x80, 0x9F) && cont(at + 2) ? 3 : 0;     // no surrogates
+  if (b0 >= 0xE1 && b0 <= 0xEF) return cont(at + 1) && cont(at + 2) ? 3 : 0;
+  if (b0 == 0xF0) return cont(at + 1, 0x90) && cont(at + 2) && cont(at + 3) ? 4 : 0;
+  if (b0 >= 0xF1 && b0 <= 0xF3) return cont(at + 1) && cont(at + 2) && cont(at + 3) ? 4 : 0;
+  if (b0 == 0xF4) return cont(at + 1, 0x80, 0x8F) && cont(at + 2) && cont(at + 3) ? 4 : 0;  // <= U+10FFFF
+  return 0;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t at = 0; at < s.size();) {
+    const size_t n = Utf8SequenceLength(s, at);
+    if (n == 0) return false;
+    at += n;
+  }
+  return true;
+}
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t at = 0; at < s.size();) {
+    const size_t n = Utf8SequenceLength(s, at);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for the one byte; the next is looked at afresh
+      ++at;
+    } else {
+      out.append(s, at, n);
+      at += n;
+    }
+  }
+  return out;
+}
+
+std::string EscapeXml(const std::string& text) {
+  const std::string s = IsValidUtf8(text) ? text : ValidUtf8(text);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -77,7 +118,13 @@ std::string EscapeXml(const std::string& s) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '\t':
+      case '\n':
+      case '\r': out += c; break;
+      default:
+        // XML 1.0 cannot hold the other C0 controls, not even as references.
+        if (static_cast<unsigned char>(c) < 0x20) out += "\xEF\xBF\xBD";
+        else out += c;
     }
   }
   return out;

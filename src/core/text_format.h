@@ -6,11 +6,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opscope {
 
-// Quotes a word for a POSIX shell when it needs it (for repro lines).
+// Quotes a word for a POSIX shell when it needs it: the one quoting of every
+// command line the tools print (text, JSON, HTML), so a line pasted back runs
+// the tool and nothing else, whatever file names went into it. An allow-list:
+// a word of letters, digits and _-./=,:+@% stays as it is; anything else goes
+// in single quotes, inside which sh takes every byte literally (backticks, $,
+// backslashes, tabs, newlines), with ' itself written '\''.
 std::string ShellQuote(const std::string& word);
 // 1234567 -> "1,234,567"
 std::string WithThousands(int64_t n);
@@ -26,8 +32,18 @@ std::string CoordsText(const std::vector<int64_t>& coords);
 std::string OneLine(std::string text);
 
 // Text made safe inside XML or HTML, in element content and in quoted
-// attributes alike: & < > " ' become entities (the SVG charts, sweep.html).
+// attributes alike: & < > " ' become entities (the SVG charts, sweep.html);
+// invalid UTF-8 and the control characters XML cannot hold become U+FFFD.
 std::string EscapeXml(const std::string& text);
+
+// Names come from files nobody here wrote, and every file the tools write is
+// valid UTF-8 (or the next reader refuses it). Each byte that does not start
+// a well-formed sequence (RFC 3629: no overlong forms, no surrogates, nothing
+// past U+10FFFF) becomes U+FFFD, as the JSON writer's replace mode does.
+bool IsValidUtf8(std::string_view text);
+std::string ValidUtf8(std::string_view text);
+// The length of the well-formed sequence at text[at], or 0 when it is none.
+size_t Utf8SequenceLength(std::string_view text, size_t at);
 
 // A duration in microseconds as "812.4 us" or "1.292 ms"; "n/a" when negative.
 std::string FormatMicros(double us);

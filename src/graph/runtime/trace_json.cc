@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text_format.h"
 #include "opscope/npy.h"
 
 namespace opscope::graph {
@@ -86,9 +87,10 @@ inline char* Hex(char* p, uint64_t v) {
   return p + digits + 1;
 }
 
-// True when some byte is a control character, '"' or '\\'. Eight bytes at a
-// time: each test sets a byte's high bit exactly when some byte matches (the
-// borrow trick can only misfire above a byte that really matches).
+// True when some byte is a control character, '"', '\\' or not ASCII (to
+// be checked as UTF-8: names come from models nobody here wrote). Eight bytes
+// at a time: each test sets a byte's high bit exactly when some byte matches
+// (the borrow trick can only misfire above a byte that really matches).
 inline bool NeedsEscape(std::string_view s) {
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
   size_t i = 0;
@@ -96,21 +98,32 @@ inline bool NeedsEscape(std::string_view s) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
     const uint64_t quote = w ^ (kOnes * '"'), slash = w ^ (kOnes * '\\');
-    const uint64_t hit = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash);
+    const uint64_t hit = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | w;
     if (hit & kHigh) return true;
   }
   for (; i < s.size(); ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
-    if (u < 0x20 || u == '"' || u == '\\') return true;
+    if (u < 0x20 || u == '"' || u == '\\' || u >= 0x80) return true;
   }
   return false;
 }
 
+// Invalid UTF-8 becomes U+FFFD (3 bytes for 1: within StrBound), so the
+// file stays readable by every JSON parser, our own export included.
 char* EscapedBody(char* p, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (u >= 0x80) {
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        p = Lit(p, "\xEF\xBF\xBD");
+      } else {
+        p = Bytes(p, s.substr(i, n));
+        i += n - 1;
+      }
+    } else if (c == '"' || c == '\\') {
       *p++ = '\\';
       *p++ = c;
     } else if (u < 0x20) {
@@ -361,7 +374,7 @@ std::string TraceJson(const TraceData& data) {
     nlohmann::json other = nlohmann::json::object();
     if (data.run) other["run"] = RunIdentityJson(*data.run);
     if (data.timing) other["timing"] = *data.timing;
-    head += "\"otherData\":" + other.dump() + ",";
+    head += "\"otherData\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ",";
   }
   head += "\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   char* p = buf.Ensure(nullptr, kEventFixedBytes + head.size());
