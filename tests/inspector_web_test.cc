@@ -6,7 +6,10 @@
 #include "cli/inspector_web.h"
 #include "cli/apps.h"
 #include "cli/page_data.h"
+#include "core/sha256.h"
+#include "graph/runtime/run_identity.h"
 #include "opscope/model.h"
+#include "opscope/roofline.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +22,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -83,6 +87,45 @@ size_t Count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// A Content-Security-Policy, parsed: each directive's sources.
+std::map<std::string, std::vector<std::string>> ParsePolicy(const std::string& policy) {
+  std::map<std::string, std::vector<std::string>> directives;
+  std::istringstream in(policy);
+  for (std::string directive; std::getline(in, directive, ';');) {
+    std::istringstream words(directive);
+    std::string name;
+    if (!(words >> name)) continue;
+    auto& sources = directives[name];
+    for (std::string source; words >> source;) sources.push_back(source);
+  }
+  return directives;
+}
+
+// The text of every <script> and <style> element of the page that runs or
+// applies (JSON data blocks do neither), by tag. An element's text is skipped
+// whole: a script may spell "<style>" in a string.
+std::map<std::string, std::vector<std::string>> InlineTexts(const std::string& html) {
+  std::map<std::string, std::vector<std::string>> texts;
+  size_t at = 0;
+  while ((at = html.find('<', at)) != std::string::npos) {
+    const size_t open_end = html.find('>', at);
+    const std::string open = html.substr(at, open_end - at);
+    const std::string tag = open.starts_with("<script") ? "script" : open.starts_with("<style") ? "style" : "";
+    if (tag.empty() || (open.size() > tag.size() + 1 && open[tag.size() + 1] != ' ')) {
+      ++at;
+      continue;
+    }
+    const size_t close = html.find("</" + tag + ">", open_end);
+    if (open.find("application/json") == std::string::npos) {
+      texts[tag].push_back(html.substr(open_end + 1, close - open_end - 1));
+    }
+    at = close;
+  }
+  return texts;
+}
+
+std::string HashSourceOf(const std::string& text) { return "'sha256-" + Base64(Sha256(text)) + "'"; }
+
 TEST(InspectorWeb, EscapedJsonHasNoAngleBracketAndParsesBackTheSame) {
   for (const std::string& text : HostileRunFiles()) {
     const std::string escaped = EscapeJsonForScript(text);
@@ -117,6 +160,36 @@ TEST(InspectorWeb, ReportInlinesEveryAssetAndEmbedsTheRunFilesIntact) {
   EXPECT_EQ(html->find("opscope-data-page"), std::string::npos);
   EXPECT_FALSE(BuildReportHtml(ReportData{.graph = "{}"}).ok());
   EXPECT_FALSE(BuildReportHtml(ReportData{.graph = "{}", .trace = "{}"}).ok()) << "a graph without its summary";
+}
+
+// A node name that became markup anyway could run nothing: the page allows
+// its own inline scripts and styles by their hashes, no handler, no other
+// script or stylesheet, and fetches nothing.
+TEST(InspectorWeb, ReportPolicyAllowsOnlyItsOwnInlineScriptsAndStyles) {
+  StatusOr<std::string> html = BuildReportHtml(HostileRun());
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  const std::string meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+  const size_t at = html->find(meta);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(Count(*html, "Content-Security-Policy"), 1u);
+  // A <meta> policy covers only what comes after it.
+  EXPECT_LT(at, html->find("<style"));
+  EXPECT_LT(at, html->find("<script"));
+  const size_t begin = at + meta.size();
+  auto policy = ParsePolicy(html->substr(begin, html->find('"', begin) - begin));
+  EXPECT_EQ(policy["default-src"], std::vector<std::string>{"'none'"});
+  EXPECT_EQ(policy["img-src"], std::vector<std::string>{"data:"});
+  EXPECT_EQ(policy["base-uri"], std::vector<std::string>{"'none'"});
+  EXPECT_EQ(policy.count("connect-src"), 0u) << "default-src 'none' covers it";
+  auto inline_texts = InlineTexts(*html);
+  for (const std::string tag : {"script", "style"}) {
+    const std::vector<std::string>& texts = inline_texts[tag];
+    ASSERT_EQ(texts.size(), tag == "style" ? 1u : std::size(EmbeddedWebAssets()) - 2) << tag;
+    std::vector<std::string> expected;
+    for (const std::string& text : texts) expected.push_back(HashSourceOf(text));
+    // Each by its hash and nothing else: no 'unsafe-inline', no 'self', no host.
+    EXPECT_EQ(policy[tag + "-src"], expected) << tag;
+  }
 }
 
 TEST(InspectorWeb, TimelinePageEmbedsTheTraceAloneAndTheChartAsMarkup) {
@@ -155,8 +228,11 @@ TEST(InspectorWeb, OnlyOneSvgOfDrawingElementsIsPutIn) {
   StatusOr<std::string> fixture = CheckInlineSvg(svg);
   ASSERT_TRUE(fixture.ok()) << fixture.status().ToString();
   EXPECT_EQ(fixture->find("<svg"), 0u);
-  const std::string small = "<svg viewBox=\"0 0 10 10\"><style>.p{fill:red}</style><defs><marker id=\"m\"/></defs>"
-                            "<use href=\"#m\"/><circle class='p' cx=\"1\" cy=\"1\" r=\"1\"><title>a &amp; b</title></circle></svg>";
+  const std::string small =
+      "<svg viewBox=\"0 0 10 10\"><defs><marker id=\"chart-m\"/><linearGradient id='chart-g'><stop offset=\"0\" "
+      "stop-color=\"rgb(1, 2, 3)\"/></linearGradient></defs><use href=\"#chart-m\"/><circle class='p' cx=\"1\" "
+      "cy=\"1\" r=\"1\" fill='url(\"#chart-g\")' transform=\"rotate(-90 1 1) translate (2,3)\"><title>a &amp; b</title>"
+      "</circle></svg>";
   for (const std::string& ok : std::vector<std::string>{small, "<?xml version=\"1.0\"?>\n" + small + "\n", "  <svg/>  "}) {
     StatusOr<std::string> checked = CheckInlineSvg(ok);
     ASSERT_TRUE(checked.ok()) << ok << ": " << checked.status().ToString();
@@ -177,13 +253,64 @@ TEST(InspectorWeb, OnlyOneSvgOfDrawingElementsIsPutIn) {
            "<svg></svg\n><script>alert(1)</script>"}) {
     StatusOr<std::string> checked = CheckInlineSvg(refused);
     EXPECT_FALSE(checked.ok()) << "accepted: " << refused;
-    if (!checked.ok()) EXPECT_NE(checked.status().message().find("roofline chart refused"), std::string::npos);
+    if (!checked.ok()) {
+      EXPECT_NE(checked.status().message().find("roofline chart refused"), std::string::npos);
+    }
   }
   // A page is never built around a refused chart.
   ReportData run = HostileRun();
   run.roofline_svg = "<svg><script>alert(1)</script></svg>";
   EXPECT_FALSE(BuildReportHtml(run).ok());
   EXPECT_FALSE(BuildTimelineHtml("{\"traceEvents\": []}", "<svg></svg></div><script>alert(1)</script>", "").ok());
+}
+
+// Styles and fetches from a folder's chart: a <style> could @import from
+// anywhere when the file:// page opens or hide the page (body>*{display:none});
+// an attribute could name a URL or shadow the page's own ids.
+TEST(InspectorWeb, AChartCarriesNoCssFetchesNothingAndShadowsNoId) {
+  const std::pair<std::string, std::string> refused[] = {
+      {"<svg><style>.p{fill:red}</style></svg>", "<style>"},
+      {"<svg><style>@import url(https://evil.example/x.css);</style></svg>", "<style>"},
+      {"<svg><style>body>*{display:none}</style></svg>", "<style>"},
+      {"<svg><rect fill=\"url(https://evil.example/x.svg#a)\"/></svg>", "url() out of the chart"},
+      {"<svg><rect fill='url( \"//evil.example/x.svg#a\")'/></svg>", "url() out of the chart"},
+      {"<svg><rect fill=\"URL(http://evil.example/x#a)\"/></svg>", "url() out of the chart"},
+      {"<svg><rect mask=\"image-set('https://evil.example/m.png' 1x)\"/></svg>", "image-set"},
+      {"<svg><rect fill=\"&#117;rl(https://evil.example/x#a)\"/></svg>", "'&'"},
+      {"<svg><rect fill=\"\\75 rl(https://evil.example/x#a)\"/></svg>", "'\\'"},
+      {"<svg><rect style=\"fill:url(https://evil.example/x#a)\"/></svg>", "attribute style"},
+      {"<svg><rect style=\"fill:red\"/></svg>", "attribute style"},
+      {"<svg><rect foo=\"1\"/></svg>", "attribute foo"},
+      {"<svg><rect name=\"timeline\"/></svg>", "attribute name"},
+      {"<svg><text id=\"opscope-data-trace.json\">{}</text></svg>", "id 'opscope-data-trace.json'"},
+      {"<svg><g id=\"timeline\"/></svg>", "id 'timeline'"},
+      {"<svg><foreignObject><div>x</div></foreignObject></svg>", "<foreignObject>"},
+      {"<svg><image href=\"#chart-a\"/></svg>", "<image>"},
+      {"<svg><a href=\"#chart-a\"><text>x</text></a></svg>", "<a>"},
+  };
+  for (const auto& [svg, why] : refused) {
+    StatusOr<std::string> checked = CheckInlineSvg(svg);
+    ASSERT_FALSE(checked.ok()) << "accepted: " << svg;
+    EXPECT_NE(checked.status().message().find(why), std::string::npos) << svg << ": " << checked.status().ToString();
+  }
+}
+
+// What opscope writes itself (a run's and a profile's chart, the run's stamp
+// on it) passes, hostile labels and all.
+TEST(InspectorWeb, OpscopesOwnRooflineChartPasses) {
+  const RoofPeaks peaks{.bandwidth_gbs = 100, .gflops_f32 = 1000, .gflops_f64 = 500, .source = "<given> & \"test\""};
+  const Cost stream{.bytes_read = 400'000, .bytes_written = 400'000, .flops = 1e5};
+  const Cost gemm{.bytes_read = 1'000'000, .flops = 2e9};
+  const std::vector<RooflineChartPoint> points{
+      {"</text><script>alert(1)</script>", DType::kF32, Roofline(stream, DType::kF32, 240, peaks)},
+      {"<img src=x onerror=alert(1)>", DType::kF64, Roofline(gemm, DType::kF64, 4000, peaks)},
+      {"no cost", DType::kF32, Roofline(std::nullopt, DType::kF32, 10, peaks)}};
+  const graph::RunIdentity id{.id = kRun["id"].get<std::string>(),
+                                .model_fingerprint = kRun["model_fingerprint"].get<std::string>()};
+  const std::string svg = graph::StampSvg(RooflineSvg(peaks, points), id);
+  StatusOr<std::string> checked = CheckInlineSvg(svg);
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString() << "\n" << svg;
+  EXPECT_NE(checked->find("data-run-id"), std::string::npos);
 }
 
 class InspectorWebDir : public ::testing::Test {
@@ -426,6 +553,49 @@ TEST_F(InspectorWebDir, ServerAnswersOnLoopbackUntilStopped) {
   stop = 1;
   serving.join();
   EXPECT_TRUE(served.ok()) << served.ToString();
+}
+
+// serve's answers carry the policy as a header: the UI's files from the
+// server only, fetches to it only, and the inline scripts of a diagnosis
+// folder's page (which comes built) by their hashes.
+TEST_F(InspectorWebDir, EveryAnswerOfTheServerCarriesThePolicy) {
+  StatusOr<std::string> built = BuildReportHtml(HostileRun());
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  auto inline_texts = InlineTexts(*built);
+  WebServer server;
+  ASSERT_TRUE(server.Listen("127.0.0.1", 0).ok());
+  volatile std::sig_atomic_t stop = 0;
+  Status served;
+  std::thread serving([&] { served = server.Serve(dir_.string(), &stop); });
+  // Every answer first, then the server stopped: a failed ASSERT must not leave its thread running.
+  std::map<std::string, std::string> answers;
+  for (const char* target : {"/", "/app.js", "/graph.json", "/nope"}) {
+    answers[target] = Fetch(server.port(), "GET " + std::string(target) + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  }
+  stop = 1;
+  serving.join();
+  EXPECT_TRUE(served.ok()) << served.ToString();
+  for (const auto& [target, answer] : answers) {
+    const std::string head = answer.substr(0, answer.find("\r\n\r\n") + 2);
+    const std::string name = "\r\nContent-Security-Policy: ";
+    const size_t at = head.find(name);
+    ASSERT_NE(at, std::string::npos) << target << ":\n" << head;
+    const size_t begin = at + name.size();
+    auto policy = ParsePolicy(head.substr(begin, head.find("\r\n", begin) - begin));
+    EXPECT_EQ(policy["default-src"], std::vector<std::string>{"'none'"}) << target;
+    EXPECT_EQ(policy["connect-src"], std::vector<std::string>{"'self'"}) << target;
+    EXPECT_EQ(policy["img-src"], std::vector<std::string>{"data:"}) << target;
+    EXPECT_EQ(policy["frame-ancestors"], std::vector<std::string>{"'none'"}) << target;
+    for (const std::string tag : {"script", "style"}) {
+      const std::vector<std::string>& sources = policy[tag + "-src"];
+      ASSERT_FALSE(sources.empty()) << target << " " << tag;
+      EXPECT_EQ(sources[0], "'self'") << target;
+      for (const std::string& s : sources) EXPECT_TRUE(s == "'self'" || s.starts_with("'sha256-")) << target << " " << s;
+      for (const std::string& text : inline_texts[tag]) {
+        EXPECT_NE(std::find(sources.begin(), sources.end(), HashSourceOf(text)), sources.end()) << target << " " << tag;
+      }
+    }
+  }
 }
 
 TEST(InspectorWeb, ListenRejectsABadAddressOrPort) {

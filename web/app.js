@@ -120,27 +120,6 @@ var opscope = window.opscope || (window.opscope = {});
     });
   }
 
-  // A chart from a file or the server goes through the same gate as the C++
-  // one (CheckInlineSvg): one <svg> of drawing elements, no handler, no link out.
-  const SVG_NS = 'http://www.w3.org/2000/svg';
-  const SVG_ELEMENTS = new Set(['svg', 'g', 'defs', 'title', 'desc', 'text', 'tspan', 'line', 'polyline', 'polygon',
-    'path', 'rect', 'circle', 'ellipse', 'marker', 'clipPath', 'linearGradient', 'radialGradient', 'stop', 'pattern',
-    'symbol', 'use', 'mask', 'style']);
-  function parseSvg(text) {
-    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
-    const root = doc.documentElement;
-    if (doc.getElementsByTagName('parsererror').length || root.localName !== 'svg') throw new Error('not one <svg> element');
-    for (const e of [root, ...root.querySelectorAll('*')]) {
-      if (e.namespaceURI !== SVG_NS || !SVG_ELEMENTS.has(e.localName)) throw new Error(`<${e.localName}> is not allowed`);
-      for (const a of e.attributes) {
-        if (/^on/i.test(a.name) || /javascript:/i.test(a.value) || (/(^|:)href$/i.test(a.name) && !a.value.startsWith('#'))) {
-          throw new Error(`attribute ${a.name} is not allowed`);
-        }
-      }
-    }
-    return document.importNode(root, true);
-  }
-
   // Shows the Roofline panel when the page carries a chart or `text` is one.
   function showRoofline(text) {
     const host = document.getElementById('roofline');
@@ -148,7 +127,7 @@ var opscope = window.opscope || (window.opscope = {});
       host.replaceChildren(Object.assign(document.createElement('p'), {className: 'error', textContent: text.error}));
     } else if (text) {
       try {
-        host.replaceChildren(parseSvg(text));
+        host.replaceChildren(opscope.parseSvg(text));
       } catch (e) {
         host.replaceChildren(Object.assign(document.createElement('p'), {className: 'error', textContent: 'roofline.svg refused: ' + e.message}));
       }

@@ -100,9 +100,9 @@ var opscope = window.opscope || (window.opscope = {});
       const controls = document.createElement('div');
       controls.className = 'graph-controls';
       if (this.attachedNodes.length) {
-        const label = document.createElement('label');
-        label.innerHTML = `<input type="checkbox" class="show-attached"> show ${this.attachedNodes.length} constant node(s)`;
-        label.querySelector('input').addEventListener('change', (ev) => {
+        const box = opscope.h('input', {type: 'checkbox', class: 'show-attached'});
+        const label = opscope.h('label', {}, box, ` show ${this.attachedNodes.length} constant node(s)`);
+        box.addEventListener('change', (ev) => {
           this.showAttached = ev.target.checked;
           this.renderNow();
         });
@@ -111,30 +111,41 @@ var opscope = window.opscope || (window.opscope = {});
       this.host.replaceChildren(this.svg, this.minimap, this.legend, controls);
     }
 
+    // Built as nodes, never as markup: the scope names come from the model.
     buildLegend() {
-      const d = document.createElement('details');
-      d.className = 'graph-legend';
+      const h = opscope.h;
       const scopes = [...new Set(this.layer.nodes.map((n) => topScope(n.namespace)).filter(Boolean))];
-      const swatch = (cls, text) => `<div class="row"><svg width="26" height="14"><rect class="${cls}" x="1" y="1" width="24" height="12" rx="3"/></svg>${text}</div>`;
+      const icon = (draw) => {
+        const svg = el('svg', {width: 26, height: 14});
+        draw(svg);
+        return svg;
+      };
+      const swatch = (cls, text) => h('div', {class: 'row'},
+        icon((svg) => el('rect', {class: cls, x: 1, y: 1, width: 24, height: 12, rx: 3}, svg)), text);
       const attached = this.index ? Object.keys(this.index.L.attached || {}).length : 0;
-      d.innerHTML = '<summary>legend</summary>' +
-        swatch('lg-ran', 'ran (a task executed it)') +
-        swatch('lg-fused', 'fused: ran inside its compiled node') +
-        swatch('lg-resolved', 'If resolved at compile time (its branch was inlined)') +
-        swatch('lg-not-executed', 'not executed (on a branch not taken)') +
-        swatch('lg-not-executable', 'cannot run: no kernel (!)') +
-        swatch('lg-kind-fused', 'compiled: fused node') +
-        swatch('lg-kind-transdata', 'compiled: layout conversion the compiler inserted') +
-        swatch('lg-folded', 'folded scope: click to open (its node count)') +
-        swatch('lg-selected', 'selected; orange: related to the selection') +
+      const scopeRow = (s) => {
+        const dot = h('span', {class: 'dot'});
+        dot.style.background = opscope.scopeColour('/' + s);
+        return h('div', {class: 'row'}, dot, '/' + s);
+      };
+      return h('details', {class: 'graph-legend'}, h('summary', {}, 'legend'),
+        swatch('lg-ran', 'ran (a task executed it)'),
+        swatch('lg-fused', 'fused: ran inside its compiled node'),
+        swatch('lg-resolved', 'If resolved at compile time (its branch was inlined)'),
+        swatch('lg-not-executed', 'not executed (on a branch not taken)'),
+        swatch('lg-not-executable', 'cannot run: no kernel (!)'),
+        swatch('lg-kind-fused', 'compiled: fused node'),
+        swatch('lg-kind-transdata', 'compiled: layout conversion the compiler inserted'),
+        swatch('lg-folded', 'folded scope: click to open (its node count)'),
+        swatch('lg-selected', 'selected; orange: related to the selection'),
         // Against a baseline, the badges this layer shows.
         (opscope.DIFF_LEGEND || []).filter(([cls]) => this.layer.nodes.some((n) => opscope.diffBadge(n.diff)?.cls === cls))
-          .map(([cls, text]) => swatch('lg-' + cls, 'badge: ' + text)).join('') +
-        '<div class="row"><svg width="26" height="14"><path d="M1,7 H25" class="edge"/></svg>tensor (hover: name, dtype, shape); thicker: several</div>' +
-        (attached ? `<div class="row muted">${attached} constant / identity node(s) attached to their consumers (details)</div>` : '') +
-        (scopes.length ? '<div class="row muted">stripe colour: top-level scope</div>' +
-          scopes.slice(0, 12).map((s) => `<div class="row"><span class="dot" style="background:${opscope.scopeColour('/' + s)}"></span>/${s}</div>`).join('') : '');
-      return d;
+          .map(([cls, text]) => swatch('lg-' + cls, 'badge: ' + text)),
+        h('div', {class: 'row'}, icon((svg) => el('path', {d: 'M1,7 H25', class: 'edge'}, svg)),
+          'tensor (hover: name, dtype, shape); thicker: several'),
+        attached ? h('div', {class: 'row muted'}, `${attached} constant / identity node(s) attached to their consumers (details)`) : null,
+        scopes.length ? h('div', {class: 'row muted'}, 'stripe colour: top-level scope') : null,
+        scopes.slice(0, 12).map(scopeRow));
     }
 
     // Boxes for the current fold state: the library's for the opening view,

@@ -19,12 +19,15 @@
 #include <optional>
 #include <ostream>
 #include <regex>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnose/diagnosis_timeline.h"
 #include "cli/page_data.h"
+#include "core/file_util.h"
+#include "core/sha256.h"
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/session_export.h"
 #include "opscope/diagnose.h"
@@ -41,16 +44,64 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// The Content-Security-Policy source that lets exactly this inline element's
+// text run (or apply): nothing injected into a page matches it.
+std::string HashSource(std::string_view text) { return "'sha256-" + Base64(Sha256(text)) + "'"; }
+
+// The text of an asset as it sits between its inlined element's tags.
+std::string InlinedText(const WebAsset& asset) { return "\n" + std::string(asset.data); }
+
+struct InlinedAsset {
+  std::string element;  // <script>...</script> or <style>...</style>
+  std::string hash_source;
+};
+
 // Inlines one linked asset. The asset must not be able to end the element it
 // is put in (a literal "</script" in app code would cut the page short).
-StatusOr<std::string> InlineAsset(std::string_view name, std::string_view element) {
+StatusOr<InlinedAsset> InlineAsset(std::string_view name, std::string_view element) {
   const WebAsset* asset = FindWebAsset(name);
   if (!asset) return InternalError("web/index.html links '" + std::string(name) + "', which is not compiled in");
   if (Lower(asset->data).find("</" + std::string(element)) != std::string::npos) {
     return InternalError("web/" + std::string(name) + " contains '</" + std::string(element) +
                          "', which would end the inlined element");
   }
-  return "<" + std::string(element) + ">\n" + std::string(asset->data) + "</" + std::string(element) + ">";
+  const std::string text = InlinedText(*asset);
+  return InlinedAsset{.element = "<" + std::string(element) + ">" + text + "</" + std::string(element) + ">",
+                      .hash_source = HashSource(text)};
+}
+
+// What every page may load. Scripts and styles: the UI's own, inline ones by
+// their hashes, so neither an injected handler (no 'unsafe-inline') nor an
+// injected <script> or <style> (a stylesheet could @import from anywhere or
+// hide the page) applies. Images: data: URLs only (the favicon). Nothing from
+// another host. `served` adds the server the page was fetched from: its
+// scripts, stylesheet and the run files the page fetches.
+std::string PagePolicy(const std::vector<std::string>& scripts, const std::vector<std::string>& styles, bool served) {
+  const auto join = [](std::string head, const std::vector<std::string>& sources) {
+    for (const std::string& s : sources) head += " " + s;
+    return head;
+  };
+  const std::string self = served ? " 'self'" : "";
+  std::string policy = "default-src 'none'; " + join("script-src" + self, scripts) + "; " +
+                       join("style-src" + self, styles) + "; img-src data:; base-uri 'none'; form-action 'none'";
+  // frame-ancestors is ignored in a <meta> policy: only the server can say it.
+  if (served) policy += "; connect-src 'self'; frame-ancestors 'none'";
+  return policy;
+}
+
+// The policy every answer of `serve` carries. It names the hashes of every
+// asset as BuildReportHtml inlines it, since a diagnosis folder's page comes
+// built, its scripts inline.
+const std::string& ServedPolicy() {
+  static const std::string policy = [] {
+    std::vector<std::string> scripts, styles;
+    for (const WebAsset& a : EmbeddedWebAssets()) {
+      if (a.name.ends_with(".js")) scripts.push_back(HashSource(InlinedText(a)));
+      if (a.name.ends_with(".css")) styles.push_back(HashSource(InlinedText(a)));
+    }
+    return PagePolicy(scripts, styles, /*served=*/true);
+  }();
+  return policy;
 }
 
 const char* ReasonPhrase(int status) {
@@ -78,6 +129,7 @@ std::string SerializeResponse(const HttpResponse& r) {
   std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + ReasonPhrase(r.status) + "\r\n";
   head += "Content-Type: " + r.content_type + "\r\n";
   head += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  head += "Content-Security-Policy: " + ServedPolicy() + "\r\n";
   // The run files change when `run` writes DIR again: always ask anew.
   head += "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n";
   return head + r.body;
@@ -129,7 +181,15 @@ bool IsLoopback(std::string_view address) {
   return ::inet_pton(AF_INET, std::string(address).c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
-bool IsFile(const std::string& path) { return std::filesystem::is_regular_file(path); }
+// Whether the folder has something by that name that is not a folder: a
+// file, or a link or device named like one, which ReadFolderFile then refuses
+// by name (a link is never read: whatever it points at is outside the folder).
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::symlink_status(path, ec);
+  return std::filesystem::exists(st) && !std::filesystem::is_directory(st);
+}
+bool Present(const std::string& dir, const std::string& name) { return IsFile(dir + "/" + name); }
 
 // Every file of DIR the server hands out, by name.
 const std::vector<std::string>& ServedFiles() {
@@ -166,14 +226,82 @@ std::string EscapeJsonForScript(std::string_view json) {
   return out;
 }
 
+namespace {
+
+// What a chart is drawn with, and nothing else. web/svg_check.js keeps the
+// same lists for a chart the page reads itself; tests/web/html_sink_lint_test.py
+// holds them equal.
+// Elements: no <script>, no <foreignObject> or HTML element (which would end
+// the SVG inside an HTML body or run code there), no <style> (its CSS could
+// @import from anywhere or hide the page), no <image> or <a>.
+constexpr std::string_view kSvgElements[] = {
+    "svg", "g", "defs", "title", "desc", "text", "tspan", "line", "polyline", "polygon", "path", "rect",
+    "circle", "ellipse", "marker", "clipPath", "linearGradient", "radialGradient", "stop", "pattern",
+    "symbol", "use", "mask"};
+// Attributes, lower-cased (the HTML parser the chart goes through ignores
+// case): drawing ones only. No on* handler, no style attribute (CSS again), no name.
+constexpr std::string_view kSvgAttributes[] = {
+    "xmlns", "xmlns:xlink", "version", "id", "class", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx",
+    "cy", "r", "rx", "ry", "dx", "dy", "d", "points", "viewbox", "preserveaspectratio", "transform", "fill",
+    "fill-opacity", "fill-rule", "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-dashoffset",
+    "stroke-linecap", "stroke-linejoin", "stroke-miterlimit", "opacity", "visibility", "display", "color",
+    "font-family", "font-size", "font-weight", "font-style", "text-anchor", "dominant-baseline",
+    "alignment-baseline", "textlength", "lengthadjust", "xml:space", "shape-rendering", "vector-effect", "href",
+    "xlink:href", "marker-start", "marker-mid", "marker-end", "markerwidth", "markerheight", "markerunits", "refx",
+    "refy", "orient", "clip-path", "clippathunits", "clip-rule", "mask", "maskunits", "maskcontentunits", "offset",
+    "stop-color", "stop-opacity", "gradientunits", "gradienttransform", "spreadmethod", "fx", "fy", "patternunits",
+    "patterncontentunits", "patterntransform", "data-run-id", "data-model-fingerprint"};
+// The functions a value may call: transforms, colours, and url() of an
+// element in the page (#id) only; image-set() and the like would fetch.
+constexpr std::string_view kSvgFunctions[] = {"url", "rotate", "translate", "scale", "matrix", "skewx", "skewy",
+                                              "rgb", "rgba", "hsl", "hsla"};
+// A chart's ids share the page's id space: the prefix keeps them off the
+// page's own (#timeline, #opscope-data-trace.json), which a chart inlined
+// before those would shadow.
+constexpr std::string_view kSvgIdPrefix = "chart-";
+
+bool Listed(std::span<const std::string_view> list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+bool IsSvgSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Why the value of `attr` is refused, or "". Both lower-cased.
+std::string SvgValueProblem(const std::string& attr, const std::string& value) {
+  // Entities and CSS escapes could spell anything the checks below look for.
+  if (value.find_first_of("<&\\") != std::string::npos) return "a '<', '&' or '\\' in attribute " + attr;
+  if (value.find("javascript:") != std::string::npos) return "a javascript URL in attribute " + attr;
+  if (attr == "id" && !value.starts_with(kSvgIdPrefix)) {
+    return "id '" + value + "' (a chart's ids start with " + std::string(kSvgIdPrefix) + ")";
+  }
+  if ((attr == "href" || attr == "xlink:href") && !value.starts_with('#')) {
+    return "a link out of the chart (" + attr + ")";
+  }
+  for (size_t paren = value.find('('); paren != std::string::npos; paren = value.find('(', paren + 1)) {
+    size_t name_end = paren;
+    while (name_end > 0 && IsSvgSpace(value[name_end - 1])) --name_end;
+    size_t name_at = name_end;
+    while (name_at > 0 && (std::isalnum(static_cast<unsigned char>(value[name_at - 1])) || value[name_at - 1] == '-')) {
+      --name_at;
+    }
+    const std::string name = value.substr(name_at, name_end - name_at);
+    if (!Listed(kSvgFunctions, name)) return "the function '" + name + "()' in attribute " + attr;
+    size_t arg = paren + 1;
+    while (arg < value.size() && (IsSvgSpace(value[arg]) || value[arg] == '"' || value[arg] == '\'')) ++arg;
+    if (name == "url" && (arg == value.size() || value[arg] != '#')) return "a url() out of the chart in attribute " + attr;
+  }
+  return "";
+}
+
+}  // namespace
+
 StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
   const auto refuse = [](const std::string& why) {
     return InvalidArgumentError("roofline chart refused: " + why + " (expected one <svg> element of drawing elements)");
   };
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   size_t at = 0;
   const auto skip_space = [&] {
-    while (at < svg.size() && is_space(svg[at])) ++at;
+    while (at < svg.size() && IsSvgSpace(svg[at])) ++at;
   };
   skip_space();
   if (svg.substr(at, 5) == "<?xml") {
@@ -183,15 +311,6 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
     skip_space();
   }
   const size_t begin = at;
-  // What a chart is drawn with. Anything else, HTML elements above all, could
-  // end the SVG inside an HTML body or run code there.
-  static const char* const kAllowed[] = {
-      "svg", "g", "defs", "title", "desc", "text", "tspan", "line", "polyline", "polygon", "path", "rect",
-      "circle", "ellipse", "marker", "clipPath", "linearGradient", "radialGradient", "stop", "pattern",
-      "symbol", "use", "mask", "style"};
-  const auto allowed = [&](std::string_view name) {
-    return std::any_of(std::begin(kAllowed), std::end(kAllowed), [&](const char* a) { return name == a; });
-  };
   const auto name_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
   };
@@ -200,7 +319,7 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
   while (at < svg.size()) {
     const size_t lt = svg.find('<', at);
     const std::string_view text = svg.substr(at, lt == std::string_view::npos ? lt : lt - at);
-    if (open.empty() && !std::all_of(text.begin(), text.end(), is_space)) {
+    if (open.empty() && !std::all_of(text.begin(), text.end(), IsSvgSpace)) {
       return refuse(closed_root ? "something after </svg>" : "text before <svg>");
     }
     if (lt == std::string_view::npos) break;
@@ -213,7 +332,7 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
     while (at < svg.size() && name_char(svg[at])) ++at;
     const std::string_view name = svg.substr(name_at, at - name_at);
     if (name.empty()) return refuse("a raw '<' in text");
-    if (!allowed(name)) return refuse("<" + std::string(name) + ">");
+    if (!Listed(kSvgElements, name)) return refuse("<" + std::string(name) + ">");
     if (open.empty() && name != "svg") return refuse("<" + std::string(name) + "> at the top, not <svg>");
     if (closing) {
       skip_space();
@@ -243,12 +362,9 @@ StatusOr<std::string> CheckInlineSvg(std::string_view svg) {
       if (value_end == std::string_view::npos) return refuse("an unterminated attribute " + attr);
       const std::string value = Lower(svg.substr(at + 1, value_end - at - 1));
       at = value_end + 1;
-      if (attr.rfind("on", 0) == 0) return refuse("the handler " + attr);
-      if (value.find('<') != std::string::npos) return refuse("a '<' in attribute " + attr);
-      if (value.find("javascript:") != std::string::npos) return refuse("javascript: in attribute " + attr);
-      if ((attr == "href" || attr == "xlink:href") && value.rfind('#', 0) != 0) {
-        return refuse("a link out of the chart (" + attr + ")");
-      }
+      if (attr.starts_with("on")) return refuse("the handler " + attr);
+      if (!Listed(kSvgAttributes, attr)) return refuse("attribute " + attr + " in <" + std::string(name) + ">");
+      if (const std::string why = SvgValueProblem(attr, value); !why.empty()) return refuse(why);
     }
     if (svg[at] == '>') {
       open.push_back(name);
@@ -287,19 +403,29 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
   if (!data.diff.empty()) embed("diff.json", DiffForPage(data.diff));
   if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  // One pass over index.html alone: the links as it writes them and its two
+  // One pass over index.html alone: the links as it writes them and its three
   // markers; what goes in is never scanned again. Anything else is left as it is.
   static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">)re"
                                R"re(|<script src="([A-Za-z0-9_.-]+)"></script>)re"
-                               R"re(|<!-- opscope:(data|roofline) -->)re");
+                               R"re(|<!-- opscope:(data|roofline|policy) -->)re");
   std::string out;
   out.reserve(page.size() + 64 * 1024 + json_data.size() + svg.size());
   size_t last = 0;
   bool data_placed = false, svg_placed = false;
+  std::optional<size_t> policy_at;  // the policy needs every inlined hash: it goes in last
+  std::vector<std::string> scripts, styles;
   for (auto it = std::sregex_iterator(page.begin(), page.end(), link); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     out.append(page, last, static_cast<size_t>(m.position(0)) - last);
     last = static_cast<size_t>(m.position(0) + m.length(0));
+    if (m.str(3) == "policy") {
+      // A <meta> policy covers only what comes after it.
+      if (!scripts.empty() || !styles.empty()) {
+        return InternalError("web/index.html inlines an asset before its <!-- opscope:policy --> marker");
+      }
+      policy_at = out.size();
+      continue;
+    }
     if (m[3].matched) {
       const bool is_data = m.str(3) == "data";
       out += is_data ? json_data : svg;
@@ -307,13 +433,17 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
       continue;
     }
     const bool css = m[1].matched;
-    OPSCOPE_ASSIGN_OR_RETURN(std::string inlined, InlineAsset(css ? m.str(1) : m.str(2), css ? "style" : "script"));
-    out += inlined;
+    OPSCOPE_ASSIGN_OR_RETURN(InlinedAsset inlined, InlineAsset(css ? m.str(1) : m.str(2), css ? "style" : "script"));
+    out += inlined.element;
+    (css ? styles : scripts).push_back(std::move(inlined.hash_source));
   }
   out.append(page, last);
-  if (!data_placed || !svg_placed) {
-    return InternalError("web/index.html lacks the <!-- opscope:data --> or <!-- opscope:roofline --> marker");
+  if (!data_placed || !svg_placed || !policy_at) {
+    return InternalError(
+        "web/index.html lacks the <!-- opscope:data -->, <!-- opscope:roofline --> or <!-- opscope:policy --> marker");
   }
+  out.insert(*policy_at, "<meta http-equiv=\"Content-Security-Policy\" content=\"" +
+                             PagePolicy(scripts, styles, /*served=*/false) + "\">");
   return out;
 }
 
@@ -361,9 +491,8 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
     std::string* into[] = {&data.graph, &data.trace, &data.summary};
     std::map<std::string, const std::string*> texts;
     for (size_t i = 0; i < std::size(kRunFiles); ++i) {
-      const std::string path = dir + "/" + kRunFiles[i];
-      if (!IsFile(path)) return missing(kRunFiles[i], "");
-      OPSCOPE_ASSIGN_OR_RETURN(*into[i], ReadFile(path));
+      if (!Present(dir, kRunFiles[i])) return missing(kRunFiles[i], "");
+      OPSCOPE_ASSIGN_OR_RETURN(*into[i], ReadFolderFile(dir, kRunFiles[i]));
       texts[kRunFiles[i]] = into[i];
     }
     // All three checked whole as JSON, and they, capture.json and
@@ -371,7 +500,7 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
     if (!session) OPSCOPE_RETURN_IF_ERROR(graph::CheckRunFolder(dir, texts).status());
   } else if (const char* name = TraceOnlyFileIn(dir)) {
     const std::string path = dir + "/" + name;
-    OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFolderFile(dir, name));
     if (std::string_view(name) == kDiagnosisFile) {
       OPSCOPE_ASSIGN_OR_RETURN(DiagnosisTimeline t, DiagnosisTimelineFromJson(text, path));
       data = DiagnosisReport(std::move(t));
@@ -386,8 +515,8 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
     return missing("graph.json", ", and there is no trace.json, timeline.json (ops-debug profile) or diagnosis.json "
                                  "(ops-debug diagnose) to show alone");
   }
-  if (IsFile(dir + "/" + kRooflineFile)) {
-    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadFile(dir + "/" + kRooflineFile));
+  if (Present(dir, kRooflineFile)) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadFolderFile(dir, kRooflineFile));
     StatusOr<std::string> checked = CheckInlineSvg(svg);
     if (!checked.ok()) return InvalidArgumentError(dir + "/" + kRooflineFile + ": " + checked.status().message());
     data.roofline_svg = std::move(*checked);
@@ -483,8 +612,13 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
   }
   for (const std::string& served : ServedFiles()) {
     if (name != served) continue;
-    StatusOr<std::string> text = ReadFile(dir + "/" + served);
-    if (!text.ok()) return Plain(404, served + " is missing in the served folder");
+    // Opened anew at each request, never through a link: a file swapped for
+    // one after the server started is refused, not served from elsewhere.
+    StatusOr<std::string> text = ReadFolderFile(dir, served);
+    if (!text.ok()) {
+      if (text.status().code() == StatusCode::kNotFound) return Plain(404, served + " is missing in the served folder");
+      return Plain(403, served + ": " + text.status().message());
+    }
     if (served != kRooflineFile) {
       return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};
     }

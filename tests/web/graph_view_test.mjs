@@ -63,6 +63,9 @@ before(async () => {
   runs.big = makeRun('big', big);
   browser = await chromium.launch({executablePath: chromiumPath, args: ['--no-sandbox']});
   page = await browser.newPage({viewport: {width: 1500, height: 950}});
+  // What the page's Content-Security-Policy blocks is an error the tests see.
+  await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) =>
+    console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`)));
 });
 
 after(async () => {

@@ -423,10 +423,15 @@ function rawRequest(port, text) {
   });
 }
 
+let launched;
 before(async () => {
-  const launched = chromium.launch({executablePath: chromiumPath, headless: true}).then(async (b) => {
+  launched = chromium.launch({executablePath: chromiumPath, headless: true}).then(async (b) => {
     browser = b;
     page = await b.newPage({viewport: {width: 1600, height: 950}});
+    // Whatever the page's Content-Security-Policy blocks is a problem: the
+    // page must work under it. Injected by the browser, outside the policy.
+    await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`)));
     page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
     page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   });
@@ -457,6 +462,8 @@ before(async () => {
 });
 
 after(async () => {
+  // A failed run must not leave the browser it raced with open (the test would never end).
+  await launched?.catch(() => {});
   if (browser) await browser.close();
   fs.rmSync(work, {recursive: true, force: true});
 });

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/sha256.h"
 #include "core/text_format.h"
 #include "opscope/sweep.h"
 
@@ -176,12 +177,18 @@ std::string SweepHtml(const SweepReport& r) {
   const SweepCandidate* cur = r.current_candidate();
   const SweepCandidate* best = r.best_candidate();
   auto col = [](const SweepCandidate* c, auto f) { return c == nullptr ? std::string("-") : EscapeXml(f(*c)); };
+  // The page's one stylesheet, and a policy that lets only it apply: no
+  // script, no other style, nothing fetched (names in the page come from the
+  // user's files; see inspector-cli's report page for the same rule).
+  static constexpr std::string_view kStyle =
+      "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:12px 0}"
+      "td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f2f2f2}"
+      "tr.failed td,tr.error td{color:#a00}code{background:#f4f4f4;padding:2px 4px}.partial{color:#a60;font-weight:bold}";
   std::ostringstream s;
-  s << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ops-debug sweep \u00b7 " << EscapeXml(r.op)
-    << "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:12px 0}"
-       "td,th{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f2f2f2}"
-       "tr.failed td,tr.error td{color:#a00}code{background:#f4f4f4;padding:2px 4px}.partial{color:#a60;font-weight:bold}"
-       "</style>\n</head><body>\n";
+  s << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-"
+    << Base64(Sha256(kStyle)) << "'; base-uri 'none'; form-action 'none'\">\n<title>ops-debug sweep \u00b7 "
+    << EscapeXml(r.op) << "</title>\n<style>" << kStyle << "</style>\n</head><body>\n";
   s << "<h1>ops-debug sweep \u00b7 " << EscapeXml(r.op) << "</h1>\n";
   s << "<p id=\"instance\">" << EscapeXml(r.instance) << " on " << EscapeXml(r.device) << "; " << r.candidates.size() << " of "
     << r.total << " candidates (" << r.measured << " measured, " << r.cached << " cached), " << r.iterations

@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "core/sha256.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
@@ -145,6 +146,23 @@ TEST(SweepHeatmap, OneCellPerCombinationFailedOnesCrossed) {
   const std::string html = SweepHtml(r);
   EXPECT_EQ(html.find("op<&"), std::string::npos);
   EXPECT_NE(html.find(svg), std::string::npos);
+}
+
+// The page is opened from someone's sweep folder: a policy lets only its own
+// stylesheet apply (by its hash), no script, nothing fetched.
+TEST(SweepPage, PolicyAllowsOnlyItsOwnStyle) {
+  const std::string html = SweepHtml(Grid2x2());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, std::regex("Content-Security-Policy\" content=\"([^\"]*)\"")));
+  const std::string policy = m[1];
+  EXPECT_EQ(policy.rfind("default-src 'none';", 0), 0u) << policy;
+  EXPECT_EQ(policy.find("script-src"), std::string::npos) << policy;
+  EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos) << policy;
+  EXPECT_EQ(Count(html, "<style>"), 1);
+  const size_t at = html.find("<style>") + 7;
+  const std::string style = html.substr(at, html.find("</style>") - at);
+  EXPECT_NE(policy.find("style-src 'sha256-" + Base64(Sha256(style)) + "'"), std::string::npos) << policy;
+  EXPECT_LT(html.find("Content-Security-Policy"), html.find("<style>")) << "the policy comes first";
 }
 
 TEST(SweepHeatmap, OneTunableIsOneRowAndUnrunCellsSaySo) {
