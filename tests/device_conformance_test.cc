@@ -146,6 +146,33 @@ TEST_P(DeviceConformance, InfoIsFilledIn) {
   EXPECT_FALSE(info.description.empty());
   EXPECT_GE(info.compute_units, 1);
   EXPECT_GT(info.memory_bytes, 0);
+  // What calibration sizes its buffers by and --cold-cache evicts: every
+  // backend knows its own (the host's L3, the GPU's L2).
+  EXPECT_GT(info.last_level_cache_bytes, 0);
+  EXPECT_EQ(dev_->backend(), GetParam());
+}
+
+// A crash handler asks the devices where a fault lies (FindGuardedFault), with
+// no backend's file in sight: a guarded buffer names itself, nothing else does.
+TEST_P(DeviceConformance, AGuardedFaultIsFoundWhereTheBufferIs) {
+  GuardedFault fault;
+  int on_stack = 0;
+  EXPECT_FALSE(dev_->FindGuardedFault(&on_stack, &fault));
+  if (!dev_->host_accessible()) return;  // no guard pages (CheckedAllocationFaultsPastTheEnd)
+  ASSERT_OK(dev_->SetCheckedAllocation(true));
+  ASSERT_OK_AND_ASSIGN(void* p, dev_->Allocate(4096));
+  const char* past = static_cast<const char*>(p) + 4096 + 4;
+  ASSERT_TRUE(dev_->FindGuardedFault(past, &fault));
+  EXPECT_EQ(fault.begin, reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(fault.bytes, 4096u);
+  EXPECT_NE(std::string(fault.message).find("4 bytes past the end of a 4096-byte"), std::string::npos) << fault.message;
+  GuardedFault any;
+  EXPECT_TRUE(FindGuardedFaultOnOpenDevices(past, &any)) << "the open devices are asked without a lock";
+  EXPECT_EQ(any.begin, fault.begin);
+  EXPECT_FALSE(FindGuardedFaultOnOpenDevices(&on_stack, &any));
+  dev_->Free(p);
+  EXPECT_FALSE(dev_->FindGuardedFault(past, &fault)) << "a freed buffer is no longer one";
+  ASSERT_OK(dev_->SetCheckedAllocation(false));
 }
 
 TEST_P(DeviceConformance, AllocCopyRoundTrip) {

@@ -8,6 +8,9 @@ an upward include of a src/ header; this test also covers the public headers
 in include/opscope/, which are on every include path. It scans src/<layer>/
 (library files: tests and test utilities may include anything) and
 include/opscope/, prints each offending file:line with both layers, and exits 1.
+It also holds the backend rule: no file outside src/device/ includes a file of
+a backend (src/device/cpu/, src/device/cuda/, ...); what the layers above need
+of a backend is a Device slot or a DeviceInfo field (opscope/device.h).
 
   /usr/bin/python3 tests/layering_test.py <repository root>
 """
@@ -53,6 +56,9 @@ def check(root):
     order, public = read_layers(root)
     rank = {layer: i for i, layer in enumerate(order)}
     problems = []
+    device_dir = os.path.join(root, 'src', 'device')
+    backends = {d for d in os.listdir(device_dir) if os.path.isdir(os.path.join(device_dir, d))} \
+        if os.path.isdir(device_dir) else set()
     for entry in sorted(os.listdir(os.path.join(root, 'src'))):
         if os.path.isdir(os.path.join(root, 'src', entry)) and entry not in rank:
             problems.append(f'src/{entry}/: a component with no layer: add it to src/LAYERS')
@@ -71,6 +77,14 @@ def check(root):
                     continue
                 header = m.group(1)
                 top = header.split('/')[0]
+                parts = header.split('/')
+                # A backend's files are its own: what others need of a
+                # backend is a Device slot or a DeviceInfo field (device.h).
+                if (len(parts) > 2 and parts[0] == 'device' and parts[1] in backends
+                        and not path.startswith(os.path.join('src', 'device', ''))):
+                    problems.append(f'{path}:{number}: includes "{header}", a file of the {parts[1]} backend: '
+                                    'outside src/device, ask the Device (a slot or a DeviceInfo field) instead')
+                    continue
                 if top == 'opscope':
                     target = public.get(header[len('opscope/'):])
                     if target is None:
@@ -94,7 +108,9 @@ def self_test():
             os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
             with open(os.path.join(root, path), 'w') as f:
                 f.write(text)
-        write('src/LAYERS', 'core: a.h\nops: b.h\n')
+        write('src/LAYERS', 'core: a.h\ndevice:\nops: b.h\n')
+        write('src/device/cpu/q.h', '#include <vector>\n')
+        write('src/device/d.cc', '#include "device/cpu/q.h"\n')  # the device layer may use its backends
         write('include/opscope/a.h', '#include <string>\n')
         write('include/opscope/b.h', '#include "opscope/a.h"\n')
         write('src/ops/y.cc', '#include "core/x.h"\n#include "opscope/b.h"\n')
@@ -104,8 +120,9 @@ def self_test():
             return 'self-test: a clean tree was reported: ' + '; '.join(check(root))
         write('src/core/x.cc', '#include "opscope/a.h"\n#include "ops/y.h"\n')
         write('include/opscope/a.h', '#include "opscope/b.h"\n')
+        write('src/ops/z.cc', '#include "device/cpu/q.h"\n')  # a backend's file from above
         found = check(root)
-        want = ['src/core/x.cc:2', 'include/opscope/a.h:1']
+        want = ['src/core/x.cc:2', 'include/opscope/a.h:1', 'src/ops/z.cc:1']
         if sorted(p.split(': ')[0] for p in found) != sorted(want):
             return f'self-test: expected {want}, got {found}'
     return None

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/calibrate_ptx.h"
+#include "device/cuda/calibrate_ptx.h"
 #include "conformance_kernels_ptx.h"
 #include "../examples/my_ops/my_norm_ptx.h"
 

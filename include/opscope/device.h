@@ -126,6 +126,28 @@ struct DeviceInfo {
   // a device it cannot run a GEMM on. 0: not known.
   std::vector<std::pair<std::string, std::string>> properties;  // {"compute capability", "9.0"}, ...
   double spec_bandwidth_gbs = 0, spec_gflops_f32 = 0, spec_gflops_f64 = 0;
+  // The last-level cache a kernel's data passes through: the host's L3 (else
+  // L2) for cpu, the GPU's L2 for cuda. What calibration sizes its buffers
+  // past and a cold-cache profile evicts. 0: not known.
+  int64_t last_level_cache_bytes = 0;
+};
+
+// The kernels a backend ships to calibrate its device from the device's own
+// side (Device::calibration_kernels). `text` is what LoadKernel takes in
+// `language`; empty where the backend ships none.
+struct CalibrationKernels {
+  std::string_view language;
+  std::string_view text;
+  int fma_flops_per_step = 0;  // FLOPs one thread of an fma kernel does per loop step
+};
+
+// Where a fault at an address lies against a guarded allocation (see
+// Device::SetCheckedAllocation). Filled inside a signal handler: plain data.
+struct GuardedFault {
+  uint64_t begin = 0;      // the allocation, as Allocate returned it
+  uint64_t bytes = 0;      // its size as requested
+  char label[64] = {};     // what it holds (a tensor's name); "" when unlabelled
+  char message[256] = {};  // the one-line report: how far past which end of which buffer
 };
 
 class Device {
@@ -133,6 +155,8 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
   const std::string& name() const { return info().name; }
+  // The backend, which names the kernels an op has for it: "cuda" of "cuda:0".
+  std::string backend() const { return name().substr(0, name().find(':')); }
   // True when the host may read and write this device's memory directly.
   virtual bool host_accessible() const = 0;
 
@@ -142,6 +166,15 @@ class Device {
   // (optional: cpu only). Returns an error where unsupported.
   virtual Status SetCheckedAllocation(bool on);
   virtual bool checked_allocation() const { return false; }
+  // (optional: cpu) Async-signal-safe, no lock and no allocation: true, with
+  // `out` filled, when a fault at `addr` lies in or against one of this
+  // device's guarded allocations. A crash handler names the buffer with it.
+  virtual bool FindGuardedFault(const void* addr, GuardedFault* out) const { return false; }
+  // (optional: cuda) The kernels that calibrate this device (opscope/calibrate.h),
+  // with the entries opscope_calibrate_read, _write, _copy, _triad, _fma_f32,
+  // _fma_f64 and _empty, each taking what the backend's file of them says.
+  // Empty (the default): calibration measures by copies, or on the host.
+  virtual CalibrationKernels calibration_kernels() const { return {}; }
 
   // A device kernel from source the backend compiles at run time ("ptx" on
   // cuda: the driver JITs it for the GPU present), for
@@ -171,6 +204,9 @@ void RegisterDeviceFactory(const std::string& name, DeviceFactory factory);
 // FailedPrecondition when the backend is built but no device answers.
 StatusOr<Device*> GetDevice(std::string_view name);
 std::vector<std::string> RegisteredDeviceNames();
+// Asks every device GetDevice has opened (FindGuardedFault). Async-signal-safe:
+// for a fault handler, which cannot take the table's lock.
+bool FindGuardedFaultOnOpenDevices(const void* addr, GuardedFault* out);
 
 // ---- tensors in device memory ----------------------------------------------------
 // Core's Tensor knows no device; these put one on a device and bring it back.

@@ -17,8 +17,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/calibrate_ptx.h"
-#include "device/cpu/cpu_info.h"
 #include "opscope/device.h"
 #include "opscope/npy.h"
 
@@ -204,7 +202,7 @@ StatusOr<double> BestDeviceSeconds(Device* device, int reps, const std::function
 }
 
 // A device that compiles PTX (cuda): every figure from kernels of our own
-// (calibrate_ptx.h), run on the device over buffers far larger than its L2:
+// (Device::calibration_kernels: device/cuda/calibrate_ptx.h), run on the device over buffers far larger than its L2:
 // read, write, copy and triad over float4s, FMA chains in float32 and
 // float64, and an empty kernel's launch. No GEMM library runs there from
 // here, so the FMA kernels' rate is the compute roof too.
@@ -215,9 +213,12 @@ StatusOr<DevicePeaks> CalibrateByDeviceKernels(Device* device, const CalibrateRe
   const int64_t most = std::max<int64_t>(int64_t{64} << 20, device->info().memory_bytes / 8);
   p.buffer_bytes = (r.buffer_bytes ? r.buffer_bytes : std::min<int64_t>(kMaxBufferBytes, most)) / 16 * 16;
   if (p.buffer_bytes < 16) return InvalidArgumentError("calibrate: the buffers must hold at least 16 bytes");
+  const CalibrationKernels kernels = device->calibration_kernels();
+  if (kernels.text.empty()) return UnimplementedError("device " + device->name() + " ships no calibration kernels");
   std::map<std::string, const void*> fn;
   for (const char* entry : {"read", "write", "copy", "triad", "fma_f32", "fma_f64", "empty"}) {
-    OPSCOPE_ASSIGN_OR_RETURN(fn[entry], device->LoadKernel("ptx", kCalibratePtx, std::string("opscope_calibrate_") + entry));
+    OPSCOPE_ASSIGN_OR_RETURN(fn[entry], device->LoadKernel(kernels.language, std::string(kernels.text),
+                                                            std::string("opscope_calibrate_") + entry));
   }
   OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> a, AllocateBuffer(device, p.buffer_bytes));
   OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, AllocateBuffer(device, p.buffer_bytes));
@@ -254,7 +255,7 @@ StatusOr<DevicePeaks> CalibrateByDeviceKernels(Device* device, const CalibrateRe
   double never64 = -1.0;
   OPSCOPE_ASSIGN_OR_RETURN(double t_f32, BestDeviceSeconds(device, r.repetitions, run("fma_f32", {&steps, &never, &psink})));
   OPSCOPE_ASSIGN_OR_RETURN(double t_f64, BestDeviceSeconds(device, r.repetitions, run("fma_f64", {&steps, &never64, &psink})));
-  const double fma_flops = double{kCalibrateFmaFlopsPerStep} * steps * static_cast<double>(grid.grid.x * grid.block.x);
+  const double fma_flops = double{kernels.fma_flops_per_step} * steps * static_cast<double>(grid.grid.x * grid.block.x);
   p.fma_gflops_f32 = p.gemm_gflops_f32 = fma_flops / t_f32 * 1e-9;
   p.fma_gflops_f64 = p.gemm_gflops_f64 = fma_flops / t_f64 * 1e-9;
   p.gemm_n = 0;  // no GEMM ran
@@ -307,7 +308,7 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   p.spec_gflops_f32 = device->info().spec_gflops_f32;
   p.spec_gflops_f64 = device->info().spec_gflops_f64;
   p.threads = std::max(1, device->info().compute_units);
-  p.last_level_cache_bytes = LastLevelCacheBytes();
+  p.last_level_cache_bytes = device->info().last_level_cache_bytes;
   // 8x the LLC, within [256 MiB, 1 GiB] and an eighth of the memory (a VM may report its host's LLC).
   const int64_t most = std::min(kMaxBufferBytes, std::max(kMinBufferBytes, device->info().memory_bytes / 8));
   p.buffer_bytes = r.buffer_bytes ? r.buffer_bytes : std::clamp(8 * p.last_level_cache_bytes, kMinBufferBytes, most);

@@ -289,7 +289,7 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     kernel = op.reference;
     kernel_name = op.name + "_reference";
   } else {
-    auto it = op.kernels.find(device->info().name.substr(0, device->info().name.find(':')));
+    auto it = op.kernels.find(device->backend());
     if (it == op.kernels.end()) {
       std::string have;
       for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;

@@ -19,7 +19,7 @@
 
 #include "capture/flight_recorder.h"
 #include "capture/stack_capture.h"
-#include "device/cpu/checked_allocator.h"
+#include "opscope/device.h"
 
 namespace opscope {
 namespace {
@@ -78,12 +78,15 @@ void OnFatalSignal(int sig, siginfo_t* info, void* context) {
     }
 #endif
     if ((sig == SIGSEGV || sig == SIGBUS) && info != nullptr) {
-      if (auto a = FindAllocationNear(info->si_addr)) {
+      // Static: no stack space taken from a thread that may have overflowed it.
+      static GuardedFault fault;
+      if (FindGuardedFaultOnOpenDevices(info->si_addr, &fault)) {
         c.in_checked_allocation = 1;
-        c.alloc_begin = a->begin;
-        c.alloc_bytes = a->bytes;
-        std::memcpy(c.alloc_label, a->label, sizeof c.alloc_label - 1);
-        FormatOutOfBoundsReport(info->si_addr, c.message, sizeof c.message);
+        c.alloc_begin = fault.begin;
+        c.alloc_bytes = fault.bytes;
+        static_assert(sizeof c.alloc_label == sizeof fault.label && sizeof c.message == sizeof fault.message);
+        std::memcpy(c.alloc_label, fault.label, sizeof c.alloc_label - 1);
+        std::memcpy(c.message, fault.message, sizeof c.message - 1);
       }
     }
     c.stack.tid = c.tid;

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -54,6 +55,12 @@ DeviceTable& Table() {
   return *t;
 }
 
+// The opened devices again, for a signal handler: written under the table's
+// lock, read without it. Devices are never closed, so a pointer once there stays valid.
+constexpr int kMaxOpenDevices = 16;
+std::atomic<Device*> g_open_devices[kMaxOpenDevices];
+std::atomic<int> g_open_count{0};
+
 }  // namespace
 
 void RegisterDeviceFactory(const std::string& name, DeviceFactory factory) {
@@ -107,7 +114,20 @@ StatusOr<Device*> GetDevice(std::string_view name) {
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Device> d, f->second());
   Device* raw = d.get();
   t.devices.emplace(key, std::move(d));
+  if (const int n = g_open_count.load(std::memory_order_relaxed); n < kMaxOpenDevices) {
+    g_open_devices[n].store(raw, std::memory_order_release);
+    g_open_count.store(n + 1, std::memory_order_release);
+  }
   return raw;
+}
+
+bool FindGuardedFaultOnOpenDevices(const void* addr, GuardedFault* out) {
+  const int n = g_open_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    const Device* d = g_open_devices[i].load(std::memory_order_acquire);
+    if (d != nullptr && d->FindGuardedFault(addr, out)) return true;
+  }
+  return false;
 }
 
 }  // namespace opscope

@@ -40,7 +40,7 @@ StatusOr<Baseline> ParseBaseline(const std::string& text, const OpSchema& op, co
     if (!dev.ok()) return std::move(dev).status().WithContext("--baseline '" + text + "'");
     b.device = *dev;
   }
-  const std::string backend = b.device->name().substr(0, b.device->name().find(':'));
+  const std::string backend = b.device->backend();
   for (std::string stage : SplitOutsideBraces(chain, '>')) {
     stage = Trim(stage);
     std::string name = stage, attr_text;

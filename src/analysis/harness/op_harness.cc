@@ -169,7 +169,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   auto device_or = GetDevice(f.device);
   if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
   Device* device = *device_or;
-  const std::string backend = device->name().substr(0, device->name().find(':'));
+  const std::string backend = device->backend();
   if (!op.kernels.count(backend)) {
     std::string have;
     for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;

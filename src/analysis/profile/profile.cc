@@ -13,7 +13,6 @@
 #include "analysis/profile/timeline.h"
 #include "capture/dispatcher.h"
 #include "capture/recorder.h"
-#include "device/cpu/cpu_info.h"
 #include "opscope/calibrate.h"
 #include "opscope/npy.h"
 #include "opscope/plugin.h"
@@ -123,7 +122,11 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
   RunOptions recorded_opts = plain;
   recorded_opts.time_phases = true;
   std::unique_ptr<CacheFlusher> flusher;
-  if (r.cold_cache) flusher = std::make_unique<CacheFlusher>(LastLevelCacheBytes());
+  // The flusher streams through host memory: the host's cache is what it evicts.
+  if (r.cold_cache) {
+    OPSCOPE_ASSIGN_OR_RETURN(Device* host, GetDevice("cpu"));
+    flusher = std::make_unique<CacheFlusher>(host->info().last_level_cache_bytes);
+  }
   const bool read_back = !in.device->host_accessible();
   auto recorder = std::make_shared<Recorder>();
   Timed t;

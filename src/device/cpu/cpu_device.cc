@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "device/cpu/checked_allocator.h"
@@ -44,6 +46,7 @@ CpuDevice::CpuDevice(int threads)
   info_.compute_units = pool_->size() + 1;
   info_.description = CpuModelName() + ", " + std::to_string(info_.compute_units) + " threads";
   info_.memory_bytes = PhysicalMemoryBytes();
+  info_.last_level_cache_bytes = LastLevelCacheBytes();
   info_.properties = {{"model", CpuModelName()},
                       {"threads", std::to_string(info_.compute_units)},
                       {"last-level cache", std::to_string(LastLevelCacheBytes() >> 20) + " MiB (as the system reports it)"}};
@@ -72,6 +75,17 @@ void CpuDevice::Free(void* ptr) {
   if (LiveCheckedAllocations() > 0 && CheckedFree(ptr)) return;
   if (blocks_->Free(ptr)) return;
   std::free(ptr);
+}
+
+bool CpuDevice::FindGuardedFault(const void* addr, GuardedFault* out) const {
+  const std::optional<AllocationInfo> a = FindAllocationNear(addr);
+  if (!a) return false;
+  out->begin = a->begin;
+  out->bytes = a->bytes;
+  static_assert(sizeof out->label >= AllocationInfo::kLabelSize);
+  std::memcpy(out->label, a->label, AllocationInfo::kLabelSize);
+  FormatOutOfBoundsReport(addr, out->message, sizeof out->message);
+  return true;
 }
 
 Status CpuDevice::SetCheckedAllocation(bool on) {

@@ -36,6 +36,7 @@ class CpuDevice : public Device {
   // Turning it on also installs the out-of-bounds fault handler.
   Status SetCheckedAllocation(bool on) override;
   bool checked_allocation() const override { return checked_.load(std::memory_order_relaxed); }
+  bool FindGuardedFault(const void* addr, GuardedFault* out) const override;
 
   StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   StatusOr<std::unique_ptr<Event>> CreateEvent() override;

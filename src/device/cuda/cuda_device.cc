@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "device/cuda/calibrate_ptx.h"
 #include "device/cuda/cuda_ptx.h"
 #include "device/cuda/cuda_status.h"
 #include "device/stream_observer.h"
@@ -44,6 +45,7 @@ Status DescribeSpecification(int ordinal, const cudaDeviceProp& prop, DeviceInfo
   info.spec_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
   info.spec_gflops_f32 = 2.0 * prop.multiProcessorCount * f32_lanes * clock_ghz;
   info.spec_gflops_f64 = 2.0 * prop.multiProcessorCount * f64_lanes * clock_ghz;
+  info.last_level_cache_bytes = l2;
   info.properties = {
       {"compute capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
       {"SMs", std::to_string(prop.multiProcessorCount)},
@@ -129,6 +131,10 @@ void CudaDevice::Free(void* ptr) {
   if (ptr == nullptr) return;
   cudaSetDevice(ordinal_);
   cudaFree(ptr);
+}
+
+CalibrationKernels CudaDevice::calibration_kernels() const {
+  return {.language = "ptx", .text = kCalibratePtx, .fma_flops_per_step = kCalibrateFmaFlopsPerStep};
 }
 
 StatusOr<const void*> CudaDevice::LoadKernel(std::string_view language, const std::string& source,

@@ -35,6 +35,7 @@ class CudaDevice : public Device {
   // is), and cudaOccupancyMaxActiveBlocksPerMultiprocessor once per block size
   // and dynamic shared memory.
   KernelResources DescribeKernel(const DeviceKernel& kernel, const LaunchConfig& config) override;
+  CalibrationKernels calibration_kernels() const override;
   StatusOr<std::unique_ptr<Stream>> CreateStream() override;
   StatusOr<std::unique_ptr<Event>> CreateEvent() override;
   Stream& default_stream() override { return *default_stream_; }

@@ -1,6 +1,6 @@
-// File: analysis/calibrate_ptx.h
-// The kernels that calibrate a GPU (CalibrateDevice on a device that loads
-// "ptx" kernels: cuda), as PTX the driver JIT-compiles for the GPU present, so
+// File: device/cuda/calibrate_ptx.h
+// The kernels that calibrate a GPU (CalibrateDevice asks the device for them:
+// Device::calibration_kernels, which the cuda backend answers with these), as PTX the driver JIT-compiles for the GPU present, so
 // the library needs no nvcc. Hand-written; tests/ptx_assemble_test.cc runs
 // ptxas on them for every architecture the toolkit targets.
 //
