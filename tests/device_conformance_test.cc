@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "device/stream_observer.h"
 #include "opscope/device.h"
 #ifdef OPSCOPE_HAVE_CUDA
 #include "conformance_kernels_ptx.h"
@@ -150,6 +151,52 @@ TEST_P(DeviceConformance, InfoIsFilledIn) {
   // backend knows its own (the host's L3, the GPU's L2).
   EXPECT_GT(info.last_level_cache_bytes, 0);
   EXPECT_EQ(dev_->backend(), GetParam());
+}
+
+// What a program's ordering calls look like to the stream observer.
+struct CountingObserver : StreamObserver {
+  void OnRecord(const StreamRef& s, const void*) override { ++records, refs.push_back(s); }
+  void OnWait(const StreamRef& s, const void*) override { ++waits, refs.push_back(s); }
+  void OnMemcpy(const StreamRef& s, void*, const void*, size_t, CopyKind) override { ++copies, refs.push_back(s); }
+  void OnStreamSynchronize(const StreamRef& s) override { ++stream_syncs, refs.push_back(s); }
+  void OnEventSynchronize(const void*) override { ++event_syncs; }
+  void OnDeviceSynchronize(const char* device) override { ++device_syncs, devices.push_back(device); }
+  int records = 0, waits = 0, copies = 0, stream_syncs = 0, event_syncs = 0, device_syncs = 0;
+  std::vector<StreamRef> refs;
+  std::vector<std::string> devices;
+};
+
+// Each ordering call reaches the observer exactly once: the Stream, Event and
+// Device bases report it, so a backend can neither forget one nor, through a
+// handle that forwards to the real stream, report one twice.
+TEST_P(DeviceConformance, TheObserverSeesEachOrderingCallOnce) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Stream> stream, dev_->CreateStream());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Event> event, dev_->CreateEvent());
+  ASSERT_OK_AND_ASSIGN(void* a, dev_->Allocate(4096));
+  ASSERT_OK_AND_ASSIGN(void* b, dev_->Allocate(4096));
+  CountingObserver seen;
+  SetStreamObserver(&seen);
+  const Status copied = stream->Memcpy(b, a, 4096, CopyKind::kDeviceToDevice);
+  const Status nothing = stream->Memcpy(b, a, 0, CopyKind::kDeviceToDevice);  // no work: not reported
+  const Status refused = stream->Memcpy(nullptr, a, 16, CopyKind::kDeviceToDevice);
+  const Status recorded = stream->Record(*event), waited = stream->Wait(*event);
+  const Status synced = stream->Synchronize(), event_synced = event->Synchronize(), all = dev_->Synchronize();
+  SetStreamObserver(nullptr);
+  dev_->Free(a);
+  dev_->Free(b);
+  for (const Status& st : {copied, nothing, recorded, waited, synced, event_synced, all}) EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(seen.copies, 1);
+  EXPECT_EQ(seen.records, 1);
+  EXPECT_EQ(seen.waits, 1);
+  EXPECT_EQ(seen.stream_syncs, 1);
+  EXPECT_EQ(seen.event_syncs, 1);
+  EXPECT_EQ(seen.device_syncs, 1);
+  for (const StreamRef& r : seen.refs) {
+    EXPECT_EQ(std::string(r.device), dev_->name());
+    EXPECT_EQ(r.id, stream->id());
+  }
+  EXPECT_EQ(seen.devices, std::vector<std::string>{dev_->name()});
 }
 
 // A crash handler asks the devices where a fault lies (FindGuardedFault), with

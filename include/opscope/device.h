@@ -88,12 +88,17 @@ enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 class Event {
  public:
   virtual ~Event() = default;
-  virtual bool Query() = 0;           // reached?
-  virtual Status Synchronize() = 0;   // host blocks until reached
+  virtual bool Query() = 0;  // reached?
+  // Host blocks until reached. Reported to the stream observer here, once,
+  // before the backend's DoSynchronize: no backend can forget it.
+  Status Synchronize();
   // Nanoseconds on the device's clock (steady_clock for cpu); only once reached.
   virtual StatusOr<int64_t> TimestampNs() = 0;
   // Microseconds from `start` to this event; both must be reached.
   StatusOr<double> ElapsedUsSince(Event& start);
+
+ protected:
+  virtual Status DoSynchronize() = 0;
 };
 
 // An in-order queue of work on a device.
@@ -101,18 +106,32 @@ class Stream {
  public:
   virtual ~Stream() = default;
   virtual int id() const = 0;
+  // The device's name as observers see it ("cpu", "cuda:0").
+  virtual const char* device_name() const = 0;
   virtual Status Launch(const KernelLaunch& kernel) = 0;
-  virtual Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
-  virtual Status Record(Event& event) = 0;   // the event is reached when prior work is done
-  virtual Status Wait(Event& event) = 0;     // later work waits for the event (any stream)
-  virtual Status Synchronize() = 0;          // host blocks until all enqueued work is done;
-                                             // returns the first error a kernel raised
+  // The ordering work, reported to the stream observer (the flight
+  // recorder's race check) here in the base, once, before the backend's own
+  // Do* method runs: a backend cannot forget one. A copy of 0 bytes is nothing
+  // (not reported); a null pointer is refused before anything is reported.
+  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind);
+  Status Record(Event& event);  // the event is reached when prior work is done
+  Status Wait(Event& event);    // later work waits for the event (any stream)
+  Status Synchronize();         // host blocks until all enqueued work is done;
+                                // returns the first error a kernel raised
   // Runs fn in stream order on the stream's own thread (optional: cpu only).
   // An error it returns becomes the stream's sticky error. While fn runs,
   // Launch on this stream runs the grid at once (on the pool) and returns when
   // it is done, and Synchronize returns at once: so an op's whole kernel
   // function can be queued on a stream, and streams overlap.
   virtual Status EnqueueHostFunction(std::function<Status()> fn);
+
+ protected:
+  // The backend's own work behind Memcpy (bytes > 0, both pointers set),
+  // Record, Wait and Synchronize.
+  virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
+  virtual Status DoRecord(Event& event) = 0;
+  virtual Status DoWait(Event& event) = 0;
+  virtual Status DoSynchronize() = 0;
 };
 
 struct DeviceInfo {
@@ -194,7 +213,11 @@ class Device {
   virtual Stream& default_stream() = 0;
   // Synchronous copy convenience through the default stream.
   Status CopySync(void* dst, const void* src, size_t bytes, CopyKind kind);
-  virtual Status Synchronize() = 0;  // all streams
+  // All streams. Reported to the stream observer here, before DoSynchronize.
+  Status Synchronize();
+
+ protected:
+  virtual Status DoSynchronize() = 0;
 };
 
 // Backends register a factory at start-up; GetDevice creates each once.

@@ -4,6 +4,7 @@
 
 #include "opscope/device.h"
 #include "core/text_distance.h"
+#include "device/stream_observer.h"
 
 namespace opscope {
 
@@ -18,6 +19,43 @@ StatusOr<double> Event::ElapsedUsSince(Event& start) {
   OPSCOPE_ASSIGN_OR_RETURN(int64_t a, start.TimestampNs());
   OPSCOPE_ASSIGN_OR_RETURN(int64_t b, TimestampNs());
   return static_cast<double>(b - a) / 1000.0;
+}
+
+// The one place each ordering call is reported (stream_observer.h), before
+// the backend does it: a backend has only its Do* methods to write.
+Status Event::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnEventSynchronize(this);
+  return DoSynchronize();
+}
+
+Status Stream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
+  if (bytes == 0) return Status::Ok();
+  if (dst == nullptr || src == nullptr) {
+    return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
+                                (dst == nullptr ? "destination" : "source"));
+  }
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnMemcpy({device_name(), id()}, dst, src, bytes, kind);
+  return DoMemcpy(dst, src, bytes, kind);
+}
+
+Status Stream::Record(Event& event) {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnRecord({device_name(), id()}, &event);
+  return DoRecord(event);
+}
+
+Status Stream::Wait(Event& event) {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnWait({device_name(), id()}, &event);
+  return DoWait(event);
+}
+
+Status Stream::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnStreamSynchronize({device_name(), id()});
+  return DoSynchronize();
+}
+
+Status Device::Synchronize() {
+  if (StreamObserver* o = ActiveStreamObserver()) o->OnDeviceSynchronize(name().c_str());
+  return DoSynchronize();
 }
 
 Status Stream::EnqueueHostFunction(std::function<Status()>) {

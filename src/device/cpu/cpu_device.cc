@@ -20,14 +20,18 @@ class CpuStreamHandle : public Stream {
  public:
   explicit CpuStreamHandle(std::shared_ptr<CpuStream> s) : s_(std::move(s)) {}
   int id() const override { return s_->id(); }
+  const char* device_name() const override { return s_->device_name(); }
   Status Launch(const KernelLaunch& k) override { return s_->Launch(k); }
-  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
-    return s_->Memcpy(dst, src, bytes, kind);
-  }
-  Status Record(Event& e) override { return s_->Record(e); }
-  Status Wait(Event& e) override { return s_->Wait(e); }
-  Status Synchronize() override { return s_->Synchronize(); }
   Status EnqueueHostFunction(std::function<Status()> fn) override { return s_->EnqueueHostFunction(std::move(fn)); }
+
+ protected:
+  // To the stream's own work: this handle's base reported the call already.
+  Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
+    return s_->DoMemcpy(dst, src, bytes, kind);
+  }
+  Status DoRecord(Event& e) override { return s_->DoRecord(e); }
+  Status DoWait(Event& e) override { return s_->DoWait(e); }
+  Status DoSynchronize() override { return s_->DoSynchronize(); }
 
  private:
   std::shared_ptr<CpuStream> s_;
@@ -105,8 +109,7 @@ StatusOr<std::unique_ptr<Stream>> CpuDevice::CreateStream() {
 
 StatusOr<std::unique_ptr<Event>> CpuDevice::CreateEvent() { return std::unique_ptr<Event>(new CpuEvent()); }
 
-Status CpuDevice::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnDeviceSynchronize("cpu");
+Status CpuDevice::DoSynchronize() {
   PauseStreamObserver pause;  // the streams' own syncs below are part of this one
   std::vector<std::shared_ptr<CpuStream>> streams;
   {

@@ -43,7 +43,7 @@ class CpuDevice : public Device {
   Stream& default_stream() override { return *default_stream_; }
   // Synchronizes every live stream; returns the first sticky error met (each
   // stream's error is reported and cleared, as Stream::Synchronize does).
-  Status Synchronize() override;
+  Status DoSynchronize() override;
 
  private:
   struct Streams {

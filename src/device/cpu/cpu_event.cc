@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "device/cpu/spin.h"
-#include "device/stream_observer.h"
 
 namespace opscope {
 
@@ -56,8 +55,7 @@ StatusOr<int64_t> CpuEventState::Timestamp() {
 
 bool CpuEvent::Query() { return state_->Reached(state_->recorded()); }
 
-Status CpuEvent::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnEventSynchronize(this);
+Status CpuEvent::DoSynchronize() {
   state_->WaitReached(state_->recorded());
   return Status::Ok();
 }

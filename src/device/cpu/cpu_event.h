@@ -39,7 +39,7 @@ class CpuEvent : public Event {
  public:
   CpuEvent() : state_(std::make_shared<CpuEventState>()) {}
   bool Query() override;
-  Status Synchronize() override;
+  Status DoSynchronize() override;
   StatusOr<int64_t> TimestampNs() override;
   const std::shared_ptr<CpuEventState>& state() const { return state_; }
 

@@ -5,7 +5,6 @@
 
 #include "device/cpu/cpu_event.h"
 #include "device/cpu/spin.h"
-#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -118,13 +117,7 @@ Status CpuStream::Launch(const KernelLaunch& kernel) {
   return Enqueue([this, k = kernel]() { return RunGrid(k); }, true);
 }
 
-Status CpuStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
-  if (bytes == 0) return Status::Ok();
-  if (dst == nullptr || src == nullptr) {
-    return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
-                                (dst == nullptr ? "destination" : "source"));
-  }
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnMemcpy({"cpu", id()}, dst, src, bytes, kind);
+Status CpuStream::DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
   // All kinds are host memory on this device; memmove tolerates overlapping D2D.
   if (OnWorker()) {
     std::memmove(dst, src, bytes);
@@ -138,10 +131,9 @@ Status CpuStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind
       true);
 }
 
-Status CpuStream::Record(Event& event) {
+Status CpuStream::DoRecord(Event& event) {
   CpuEvent* e = AsCpuEvent(event);
   if (e == nullptr) return InvalidArgumentError("Record: the event belongs to another device, not cpu");
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnRecord({"cpu", id()}, &event);
   std::shared_ptr<CpuEventState> state = e->state();
   uint64_t generation = state->BeginRecord();
   if (OnWorker()) {
@@ -156,10 +148,9 @@ Status CpuStream::Record(Event& event) {
       false);
 }
 
-Status CpuStream::Wait(Event& event) {
+Status CpuStream::DoWait(Event& event) {
   CpuEvent* e = AsCpuEvent(event);
   if (e == nullptr) return InvalidArgumentError("Wait: the event belongs to another device, not cpu");
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnWait({"cpu", id()}, &event);
   std::shared_ptr<CpuEventState> state = e->state();
   uint64_t generation = state->recorded();
   if (generation == 0) return Status::Ok();  // never recorded: nothing to wait for
@@ -181,8 +172,7 @@ Status CpuStream::EnqueueHostFunction(std::function<Status()> fn) {
   return Enqueue(std::move(fn), true);
 }
 
-Status CpuStream::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnStreamSynchronize({"cpu", id()});
+Status CpuStream::DoSynchronize() {
   if (OnWorker()) {
     std::lock_guard<std::mutex> lock(mu_);
     return error_;

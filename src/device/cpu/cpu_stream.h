@@ -44,12 +44,15 @@ class CpuStream : public Stream {
   ~CpuStream() override;  // drains the queue, then stops the worker
 
   int id() const override { return id_; }
+  const char* device_name() const override { return "cpu"; }
   Status Launch(const KernelLaunch& kernel) override;
-  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
-  Status Record(Event& event) override;
-  Status Wait(Event& event) override;
-  Status Synchronize() override;
   Status EnqueueHostFunction(std::function<Status()> fn) override;
+  // Public here: the caller's handle (cpu_device.cc) forwards to them, after
+  // its own base has reported the call.
+  Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
+  Status DoRecord(Event& event) override;
+  Status DoWait(Event& event) override;
+  Status DoSynchronize() override;
 
  private:
   struct Item {

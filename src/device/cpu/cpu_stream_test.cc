@@ -83,7 +83,7 @@ TEST(CpuStream, DestructionDrainsTheQueue) {
 TEST(CpuStream, EventFromAnotherDeviceKindIsRefused) {
   struct OtherEvent : Event {
     bool Query() override { return true; }
-    Status Synchronize() override { return Status::Ok(); }
+    Status DoSynchronize() override { return Status::Ok(); }
     StatusOr<int64_t> TimestampNs() override { return int64_t{0}; }
   } other;
   auto pool = std::make_shared<ThreadPool>(1);

@@ -8,7 +8,6 @@
 #include "device/cuda/calibrate_ptx.h"
 #include "device/cuda/cuda_ptx.h"
 #include "device/cuda/cuda_status.h"
-#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -195,8 +194,7 @@ StatusOr<std::unique_ptr<Event>> CudaDevice::CreateEvent() {
   return std::unique_ptr<Event>(new CudaEvent(ordinal_, e, &clock_));
 }
 
-Status CudaDevice::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnDeviceSynchronize(info_.name.c_str());
+Status CudaDevice::DoSynchronize() {
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<std::shared_ptr<CudaHostErrorState>> states;

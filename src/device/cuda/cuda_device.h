@@ -40,7 +40,7 @@ class CudaDevice : public Device {
   StatusOr<std::unique_ptr<Event>> CreateEvent() override;
   Stream& default_stream() override { return *default_stream_; }
   // cudaDeviceSynchronize, then each stream's unreported host-function error.
-  Status Synchronize() override;
+  Status DoSynchronize() override;
 
  private:
   explicit CudaDevice(int ordinal) : ordinal_(ordinal) {}

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "device/cuda/cuda_status.h"
-#include "device/stream_observer.h"
 
 namespace opscope {
 
@@ -17,8 +16,7 @@ bool CudaEvent::Query() {
   return cudaEventQuery(event_) == cudaSuccess;
 }
 
-Status CudaEvent::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnEventSynchronize(this);
+Status CudaEvent::DoSynchronize() {
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaEventSynchronize(event_), "cudaEventSynchronize");
 }

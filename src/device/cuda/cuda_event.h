@@ -26,7 +26,7 @@ class CudaEvent : public Event {
   ~CudaEvent() override;
 
   bool Query() override;
-  Status Synchronize() override;
+  Status DoSynchronize() override;
   StatusOr<int64_t> TimestampNs() override;
 
   cudaEvent_t handle() const { return event_; }

@@ -4,7 +4,6 @@
 
 #include "device/cuda/cuda_event.h"
 #include "device/cuda/cuda_status.h"
-#include "device/stream_observer.h"
 
 namespace opscope {
 namespace {
@@ -50,6 +49,8 @@ const char* DeviceName(int ordinal) {
 
 CudaStream::CudaStream(int id, int ordinal, cudaStream_t stream) : id_(id), ordinal_(ordinal), stream_(stream) {}
 
+const char* CudaStream::device_name() const { return DeviceName(ordinal_); }
+
 CudaStream::~CudaStream() {
   cudaSetDevice(ordinal_);
   cudaStreamSynchronize(stream_);
@@ -74,40 +75,31 @@ Status CudaStream::Launch(const KernelLaunch& k) {
                     "launch of kernel '" + k.name + "' " + c.ToString());
 }
 
-Status CudaStream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
-  if (bytes == 0) return Status::Ok();
-  if (dst == nullptr || src == nullptr) {
-    return InvalidArgumentError("memcpy of " + std::to_string(bytes) + " bytes with a null " +
-                                (dst == nullptr ? "destination" : "source"));
-  }
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnMemcpy({DeviceName(ordinal_), id_}, dst, src, bytes, kind);
+Status CudaStream::DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaMemcpyAsync(dst, src, bytes, ToCuda(kind), stream_),
                     "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes");
 }
 
-Status CudaStream::Record(Event& event) {
+Status CudaStream::DoRecord(Event& event) {
   auto* e = dynamic_cast<CudaEvent*>(&event);
   if (e == nullptr || e->ordinal() != ordinal_) {
     return InvalidArgumentError("Record: the event belongs to another device");
   }
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnRecord({DeviceName(ordinal_), id_}, &event);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventRecord(e->handle(), stream_), "cudaEventRecord");
   e->MarkRecorded();
   return Status::Ok();
 }
 
-Status CudaStream::Wait(Event& event) {
+Status CudaStream::DoWait(Event& event) {
   auto* e = dynamic_cast<CudaEvent*>(&event);
   if (e == nullptr) return InvalidArgumentError("Wait: the event belongs to another device, not cuda");
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnWait({DeviceName(ordinal_), id_}, &event);
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   return CudaStatus(cudaStreamWaitEvent(stream_, e->handle(), 0), "cudaStreamWaitEvent");
 }
 
-Status CudaStream::Synchronize() {
-  if (StreamObserver* o = ActiveStreamObserver()) o->OnStreamSynchronize({DeviceName(ordinal_), id_});
+Status CudaStream::DoSynchronize() {
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   std::lock_guard<std::mutex> lock(host_error_->mu);

@@ -32,14 +32,17 @@ class CudaStream : public Stream {
   ~CudaStream() override;  // waits for the stream, then destroys it
 
   int id() const override { return id_; }
+  const char* device_name() const override;
   Status Launch(const KernelLaunch& kernel) override;
-  Status Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
-  Status Record(Event& event) override;
-  Status Wait(Event& event) override;
-  Status Synchronize() override;
   Status EnqueueHostFunction(std::function<Status()> fn) override;
 
   const std::shared_ptr<CudaHostErrorState>& host_error_state() const { return host_error_; }
+
+ protected:
+  Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
+  Status DoRecord(Event& event) override;
+  Status DoWait(Event& event) override;
+  Status DoSynchronize() override;
 
  private:
   const int id_;
