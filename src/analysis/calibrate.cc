@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "opscope/device.h"
 #include "opscope/npy.h"
 
@@ -255,7 +256,7 @@ StatusOr<DevicePeaks> CalibrateByDeviceKernels(Device* device, const CalibrateRe
   double never64 = -1.0;
   OPSCOPE_ASSIGN_OR_RETURN(double t_f32, BestDeviceSeconds(device, r.repetitions, run("fma_f32", {&steps, &never, &psink})));
   OPSCOPE_ASSIGN_OR_RETURN(double t_f64, BestDeviceSeconds(device, r.repetitions, run("fma_f64", {&steps, &never64, &psink})));
-  const double fma_flops = double{kernels.fma_flops_per_step} * steps * static_cast<double>(grid.grid.x * grid.block.x);
+  const double fma_flops = static_cast<double>(kernels.fma_flops_per_step) * steps * static_cast<double>(grid.grid.x * grid.block.x);
   p.fma_gflops_f32 = p.gemm_gflops_f32 = fma_flops / t_f32 * 1e-9;
   p.fma_gflops_f64 = p.gemm_gflops_f64 = fma_flops / t_f64 * 1e-9;
   p.gemm_n = 0;  // no GEMM ran
@@ -329,7 +330,7 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     // A cache that cannot be written costs a measurement next time, nothing more.
-    if (!ec) (void)WriteFileAtomic(measured.cache_file, ToJson(measured).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!ec) (void)WriteFileAtomic(measured.cache_file, JsonText(ToJson(measured), 2) + "\n");
   };
   if (!device->host_accessible()) {
     StatusOr<DevicePeaks> by_kernels = CalibrateByDeviceKernels(device, r, p);
@@ -410,7 +411,7 @@ std::string DevicePeaksJson(const DevicePeaks& p) {
   nlohmann::json j = ToJson(p);
   j["from_cache"] = p.from_cache;
   j["cache_file"] = p.cache_file;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace opscope

@@ -14,6 +14,7 @@
 
 #include "capture/recorder.h"
 #include "core/json_field.h"
+#include "core/json_text.h"
 #include "opscope/npy.h"
 
 namespace opscope {
@@ -168,12 +169,12 @@ Status SessionRuntimeCollector::Flush() {
             {"program", ProgramName()},
             {"dropped", dropped_},
             {"launches", std::move(launches)}};
-  return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return WriteFileAtomic(dir_ + "/" + SessionRuntimeFileName(pid), JsonText(j) + "\n");
 }
 
 Status WriteSessionConfig(const SessionConfig& config) {
   json j = {{"schema", kSessionSchema}, {"collectors", {{"graph", config.graph}, {"runtime", config.runtime}}}};
-  return WriteFileAtomic(config.dir + "/" + kSessionFile, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext(kSessionFile);
+  return WriteFileAtomic(config.dir + "/" + kSessionFile, JsonText(j, 2) + "\n").WithContext(kSessionFile);
 }
 
 StatusOr<SessionConfig> ReadSessionConfig(const std::string& dir) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "opscope/model.h"
 
@@ -18,7 +19,7 @@ constexpr size_t kNameWidth = 28;
 
 
 std::string Scalar(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return v.is_string() ? v.get<std::string>() : JsonText(v);
 }
 
 // "812.4 us (IQR 3.1)", or the median alone when nothing spread it.

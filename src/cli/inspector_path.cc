@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/json_text.h"
 #include "core/text_distance.h"
 #include "core/text_format.h"
 #include "graph/runtime/captured_run.h"
@@ -87,7 +88,7 @@ Status RunInspectorPath(const InspectorPathFlags& flags, std::ostream& out) {
     OPSCOPE_ASSIGN_OR_RETURN(j, graph::NodePathJson(run.model, run.schedule, flags.node, flags.depth));
   }
   if (flags.json) {
-    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << JsonText(j, 2) << "\n";
     return Status::Ok();
   }
   if (j.contains("session")) {

@@ -1,4 +1,5 @@
 #include "cli/page_data.h"
+#include "core/json_text.h"
 
 #include <cmath>
 #include <map>
@@ -9,8 +10,6 @@ namespace opscope::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string Str(const json& n, const char* key) {
   auto it = n.find(key);
@@ -87,7 +86,7 @@ std::string GraphForPage(const std::string& graph_json) {
     }
   }
   g.erase("mapping");  // each framework node's compiled_node_id says the same
-  return Dump(g);
+  return JsonText(g);
 }
 
 std::string SummaryForPage(const std::string& summary_json) {
@@ -95,7 +94,7 @@ std::string SummaryForPage(const std::string& summary_json) {
   if (!s.is_object()) return summary_json;
   s.erase("suspects");
   if (auto r = s.find("roofline"); r != s.end() && r->is_object()) r->erase("tasks");  // the trace's args hold each task's
-  return Dump(s);
+  return JsonText(s);
 }
 
 std::string DiffForPage(const std::string& diff_json) {
@@ -129,7 +128,7 @@ std::string DiffForPage(const std::string& diff_json) {
     d["node_times_unchanged"] = unchanged;
     d["node_times_within_noise"] = within_noise;
   }
-  return Dump(d);
+  return JsonText(d);
 }
 
 }  // namespace opscope::cli

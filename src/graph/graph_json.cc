@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "graph/graph_layout.h"
 #include "opscope/npy.h"
 
@@ -163,7 +164,7 @@ json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
 }
 
 Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path) {
-  return WriteFileAtomic(path, GraphJson(m, passes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return WriteFileAtomic(path, JsonText(GraphJson(m, passes)));
 }
 
 Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m, const RunIdentity& run) {
@@ -174,7 +175,7 @@ Status WritePassDump(const std::string& dir, const PassResult& pass, const Model
             {"run", RunIdentityJson(run)},
             {"pass", {{"index", pass.index}, {"name", pass.name}, {"rewrites", pass.rewrites}}},
             {"compiled", LayerJson(m.compiled)}};
-  return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return WriteFileAtomic(dir + "/" + prefix + pass.name + ".json", JsonText(j));
 }
 
 }  // namespace opscope::graph

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "graph/graph_json.h"
 #include "graph/onnx_import.h"
@@ -296,7 +297,7 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
                                                  .threshold_nodes = r.threshold_nodes});
   // Which two runs were compared: a later run into either folder makes this diff stale.
   d.json["runs"] = {{"base", graph::RunIdentityJson(base.identity)}, {"new", graph::RunIdentityJson(now.identity)}};
-  RunDiffReport out{.json = d.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+  RunDiffReport out{.json = JsonText(d.json, 2) + "\n",
                     .file = r.output, .regressed = d.regressed};
   for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
   if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("--output"));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "opscope/diagnose.h"
 #include "opscope/npy.h"
@@ -128,7 +129,7 @@ std::string DiagnosisJson(const Diagnosis& d) {
   j["launches_recorded"] = d.launches_recorded;
   j["notes"] = d.notes;
   // Invalid UTF-8 (a path, a kernel's message) is replaced, never thrown on.
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 Status WriteDiagnosisJson(const Diagnosis& d, const std::string& path) {

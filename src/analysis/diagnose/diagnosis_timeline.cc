@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_field.h"
+#include "core/json_text.h"
 
 namespace opscope {
 namespace {
@@ -335,8 +336,7 @@ StatusOr<DiagnosisTimeline> DiagnosisTimelineFromJson(std::string_view diagnosis
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<Record> records, ReadTrajectory(d["snapshot"]["trajectory"], check));
   OPSCOPE_ASSIGN_OR_RETURN(json panel, PanelOf(d, records, check));
   // Invalid UTF-8 (a kernel's message) is replaced, never thrown on.
-  const auto dump = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
-  return DiagnosisTimeline{.trace = dump(TraceOf(records)), .panel = dump(panel), .title = TitleOf(d)};
+  return DiagnosisTimeline{.trace = JsonText(TraceOf(records)), .panel = JsonText(panel), .title = TitleOf(d)};
 }
 
 }  // namespace opscope

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/harness/report_json.h"
+#include "core/json_text.h"
 #include "opscope/npy.h"
 
 namespace opscope {
@@ -99,7 +100,7 @@ std::string VerifyReportJson(const VerifyResult& v) {
                  {"first_failed", first ? nlohmann::json(first->name) : nlohmann::json()},
                  {"bound_ratio", v.bound_ratio > 0 ? nlohmann::json(v.bound_ratio) : nlohmann::json()},
                  {"max_bound_ratio", v.max_bound_ratio}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 Status WriteVerifyReport(const std::string& path, const VerifyResult& v) {

@@ -9,6 +9,7 @@
 #include "analysis/compare_json.h"
 #include "analysis/harness/report_json.h"
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "opscope/harness.h"
 #include "opscope/npy.h"
@@ -185,6 +186,6 @@ nlohmann::json CompareReportJsonValue(const CompareFilesReport& r) {
   return j;
 }
 
-std::string CompareReportJson(const CompareFilesReport& r) { return CompareReportJsonValue(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+std::string CompareReportJson(const CompareFilesReport& r) { return JsonText(CompareReportJsonValue(r), 2) + "\n"; }
 
 }  // namespace opscope

@@ -7,6 +7,7 @@
 #include "analysis/launch_resources_json.h"
 #include "analysis/profile/profile_json.h"
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 
@@ -118,12 +119,12 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   return j;
 }
 
-std::string OpReportJson(const OpRunReport& r) { return OpReportJsonValue(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+std::string OpReportJson(const OpRunReport& r) { return JsonText(OpReportJsonValue(r), 2) + "\n"; }
 
 Status WriteOpReport(const std::string& path, const OpRunReport& r) { return WriteReportFile(path, OpReportJsonValue(r)); }
 
 Status WriteReportFile(const std::string& path, const nlohmann::json& report) {
-  return WriteFileAtomic(path, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext("--report");
+  return WriteFileAtomic(path, JsonText(report, 2) + "\n").WithContext("--report");
 }
 
 }  // namespace opscope

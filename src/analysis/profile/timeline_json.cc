@@ -2,6 +2,7 @@
 
 #include "analysis/profile/timeline.h"
 #include "analysis/launch_resources_json.h"
+#include "core/json_text.h"
 #include "core/text_format.h"
 
 namespace opscope {
@@ -113,7 +114,7 @@ std::string ProfileTimelineJson(const TimelineInput& in) {
     ++flow_id;
   }
   nlohmann::json doc = {{"schema", "opscope.timeline/1"}, {"displayTimeUnit", "ns"}, {"traceEvents", events}};
-  return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(doc, 1) + "\n";
 }
 
 }  // namespace opscope

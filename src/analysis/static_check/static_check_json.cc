@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/static_check/static_check.h"
+#include "core/json_text.h"
 
 namespace opscope {
 
@@ -14,7 +15,7 @@ std::string StaticCheckJson(const std::string& file, const StaticCheckResult& re
   }
   ordered j = {{"schema", "opscope.static-check/1"}, {"file", file}, {"findings", findings},
                {"parse_errors", result.parse_errors}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace opscope

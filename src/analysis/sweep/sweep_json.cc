@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/profile/profile_json.h"
+#include "core/json_text.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
@@ -98,7 +99,7 @@ std::string SweepJson(const SweepReport& r) {
             {"noise_us", r.noise_us},
             {"direction", r.direction},
             {"repro", r.repro}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 StatusOr<SweepReport> ParseSweepJson(const std::string& text) {

@@ -7,6 +7,7 @@
 
 #include "core/file_util.h"
 #include "core/json_field.h"
+#include "core/json_text.h"
 #include "graph/onnx_import.h"
 #include "graph/runtime/mapping.h"
 #include "graph/graph_json.h"
@@ -241,7 +242,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
-  return WriteFileAtomic(run.dir + "/" + kCaptureFile, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");
 }
 
 StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
@@ -272,7 +273,7 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   graph_json["run"] = RunIdentityJson(run.identity);
   AddTimingToGraphJson(graph_json, timing);
   OPSCOPE_RETURN_IF_ERROR(
-      WriteFileAtomic(graph, graph_json.dump(-1, ' ', false, json::error_handler_t::replace)).WithContext("graph.json"));
+      WriteFileAtomic(graph, JsonText(graph_json)).WithContext("graph.json"));
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
   trace_data.run = run.identity;
   AddTiming(trace_data, timing);
@@ -289,7 +290,7 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
   json summary_json = SummaryJson(s);
   summary_json["run"] = RunIdentityJson(run.identity);
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, summary_json.dump(2, ' ', false, json::error_handler_t::replace) + "\n")
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, JsonText(summary_json, 2) + "\n")
                               .WithContext("summary.json"));
   std::vector<std::string> files{graph, trace, summary};
   if (run.peaks) {

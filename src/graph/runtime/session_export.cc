@@ -14,6 +14,7 @@
 #include "capture/session.h"
 #include "core/file_util.h"
 #include "core/json_field.h"
+#include "core/json_text.h"
 #include "graph/runtime/session_graph.h"
 #include "graph/runtime/summary.h"
 #include "graph/runtime/trace_json.h"
@@ -367,7 +368,7 @@ StatusOr<SessionExport> ExportSession(const std::string& dir, int top_n) {
     g["session"] = {{"source", last.name},
                     {"graphs_collected", graphs.size()},
                     {"framework_known", last.body.value("framework_known", false)}};
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(graph_file, g.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).WithContext("graph.json"));
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(graph_file, JsonText(g)).WithContext("graph.json"));
     out.files.push_back(graph_file);
   } else {
     fs::remove(graph_file, ec);  // an old export's graph.json would describe another run

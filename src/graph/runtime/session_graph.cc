@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "capture/session.h"
+#include "core/json_text.h"
 #include "graph/graph_json.h"
 #include "graph/runtime/mapping.h"
 #include "graph/runtime/trace_json.h"
@@ -141,7 +142,7 @@ void RecordSessionExecution(const Model* model, const Graph& compiled, const Sch
             {"num_events", s.num_events},
             {"tasks", std::move(tasks)}};
   if (st.ok()) {
-    st = WriteFileAtomic(session->dir + "/" + SessionGraphFileName(pid, it->second), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    st = WriteFileAtomic(session->dir + "/" + SessionGraphFileName(pid, it->second), JsonText(j) + "\n");
   }
   if (!st.ok() && !files.warned) {
     files.warned = true;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analysis/suspects/suspects_json.h"
+#include "core/json_text.h"
 #include "graph/runtime/task_suspects.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/trace_json.h"
@@ -235,7 +236,7 @@ nlohmann::json SummaryJson(const Summary& s) {
 }
 
 Status WriteSummaryJson(const std::string& path, const Summary& s) {
-  return WriteFileAtomic(path, SummaryJson(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").WithContext("summary.json");
+  return WriteFileAtomic(path, JsonText(SummaryJson(s), 2) + "\n").WithContext("summary.json");
 }
 
 }  // namespace opscope::graph

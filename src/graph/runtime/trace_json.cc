@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_text.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 
@@ -374,7 +375,7 @@ std::string TraceJson(const TraceData& data) {
     nlohmann::json other = nlohmann::json::object();
     if (data.run) other["run"] = RunIdentityJson(*data.run);
     if (data.timing) other["timing"] = *data.timing;
-    head += "\"otherData\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ",";
+    head += "\"otherData\":" + JsonText(other) + ",";
   }
   head += "\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   char* p = buf.Ensure(nullptr, kEventFixedBytes + head.size());
