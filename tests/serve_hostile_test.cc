@@ -19,8 +19,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,18 +62,22 @@ void WriteRunFolder(const fs::path& dir) {
 // prints; stopped with SIGTERM, as Ctrl-C would.
 class ServeProcess {
  public:
-  ServeProcess(const fs::path& dir, const std::vector<std::string>& args) {
+  // max_fds > 0: under `ulimit -n max_fds` (the shell execs the server: same pid).
+  ServeProcess(const fs::path& dir, const std::vector<std::string>& args, int max_fds = 0) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return;  // the child keeps only its dup2'd stdout
     std::vector<std::string> argv = {kInspector, "serve", dir.string(), "--port", "0"};
     argv.insert(argv.end(), args.begin(), args.end());
+    if (max_fds > 0) {
+      argv.insert(argv.begin(), {"/bin/sh", "-c", "ulimit -n " + std::to_string(max_fds) + " && exec \"$0\" \"$@\""});
+    }
     std::vector<char*> c_argv;
     for (std::string& a : argv) c_argv.push_back(a.data());
     c_argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    if (posix_spawn(&pid_, kInspector.c_str(), &actions, nullptr, c_argv.data(), environ) != 0) pid_ = -1;
+    if (posix_spawn(&pid_, c_argv[0], &actions, nullptr, c_argv.data(), environ) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     ::close(out[1]);
     // The first line, "serving DIR at http://127.0.0.1:PORT/"; a slow start is waited for.
@@ -95,6 +102,19 @@ class ServeProcess {
 
   int port() const { return port_; }
   const std::string& first_line() const { return first_line_; }
+
+  // The CPU time the server has used so far, in seconds (/proc/PID/stat).
+  double CpuSeconds() const {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
 
   // The exit code after SIGTERM; -1 when it did not exit by itself.
   int Stop() {
@@ -355,6 +375,99 @@ TEST_F(ServeHostile, WhatItServedBeforeItStillServes) {
   ::close(fd);
   EXPECT_EQ(StatusOf(pieced), 200) << pieced.substr(0, 200);
   EXPECT_EQ(serve->Stop(), 0);
+}
+
+// Out of file descriptors, the server tells each waiting client 503 (a
+// descriptor kept in reserve for it) and sleeps; it used to spin on the
+// listening socket, which stayed readable while accept failed.
+TEST_F(ServeHostile, OutOfDescriptorsClientsGet503AndTheServerDoesNotSpin) {
+  ServeProcess serve(dir_.path(), {"--request-timeout", "60s"}, /*max_fds=*/24);
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  std::vector<int> idle;
+  int refused = 0;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = Connect(serve.port());
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  // The server holds what its descriptors allow; the rest are answered 503
+  // and closed, as soon as it gets to them (waited for, not timed).
+  const Clock::time_point until = Clock::now() + seconds(20);
+  while (refused == 0 && Clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(50));
+    for (int& fd : idle) {
+      if (fd < 0 || StillHeld(fd)) continue;
+      refused += StatusOf(ReadAnswer(fd, seconds(10))) == 503;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  EXPECT_GT(refused, 0) << "no client was told the server is out of descriptors";
+  // While the idle ones are held and a new client waits, the server sleeps.
+  const int waiting = Connect(serve.port());
+  const double before = serve.CpuSeconds();
+  std::this_thread::sleep_for(seconds(1));
+  const double used = serve.CpuSeconds() - before;
+  EXPECT_LT(used, 0.5) << "the server spun on the listening socket";
+  if (waiting >= 0) ::close(waiting);
+  for (int fd : idle) {
+    if (fd >= 0) ::close(fd);
+  }
+  // With the idle clients gone, a real client is served again.
+  int status = 0;
+  for (int tries = 0; tries < 100 && status != 200; ++tries) {
+    status = StatusOf(Exchange(serve.port(), kGetPage));
+    if (status != 200) std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+// Clients that ask for a large file and never read it: the answers the server
+// holds for them stay within ServeLimits::max_pending_bytes; past it a request
+// gets 503, and a small answer that fits is still given.
+TEST(ServePending, AnswersNobodyReadsStayWithinTheBudget) {
+  TempDir dir;
+  WriteRunFolder(dir.path());
+  const size_t big = size_t{16} << 20;
+  {
+    std::ofstream trace(dir.path() / "trace.json");
+    trace << "{\"traceEvents\": [], \"pad\": \"" << std::string(big, 'x') << "\"}";
+  }
+  cli::WebServer server;
+  ASSERT_TRUE(server.Listen("127.0.0.1", 0).ok());
+  cli::ServeLimits limits;
+  limits.request_timeout = seconds(60);
+  limits.max_pending_bytes = 24 << 20;
+  volatile std::sig_atomic_t stop = 0;
+  const std::string folder = dir.path().string();
+  std::thread serving([&] { (void)server.Serve(folder, &stop, limits); });
+  // A reader that takes nothing: a tiny receive window, and no recv.
+  const auto stalled = [&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int tiny = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &tiny, sizeof tiny);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    SendAll(fd, "GET /trace.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    return fd;
+  };
+  const int first = stalled();
+  std::this_thread::sleep_for(milliseconds(300));  // let the server take it and fill the socket
+  const int second = stalled();
+  const std::string refused = ReadAnswer(second, seconds(10));
+  const std::string small = Exchange(server.port(), "GET /summary.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  stop = 1;
+  ::shutdown(first, SHUT_RDWR);
+  serving.join();
+  ::close(first);
+  ::close(second);
+  EXPECT_EQ(StatusOf(refused), 503) << refused.substr(0, 300);
+  EXPECT_TRUE(Contains(refused, "have not read them")) << refused.substr(0, 300);
+  EXPECT_EQ(StatusOf(small), 200) << small.substr(0, 300);
 }
 
 TEST(ServeHostileFlags, ABadRequestTimeoutIsOneLineAndExit2) {

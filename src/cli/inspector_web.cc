@@ -27,6 +27,7 @@
 #include "analysis/diagnose/diagnosis_timeline.h"
 #include "cli/page_data.h"
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "core/sha256.h"
 #include "graph/runtime/run_identity.h"
 #include "graph/runtime/session_export.h"
@@ -402,7 +403,7 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (!data.summary.empty()) embed("summary.json", SummaryForPage(data.summary));
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
   if (!data.diff.empty()) embed("diff.json", DiffForPage(data.diff));
-  if (!data.title.empty()) embed("page", nlohmann::json({{"title", data.title}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (!data.title.empty()) embed("page", JsonText(nlohmann::json({{"title", data.title}})));
   // One pass over index.html alone: the links as it writes them and its three
   // markers; what goes in is never scanned again. Anything else is left as it is.
   static const std::regex link(R"re(<link rel="stylesheet" href="([A-Za-z0-9_.-]+)">)re"
@@ -608,7 +609,7 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
       if (IsFile(dir + "/" + f)) present.push_back(f);
     }
     return HttpResponse{.status = 200, .content_type = "application/json",
-                        .body = nlohmann::json({{"files", present}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+                        .body = JsonText(nlohmann::json({{"files", present}}))};
   }
   for (const std::string& served : ServedFiles()) {
     if (name != served) continue;
@@ -710,8 +711,9 @@ std::string FormatTimeout(std::chrono::milliseconds t) {
 
 class ClientLoop {
  public:
-  ClientLoop(const std::string& dir, const std::string& bind_address, const ServeLimits& limits)
-      : dir_(dir), bind_address_(bind_address), limits_(limits) {}
+  ClientLoop(const std::string& dir, const std::string& bind_address, const ServeLimits& limits,
+             const std::vector<Connection>& clients)
+      : dir_(dir), bind_address_(bind_address), limits_(limits), clients_(clients) {}
 
   void Read(Connection& c, Clock::time_point now) {
     char buf[4096];
@@ -785,8 +787,24 @@ class ClientLoop {
   }
 
  private:
+  // What the clients being answered have yet to read.
+  size_t PendingBytes() const {
+    size_t pending = 0;
+    for (const Connection& o : clients_) {
+      if (o.fd >= 0 && o.phase == Connection::Phase::kWriting) pending += o.response.size() - o.sent;
+    }
+    return pending;
+  }
+
   void Respond(Connection& c, const HttpResponse& r, Clock::time_point now) {
     c.response = SerializeResponse(r);
+    // One answer of any size is given when none waits (a run's trace may be
+    // larger than the budget); past that, the budget holds.
+    if (const size_t pending = PendingBytes(); pending > 0 && pending + c.response.size() > limits_.max_pending_bytes) {
+      c.response = SerializeResponse(Plain(503, "busy: " + std::to_string(pending >> 20) +
+                                                    " MiB of answers wait for clients that have not read them: "
+                                                    "try again"));
+    }
     c.sent = 0;
     c.head = std::string();
     c.phase = Connection::Phase::kWriting;
@@ -797,6 +815,30 @@ class ClientLoop {
   const std::string& dir_;
   const std::string& bind_address_;
   const ServeLimits& limits_;
+  const std::vector<Connection>& clients_;
+};
+
+// A file descriptor kept in reserve: when accept fails for want of one
+// (EMFILE), it is given up for a moment so the waiting client can be told
+// 503 and closed, instead of the listening socket staying readable and the
+// loop spinning on it.
+class SpareDescriptor {
+ public:
+  SpareDescriptor() { Take(); }
+  ~SpareDescriptor() { Release(); }
+  SpareDescriptor(const SpareDescriptor&) = delete;
+  SpareDescriptor& operator=(const SpareDescriptor&) = delete;
+  bool held() const { return fd_ >= 0; }
+  void Take() {
+    if (fd_ < 0) fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  void Release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
 };
 
 }  // namespace
@@ -808,8 +850,12 @@ Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t
   }
   // Accepting never blocks either: a client gone between poll and accept leaves nothing to wait for.
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-  ClientLoop loop(dir, bind_address_, limits);
   std::vector<Connection> clients;
+  ClientLoop loop(dir, bind_address_, limits, clients);
+  SpareDescriptor spare;
+  // Out of descriptors with none in reserve: the listening socket is left
+  // out of the poll until then, so the loop sleeps instead of spinning.
+  Clock::time_point accept_again = Clock::time_point::min();
   std::vector<pollfd> polled;
   std::optional<Clock::time_point> stop_by;
   const auto closed = [](const Connection& c) { return c.fd < 0; };
@@ -829,8 +875,10 @@ Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t
     if (stop_by && (clients.empty() || now >= *stop_by)) break;
 
     polled.clear();
-    polled.push_back(pollfd{.fd = stop_by ? -1 : fd_, .events = POLLIN, .revents = 0});  // poll skips fd -1
+    const bool accepting = !stop_by && now >= accept_again;
+    polled.push_back(pollfd{.fd = accepting ? fd_ : -1, .events = POLLIN, .revents = 0});  // poll skips fd -1
     Clock::time_point wake = now + std::chrono::milliseconds(200);
+    if (!accepting && !stop_by) wake = std::min(wake, accept_again);
     if (stop_by) wake = std::min(wake, *stop_by);
     for (const Connection& c : clients) {
       const short events = c.phase == Connection::Phase::kWriting ? POLLOUT : POLLIN;
@@ -860,6 +908,16 @@ Status WebServer::Serve(const std::string& dir, const volatile std::sig_atomic_t
     for (int i = 0; i < kAcceptsPerTurn; ++i) {
       Connection c{.fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK), .accepted = now,
                    .deadline = now + limits.request_timeout};
+      if (c.fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        if (spare.held()) {
+          spare.Release();
+          c.fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+          if (c.fd >= 0) RefuseAndClose(c, 503, "the server is out of file descriptors: try again");
+          spare.Take();
+        }
+        if (!spare.held()) accept_again = now + std::chrono::milliseconds(100);
+        break;
+      }
       if (c.fd < 0) break;
       if (static_cast<int>(clients.size()) >= limits.max_connections && !ClientLoop::MakeRoom(clients)) {
         RefuseAndClose(c, 503, "too many connections, every one being answered: try again");

@@ -174,6 +174,12 @@ struct ServeLimits {
   // request, which gets 503; when every one is being answered, the new one
   // gets 503.
   int max_connections = 64;
+  // The answers held for clients that have not read them yet, in bytes. A
+  // request whose answer would take the total past it gets 503 instead (one
+  // answer is always given while none waits: a trace may be larger), so
+  // clients that ask and never read cannot make the server hold every run
+  // file 64 times over.
+  size_t max_pending_bytes = size_t{256} << 20;
 };
 
 // A small HTTP/1.1 server (one request per connection, Connection: close):
