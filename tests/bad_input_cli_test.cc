@@ -24,6 +24,7 @@ namespace {
 
 using ::opscope::testing::Contains;
 using ::opscope::testing::Shell;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 using ::opscope::testing::TempDir;
 using ::opscope::testing::ToolResult;
@@ -39,13 +40,6 @@ std::string Q(const fs::path& p) { return "'" + p.string() + "'"; }
 void WriteBytes(const fs::path& p, const std::string& bytes) {
   std::ofstream f(p, std::ios::binary);
   f << bytes;
-}
-
-// The one-line, exit-2 answer to bad input, naming `what`.
-void ExpectOneLineError(const ToolResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err_lines(), 1) << r.err;
-  EXPECT_TRUE(Contains(r.err, what)) << r.err;
 }
 
 // ------------------------------------------------------------ not UTF-8
@@ -120,12 +114,12 @@ TEST(TruncatedPlugin, IsRefusedBeforeDlopen) {
     WriteBytes(so, whole.substr(0, size));
     ToolResult r = Shell(kBin + "ops-debug list --plugin " + Q(so));
     SCOPED_TRACE(size);
-    ExpectOneLineError(r, so.string());
+    ExpectUsageError(r, so.string());
     EXPECT_TRUE(Contains(r.err, why)) << r.err;
   }
   const fs::path text = dir.path() / "text.so";
   WriteBytes(text, std::string(200, 'x'));
-  ExpectOneLineError(Shell(kBin + "ops-debug list --plugin " + Q(text)), "no ELF magic");
+  ExpectUsageError(Shell(kBin + "ops-debug list --plugin " + Q(text)), "no ELF magic");
 }
 
 // ------------------------------------------------------------ inputs that are not regular files
@@ -134,7 +128,7 @@ TEST(NonRegularInput, DevZeroAsModelIsRefused) {
   TempDir dir;
   // `timeout`: before the fix this read until memory ran out.
   ToolResult r = Shell("timeout 10 " + kBin + "inspector-cli run /dev/zero --output-dir " + Q(dir.path() / "o"));
-  ExpectOneLineError(r, "'/dev/zero' is a character device, expected a regular file");
+  ExpectUsageError(r, "'/dev/zero' is a character device, expected a regular file");
 }
 
 TEST(NonRegularInput, FifoAsModelNpyOrCompareFileIsRefused) {
@@ -143,14 +137,14 @@ TEST(NonRegularInput, FifoAsModelNpyOrCompareFileIsRefused) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string fifo_error = Q(fifo) + " is a FIFO (named pipe), expected a regular file";
   // Before the fix each of these waited forever for a writer.
-  ExpectOneLineError(Shell("timeout 10 " + kBin + "inspector-cli run " + Q(fifo) + " --output-dir " +
+  ExpectUsageError(Shell("timeout 10 " + kBin + "inspector-cli run " + Q(fifo) + " --output-dir " +
                            Q(dir.path() / "o")),
                      fifo_error);
-  ExpectOneLineError(Shell("timeout 10 " + kBin + "ops-debug run --op Relu --inputs " + Q(fifo)), fifo_error);
-  ExpectOneLineError(Shell("timeout 10 " + kBin + "ops-debug compare " + Q(fifo) + " " + Q(fifo)), fifo_error);
+  ExpectUsageError(Shell("timeout 10 " + kBin + "ops-debug run --op Relu --inputs " + Q(fifo)), fifo_error);
+  ExpectUsageError(Shell("timeout 10 " + kBin + "ops-debug compare " + Q(fifo) + " " + Q(fifo)), fifo_error);
   const fs::path npz = dir.path() / "g.npz";
   ASSERT_EQ(::mkfifo(npz.c_str(), 0600), 0);
-  ExpectOneLineError(Shell("timeout 10 " + kBin + "ops-debug compare " + Q(npz) + " " + Q(npz)),
+  ExpectUsageError(Shell("timeout 10 " + kBin + "ops-debug compare " + Q(npz) + " " + Q(npz)),
                      Q(npz) + " is a FIFO");
   EXPECT_TRUE(fs::is_fifo(fifo));
 }
@@ -159,7 +153,7 @@ TEST(NonRegularInput, SizeLimitIsCheckedBeforeReading) {
   TempDir dir;
   ToolResult r = Shell("OPSCOPE_MAX_INPUT_BYTES=100 " + kBin + "inspector-cli run " + kModels +
                        "two_branch.onnx --output-dir " + Q(dir.path() / "o"));
-  ExpectOneLineError(r, "more than the 100 an input may have");
+  ExpectUsageError(r, "more than the 100 an input may have");
 }
 
 // ------------------------------------------------------------ declared sizes that lie
@@ -182,7 +176,7 @@ TEST(LyingNpy, V2HeaderLengthOf4GiBSaysTruncated) {
   const fs::path npy = dir.path() / "h.npy";
   WriteBytes(npy, bytes);
   ToolResult r = Shell(kMemCap + kBin + "ops-debug compare " + Q(npy) + " " + Q(npy));
-  ExpectOneLineError(r, npy.string() + ": truncated: the header says it is 4294967292 bytes long, the file has 152");
+  ExpectUsageError(r, npy.string() + ": truncated: the header says it is 4294967292 bytes long, the file has 152");
 }
 
 // Out of memory under a tight address-space limit: the refusal is one line
@@ -199,7 +193,7 @@ TEST(OutOfMemory, AFailedAllocationIsOneLineAndTheToolExits) {
 #endif
   ToolResult r = Shell("timeout 120 " + cap + kBin + "ops-debug run --op Relu --input-shapes '[100000000000]'");
   ASSERT_NE(r.exit_code, 124) << "the tool did not exit: " << r.err;
-  ExpectOneLineError(r, "--input-shapes: input X: float32 [100000000000]: cannot allocate 400000000000 bytes on the host");
+  ExpectUsageError(r, "--input-shapes: input X: float32 [100000000000]: cannot allocate 400000000000 bytes on the host");
 }
 
 TEST(LyingNpy, HugeShapeInSmallFileSaysTruncated) {
@@ -213,7 +207,7 @@ TEST(LyingNpy, HugeShapeInSmallFileSaysTruncated) {
   const fs::path npy = dir.path() / "s.npy";
   WriteBytes(npy, bytes);
   ToolResult r = Shell(kMemCap + kBin + "ops-debug compare " + Q(npy) + " " + Q(npy));
-  ExpectOneLineError(r, npy.string() + ": truncated: header says float32[1099511627776]");
+  ExpectUsageError(r, npy.string() + ": truncated: header says float32[1099511627776]");
 }
 
 TEST(LyingNpz, MemberLargerThanItsHeaderIsRefusedBeforeInflating) {
@@ -235,10 +229,10 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
   ASSERT_EQ(made.exit_code, 0) << made.err;
   ASSERT_LT(fs::file_size(npz), 4u << 20);
   ToolResult r = Shell(kMemCap + kBin + "ops-debug compare " + Q(npz) + " " + Q(npz));
-  ExpectOneLineError(r, npz.string() + " member x.npy: header says float32[4]");
+  ExpectUsageError(r, npz.string() + " member x.npy: header says float32[4]");
   // And a declared size over the limit is refused by the limit.
   ToolResult limited = Shell("OPSCOPE_MAX_INPUT_BYTES=10000000 " + kBin + "ops-debug compare " + Q(npz) + " " + Q(npz));
-  ExpectOneLineError(limited, "member x.npy' is");
+  ExpectUsageError(limited, "member x.npy' is");
 }
 
 // ------------------------------------------------------------ outputs that are not regular files
@@ -262,7 +256,7 @@ TEST(NonRegularOutput, FifoNobodyReadsIsRefused) {
   const fs::path fifo = dir.path() / "report.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   ToolResult r = Shell("timeout 10 " + kBin + "ops-debug run --op Relu --input-shapes '[4]' --report " + Q(fifo));
-  ExpectOneLineError(r, "a FIFO that no process reads");
+  ExpectUsageError(r, "a FIFO that no process reads");
   EXPECT_TRUE(fs::is_fifo(fifo)) << "the FIFO was replaced";
   for (const auto& e : fs::directory_iterator(dir.path())) EXPECT_EQ(e.path(), fifo) << "left behind";
 }

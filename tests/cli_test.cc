@@ -28,6 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::opscope::testing::Contains;
 using ::opscope::testing::Shell;
+using ::opscope::testing::ExpectUsageError;
+using ::opscope::testing::UsageError;
 using ::opscope::testing::Slurp;
 using ::opscope::testing::TempDir;
 using ::opscope::testing::ToolResult;
@@ -38,14 +40,8 @@ const std::string kDupPlugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libdup_pl
 
 ToolResult OpsDebug(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
 
-// The one shape every bad-input failure takes.
-void ExpectUsageError(const ToolResult& r, const std::string& expected_part) {
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.err_lines(), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("ops-debug: error: ", 0), 0u) << r.err;
-  EXPECT_TRUE(Contains(r.err, expected_part)) << "missing '" << expected_part << "' in: " << r.err;
-  EXPECT_EQ(r.out, "") << "a failed run must print no report";
-}
+// The one shape every bad-input failure of ops-debug takes (ExpectUsageError).
+const UsageError kOpsDebugUsage{.tool = "ops-debug", .no_report = true};
 
 std::string ReproOf(const std::string& out) {
   size_t at = out.find("repro: ");
@@ -125,34 +121,34 @@ TEST(OpsDebugCli, RunsFromNpyInputs) {
 
 TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
   ToolResult unknown = OpsDebug("run --op Rleu --input-shapes '[2]'");
-  ExpectUsageError(unknown, "--op: unknown op 'Rleu'; did you mean ");
+  ExpectUsageError(unknown, "--op: unknown op 'Rleu'; did you mean ", kOpsDebugUsage);
   EXPECT_TRUE(Contains(unknown.err, "Relu")) << unknown.err;
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs epz=1"),
-                   "--attrs");
+                   "--attrs", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs eps=abc"),
-                   "expected a number");
+                   "expected a number", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,8];[5]'"),
-                   "bias must have shape [8]");
-  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --dtype bool"), "dtype bool");
+                   "bias must have shape [8]", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --dtype bool"), "dtype bool", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_bias_gelu --input-shapes '[4,8]'"),
-                   "--input-shapes: op my_bias_gelu takes 2 input(s) (x, bias), got 1 shape");
+                   "--input-shapes: op my_bias_gelu takes 2 input(s) (x, bias), got 1 shape", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin /nonexistent/libnope.so --op Relu --input-shapes '[2]'"),
-                   "--plugin: plugin libnope.so: cannot load: ");
+                   "--plugin: plugin libnope.so: cannot load: ", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kDupPlugin + " --op Relu --input-shapes '[2]'"),
-                   "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin");
+                   "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
                             "/lib/libabi_plugin.so --op abi_plugin_copy --input-shapes '[2]'"),
                    "--plugin: plugin libabi_plugin.so: built against opscope plugin ABI version " +
                        std::to_string(kPluginAbiVersion + 1) + ", but this libopscope has " +
-                       std::to_string(kPluginAbiVersion));
-  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2;'"), "--input-shapes: shape 1");
+                       std::to_string(kPluginAbiVersion), kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2;'"), "--input-shapes: shape 1", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --tunables blok=5"),
-                   "--tunables: op Relu has no tunable 'blok'");
-  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --fill gaussian"), "--fill");
-  ExpectUsageError(OpsDebug("run --input-shapes '[2]'"), "--op");
-  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --frobnicate"), "--frobnicate");
-  ExpectUsageError(OpsDebug("frobnicate"), "unknown command 'frobnicate'");
-  ExpectUsageError(OpsDebug("describe NoSuchOp"), "unknown op 'NoSuchOp'");
+                   "--tunables: op Relu has no tunable 'blok'", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --fill gaussian"), "--fill", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --input-shapes '[2]'"), "--op", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[2]' --frobnicate"), "--frobnicate", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("frobnicate"), "unknown command 'frobnicate'", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("describe NoSuchOp"), "unknown op 'NoSuchOp'", kOpsDebugUsage);
 }
 
 TEST(OpsDebugCli, BadNpyFilesAreNamedAndWriteNothing) {
@@ -169,9 +165,9 @@ TEST(OpsDebugCli, BadNpyFilesAreNamedAndWriteNothing) {
 
   const fs::path save = dir.path() / "outs";
   ExpectUsageError(OpsDebug("run --op Relu --inputs " + truncated.string() + " --save-outputs " + save.string()),
-                   "truncated.npy");
+                   "truncated.npy", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --op Relu --inputs " + junk.string() + " --save-outputs " + save.string()),
-                   "junk.npy");
+                   "junk.npy", kOpsDebugUsage);
   EXPECT_FALSE(fs::exists(save)) << "bad input must leave no output behind";
 }
 
@@ -209,7 +205,7 @@ TEST(OpsDebugCli, CompareJudgesTwoFilesAndWritesAReport) {
   ToolResult ulp = OpsDebug("compare " + ep + " " + ap + " --mode ulp:2");
   EXPECT_EQ(ulp.exit_code, 1) << ulp.out << ulp.err;
   EXPECT_TRUE(Contains(ulp.out, "ulp")) << ulp.out;
-  ExpectUsageError(OpsDebug("compare " + ep + " " + ap + " --mode ulp:x"), "--mode 'ulp:x'");
+  ExpectUsageError(OpsDebug("compare " + ep + " " + ap + " --mode ulp:x"), "--mode 'ulp:x'", kOpsDebugUsage);
 
   // Different shapes: both are named, nothing is written.
   auto small = Tensor::Empty(DType::kF32, Shape({4, 4}));
@@ -218,7 +214,7 @@ TEST(OpsDebugCli, CompareJudgesTwoFilesAndWritesAReport) {
   ASSERT_TRUE(WriteNpy(sp, *small).ok());
   const std::string report2 = (dir.path() / "r2.json").string();
   ToolResult shapes = OpsDebug("compare " + ep + " " + sp + " --report " + report2);
-  ExpectUsageError(shapes, "float32[16,16]");
+  ExpectUsageError(shapes, "float32[16,16]", kOpsDebugUsage);
   EXPECT_TRUE(Contains(shapes.err, "float32[4,4]")) << shapes.err;
   EXPECT_FALSE(fs::exists(report2));
 }
@@ -244,7 +240,7 @@ TEST(OpsDebugCli, RunAgainstExpectedFiles) {
   ASSERT_TRUE(wrong.ok());
   ASSERT_TRUE(WriteNpy(yp, *wrong).ok());
   ToolResult bad = OpsDebug("run --op Relu --inputs " + xp + " --expected " + yp);
-  ExpectUsageError(bad, "--expected " + yp + ": holds float32[2,3] but output Y is float32[3,2]");
+  ExpectUsageError(bad, "--expected " + yp + ": holds float32[2,3] but output Y is float32[3,2]", kOpsDebugUsage);
 }
 
 
@@ -272,9 +268,9 @@ TEST(OpsDebugCli, ExpectedFilesSetTheOutputCount) {
   EXPECT_EQ(three.exit_code, 0) << three.out << three.err;
   EXPECT_TRUE(Contains(three.out, "output InvStdDev  float32[3,1]  PASSED")) << three.out;
   ExpectUsageError(OpsDebug("run --op LayerNormalization --inputs " + x + "," + s + " --expected " + e + " --outputs 2"),
-                   "--outputs 2: but 3 expected tensor(s) were given");
+                   "--outputs 2: but 3 expected tensor(s) were given", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --op LayerNormalization --input-shapes '[3,8];[8]' --outputs 4"),
-                   "--outputs: op LayerNormalization has 1 to 3 output(s), 4 asked for");
+                   "--outputs: op LayerNormalization has 1 to 3 output(s), 4 asked for", kOpsDebugUsage);
 }
 // --readback stats|sample: the verdict from what the device summarised.
 TEST(OpsDebugCli, ReadbackStatsAndSample) {
@@ -286,7 +282,7 @@ TEST(OpsDebugCli, ReadbackStatsAndSample) {
                               " --abserr 0 --relerr 0 --readback " + mode);
     EXPECT_EQ(bad.exit_code, 1) << mode << bad.out << bad.err;
   }
-  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[4]' --readback some"), "--readback 'some'");
+  ExpectUsageError(OpsDebug("run --op Relu --input-shapes '[4]' --readback some"), "--readback 'some'", kOpsDebugUsage);
 }
 
 TEST(OpsDebugCli, ListAndDescribeShowPluginOps) {

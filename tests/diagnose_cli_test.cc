@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::opscope::testing::Contains;
 using ::opscope::testing::Shell;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 using ::opscope::testing::TempDir;
 using ::opscope::testing::ToolResult;
@@ -448,12 +449,6 @@ TEST(VerifyCli, EachGateFailsAloneAndTheFirstFailedIsNamedWithItsCommand) {
   ASSERT_TRUE(r.is_object()) << t.err;
   EXPECT_EQ(r["verify"]["first_failed"], "run");
   EXPECT_EQ(r["verify"]["gates"][0]["status"], "failed");
-}
-
-void ExpectUsageError(const ToolResult& r, const std::string& part) {
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.err_lines(), 1) << r.err;
-  EXPECT_TRUE(Contains(r.err, part)) << "missing '" << part << "' in: " << r.err;
 }
 
 TEST(DiagnoseCli, BadInputIsOneLineAndExitTwoWithNothingWritten) {

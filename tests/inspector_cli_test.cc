@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 
 class InspectorCli : public ::opscope::testing::InspectorToolTest {
@@ -42,14 +43,6 @@ class InspectorCli : public ::opscope::testing::InspectorToolTest {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return out;
   }
-  void ExpectOneErrorLine(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_EQ(r.err.rfind("inspector-cli: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
-
 };
 
 TEST_F(InspectorCli, RunWritesGraphTraceSummary) {
@@ -181,11 +174,11 @@ TEST_F(InspectorCli, RunHoldsEachTaskAgainstTheRoofline) {
 TEST_F(InspectorCli, BadRoofsAreOneLineAndWriteNothing) {
   const fs::path out = dir_ / "never";
   const std::string run = "run " + Model("two_branch.onnx") + " --output-dir " + out.string();
-  ExpectOneErrorLine(Run(run + " --peak-bw 0 --peak-flops 50"), "--peak-bw '0': expected GB/s, a number > 0");
-  ExpectOneErrorLine(Run(run + " --peak-bw -3 --peak-flops 50"), "--peak-bw '-3'");
-  ExpectOneErrorLine(Run(run + " --peak-bw fast --peak-flops 50"), "--peak-bw 'fast'");
-  ExpectOneErrorLine(Run(run + " --peak-bw 10 --peak-flops nan"), "--peak-flops 'nan': expected GFLOP/s");
-  ExpectOneErrorLine(Run(run + " --peak-bw 10 --peak-flops 1e999"), "--peak-flops '1e999'");
+  ExpectUsageError(Run(run + " --peak-bw 0 --peak-flops 50"), "--peak-bw '0': expected GB/s, a number > 0", {.tool = "inspector-cli"});
+  ExpectUsageError(Run(run + " --peak-bw -3 --peak-flops 50"), "--peak-bw '-3'", {.tool = "inspector-cli"});
+  ExpectUsageError(Run(run + " --peak-bw fast --peak-flops 50"), "--peak-bw 'fast'", {.tool = "inspector-cli"});
+  ExpectUsageError(Run(run + " --peak-bw 10 --peak-flops nan"), "--peak-flops 'nan': expected GFLOP/s", {.tool = "inspector-cli"});
+  ExpectUsageError(Run(run + " --peak-bw 10 --peak-flops 1e999"), "--peak-flops '1e999'", {.tool = "inspector-cli"});
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -203,7 +196,7 @@ TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {
   Result text = Run("path " + out.string() + " --node /join/concat/Concat");
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("ancestors"), std::string::npos);
-  ExpectOneErrorLine(Run("path " + out.string() + " --node /join/concat/Conca"), "closest: /join/concat/Concat");
+  ExpectUsageError(Run("path " + out.string() + " --node /join/concat/Conca"), "closest: /join/concat/Concat", {.tool = "inspector-cli"});
 }
 
 TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
@@ -212,7 +205,7 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   Result same = Run("diff " + a.string() + " " + a.string());
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   // Two models are compared only when asked to; diff.json goes where --output says.
-  ExpectOneErrorLine(Run("diff " + a.string() + " " + b.string()), "different models");
+  ExpectUsageError(Run("diff " + a.string() + " " + b.string()), "different models", {.tool = "inspector-cli"});
   const fs::path file = dir_ / "diff.json";
   Result other = Run("diff " + a.string() + " " + b.string() + " --threshold-nodes 0 --allow-different-models --output " +
                      file.string());
@@ -262,16 +255,16 @@ TEST_F(InspectorCli, EveryReaderRefusesAFolderOfTwoRuns) {
         "diff " + a.string() + " " + mixed.string(), "diff " + mixed.string() + " " + a.string()}) {
     SCOPED_TRACE(reader);
     make_mixed();
-    ExpectOneErrorLine(Run(reader), two_runs);
+    ExpectUsageError(Run(reader), two_runs, {.tool = "inspector-cli"});
     EXPECT_FALSE(fs::exists(mixed / "report.html"));
     EXPECT_FALSE(fs::exists(mixed / "diff.json"));
   }
   EXPECT_FALSE(fs::exists(a / "diff.json"));
   // serve checks before it listens; a timeout keeps a wrong acceptance from hanging the test.
   make_mixed();
-  ExpectOneErrorLine(::opscope::testing::Shell("timeout 20 " + std::string(OPSCOPE_BINARY_DIR) +
+  ExpectUsageError(::opscope::testing::Shell("timeout 20 " + std::string(OPSCOPE_BINARY_DIR) +
                                                "/bin/inspector-cli serve " + mixed.string() + " --port 0"),
-                     two_runs);
+                     two_runs, {.tool = "inspector-cli"});
 
   // A rerun replaces the whole folder: the other model's files, its pass dumps too.
   const fs::path again = RunModel("two_branch.onnx", "again", "--dump-passes");
@@ -290,17 +283,17 @@ TEST_F(InspectorCli, EveryReaderRefusesAFolderOfTwoRuns) {
   };
   json wrong = json::parse(capture);
   wrong["tasks"][1]["kernel"] = 7;
-  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: field tasks[1].kernel: expected a string, found an integer");
+  ExpectUsageError(with_capture(wrong.dump()), "capture.json: field tasks[1].kernel: expected a string, found an integer", {.tool = "inspector-cli"});
   wrong = json::parse(capture);
   wrong.erase("streams");
-  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: field streams: missing (expected an integer)");
+  ExpectUsageError(with_capture(wrong.dump()), "capture.json: field streams: missing (expected an integer)", {.tool = "inspector-cli"});
   const Result truncated = with_capture(capture.substr(0, capture.size() / 2));
-  ExpectOneErrorLine(truncated, "capture.json: not valid JSON (line 1, column ");
+  ExpectUsageError(truncated, "capture.json: not valid JSON (line 1, column ", {.tool = "inspector-cli"});
   EXPECT_EQ(truncated.err.find("json.exception"), std::string::npos) << truncated.err;
   // Written before runs had an identity: refused, with what to do.
   wrong = json::parse(capture);
   wrong.erase("run");
-  ExpectOneErrorLine(with_capture(wrong.dump()), "capture.json: no run identity (field run)");
+  ExpectUsageError(with_capture(wrong.dump()), "capture.json: no run identity (field run)", {.tool = "inspector-cli"});
 }
 
 TEST_F(InspectorCli, BadInputIsOneLineAndWritesNothing) {
@@ -310,21 +303,21 @@ TEST_F(InspectorCli, BadInputIsOneLineAndWritesNothing) {
     std::string bytes = Slurp(Model("two_branch.onnx"));
     std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
   }
-  ExpectOneErrorLine(Run("run " + (dir_ / "missing.onnx").string() + " --output-dir " + out.string()), "missing.onnx");
-  ExpectOneErrorLine(Run("run " + truncated.string() + " --output-dir " + out.string()), "truncated.onnx");
-  ExpectOneErrorLine(Run("run " + Model("two_branch.onnx") + " --output-dir " + out.string() + " --streams 0"),
-                     "--streams");
+  ExpectUsageError(Run("run " + (dir_ / "missing.onnx").string() + " --output-dir " + out.string()), "missing.onnx", {.tool = "inspector-cli"});
+  ExpectUsageError(Run("run " + truncated.string() + " --output-dir " + out.string()), "truncated.onnx", {.tool = "inspector-cli"});
+  ExpectUsageError(Run("run " + Model("two_branch.onnx") + " --output-dir " + out.string() + " --streams 0"),
+                     "--streams", {.tool = "inspector-cli"});
   EXPECT_FALSE(fs::exists(out));
-  ExpectOneErrorLine(Run("summary " + out.string()), out.string());
-  ExpectOneErrorLine(Run("export --input-dir " + dir_.string()), "capture.json");
-  ExpectOneErrorLine(Run("frobnicate"), "unknown command");
+  ExpectUsageError(Run("summary " + out.string()), out.string(), {.tool = "inspector-cli"});
+  ExpectUsageError(Run("export --input-dir " + dir_.string()), "capture.json", {.tool = "inspector-cli"});
+  ExpectUsageError(Run("frobnicate"), "unknown command", {.tool = "inspector-cli"});
   EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(InspectorCli, UnsupportedOpIsRefusedNamingTheNode) {
   const fs::path out = dir_ / "unsupported";
   Result r = Run("run " + Model("unsupported_op.onnx") + " --output-dir " + out.string());
-  ExpectOneErrorLine(r, "node '/det/Det' (Det) is not executable");
+  ExpectUsageError(r, "node '/det/Det' (Det) is not executable", {.tool = "inspector-cli"});
   EXPECT_NE(r.err.find("unsupported_op.onnx"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
 }
@@ -423,8 +416,8 @@ TEST_F(InspectorCli, CustomDomainNodeRunsWithThePluginThatProvidesIt) {
   EXPECT_GT(positive, 0);  // Relu left something through: the comparison is not all zeros
 
   const fs::path refused = dir_ / "no_plugin";
-  ExpectOneErrorLine(Run("run " + Model("custom_op.onnx") + " --output-dir " + refused.string()),
-                     "node '/norm/my_norm' (my_norm) is not executable");
+  ExpectUsageError(Run("run " + Model("custom_op.onnx") + " --output-dir " + refused.string()),
+                     "node '/norm/my_norm' (my_norm) is not executable", {.tool = "inspector-cli"});
   EXPECT_FALSE(fs::exists(refused));
 }
 

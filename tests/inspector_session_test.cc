@@ -33,6 +33,7 @@ using nlohmann::json;
 constexpr int kDemoDispatches = 2;  // session_demo dispatches Relu and Add itself
 
 using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 
 std::string Bin(const std::string& name) { return std::string(OPSCOPE_BINARY_DIR) + "/bin/" + name; }
@@ -84,13 +85,6 @@ class InspectorSession : public ::testing::Test {
     int n = 0;
     for (const std::string& s : names) n += s.rfind(prefix, 0) == 0;
     return n;
-  }
-
-  void ExpectOneErrorLine(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   }
 
   fs::path dir_;
@@ -243,7 +237,7 @@ TEST_F(InspectorSession, TwoProgramsInOneSessionAreMergedApart) {
 TEST_F(InspectorSession, CollectorsOffRecordNothingAndExportSaysSo) {
   const fs::path session = Record("");
   EXPECT_EQ(Files(session), std::set<std::string>{"session.json"});
-  ExpectOneErrorLine(Inspector("export --input-dir " + session.string() + " --format json"), "recorded nothing");
+  ExpectUsageError(Inspector("export --input-dir " + session.string() + " --format json"), "recorded nothing");
   EXPECT_EQ(Files(session), std::set<std::string>{"session.json"});
 }
 
@@ -262,14 +256,14 @@ TEST_F(InspectorSession, StartAgainClearsTheEarlierRecords) {
 TEST_F(InspectorSession, BadInputIsOneLine) {
   const fs::path blocker = dir_ / "a_file";
   std::ofstream(blocker) << "x";
-  ExpectOneErrorLine(Inspector("start --output-dir " + (blocker / "session").string() + " --enable-runtime"),
+  ExpectUsageError(Inspector("start --output-dir " + (blocker / "session").string() + " --enable-runtime"),
                      "--output-dir");
-  ExpectOneErrorLine(Inspector("start --enable-runtime"), "--output-dir");
+  ExpectUsageError(Inspector("start --enable-runtime"), "--output-dir");
   // A broken record names its file.
   const fs::path session = dir_ / "broken";
   ASSERT_EQ(Inspector("start --output-dir " + session.string() + " --enable-runtime").exit_code, 0);
   std::ofstream(session / "runtime-12.json") << "{\"schema\": \"opscope.session-runtime/1\"}";
-  ExpectOneErrorLine(Inspector("export --input-dir " + session.string()), "runtime-12.json");
+  ExpectUsageError(Inspector("export --input-dir " + session.string()), "runtime-12.json");
   EXPECT_FALSE(fs::exists(session / "trace.json"));
 }
 
@@ -332,7 +326,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("session graph graph-"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("ancestors"), std::string::npos) << text.out;
-  ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Conca"),
+  ExpectUsageError(Inspector("path " + session.string() + " --node /join/concat/Conca"),
                      "closest: /join/concat/Concat");
 
   // A record whose graph reads values nothing makes is refused, naming the record.
@@ -340,7 +334,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   json record = json::parse(Slurp(session / source));
   record.at("graph").at("compiled")["values"] = json::array();
   std::ofstream(session / source) << record.dump();
-  ExpectOneErrorLine(Inspector("path " + session.string() + " --node " + node), source + ": compiled graph: ");
+  ExpectUsageError(Inspector("path " + session.string() + " --node " + node), source + ": compiled graph: ");
 }
 
 TEST_F(InspectorSession, SummaryOfLaunchesAloneAndPathNeedsTheGraphCollector) {
@@ -351,16 +345,16 @@ TEST_F(InspectorSession, SummaryOfLaunchesAloneAndPathNeedsTheGraphCollector) {
   EXPECT_NE(summary.out.find("tasks " + std::to_string(want.kernel_tasks + kDemoDispatches) + "\n"),
             std::string::npos)
       << summary.out;
-  ExpectOneErrorLine(Inspector("path " + session.string() + " --node /join/concat/Concat"), "--enable-graph");
+  ExpectUsageError(Inspector("path " + session.string() + " --node /join/concat/Concat"), "--enable-graph");
 
   const fs::path empty = dir_ / "empty";
   ASSERT_EQ(Inspector("start --output-dir " + empty.string() + " --enable-graph").exit_code, 0);
-  ExpectOneErrorLine(Inspector("summary " + empty.string()), "recorded nothing");
-  ExpectOneErrorLine(Inspector("path " + empty.string() + " --node x"), "collected no graph");
+  ExpectUsageError(Inspector("summary " + empty.string()), "recorded nothing");
+  ExpectUsageError(Inspector("path " + empty.string() + " --node x"), "collected no graph");
   // A broken graph record is named.
   std::ofstream(empty / "graph-12-0.json") << "{\"schema\": \"opscope.session-graph/1\"}";
-  ExpectOneErrorLine(Inspector("path " + empty.string() + " --node x"), "graph-12-0.json");
-  ExpectOneErrorLine(Inspector("summary " + empty.string()), "graph-12-0.json");
+  ExpectUsageError(Inspector("path " + empty.string() + " --node x"), "graph-12-0.json");
+  ExpectUsageError(Inspector("summary " + empty.string()), "graph-12-0.json");
   EXPECT_EQ(Files(empty), (std::set<std::string>{"graph-12-0.json", "session.json"}));
 }
 

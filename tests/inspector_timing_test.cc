@@ -36,6 +36,7 @@ using nlohmann::json;
 using opscope::graph::Judge;
 using opscope::graph::Spread;
 using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 
 class InspectorTiming : public ::opscope::testing::InspectorToolTest {
@@ -47,13 +48,6 @@ class InspectorTiming : public ::opscope::testing::InspectorToolTest {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     return out;
   }
-  void ExpectOneErrorLine(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
-
 };
 
 // The median as a statistics text defines it, apart from the code under test.
@@ -136,7 +130,7 @@ TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("3 timed iteration(s) after 0 warm-up"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("--warmup 0 --iterations 3"), std::string::npos) << text.out;  // the repro line
-  ExpectOneErrorLine(Run("run " + Model("two_branch.onnx") + " --output-dir " + (dir_ / "bad").string() +
+  ExpectUsageError(Run("run " + Model("two_branch.onnx") + " --output-dir " + (dir_ / "bad").string() +
                          " --warmup -1"),
                      "--warmup -1: expected >= 0");
   EXPECT_FALSE(fs::exists(dir_ / "bad"));
@@ -214,8 +208,8 @@ TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereT
   EXPECT_EQ(settings.out.rfind("setting changed  streams  2 -> 1\n", 0), 0u) << settings.out;
   for (const std::string& d : {a, b}) EXPECT_FALSE(fs::exists(fs::path(d) / "diff.json"));
 
-  ExpectOneErrorLine(Run("diff " + a + " " + other), "different models");
-  ExpectOneErrorLine(Run("diff " + a + " " + other + " --output " + (dir_ / "refused.json").string()),
+  ExpectUsageError(Run("diff " + a + " " + other), "different models");
+  ExpectUsageError(Run("diff " + a + " " + other + " --output " + (dir_ / "refused.json").string()),
                      "--allow-different-models");
   EXPECT_FALSE(fs::exists(dir_ / "refused.json"));
 
@@ -313,8 +307,8 @@ TEST_F(InspectorTiming, PathShowsTensorsAndTreesCutAtTheDepth) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("more beyond (--depth)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  inputs ("), std::string::npos) << text.out;
-  ExpectOneErrorLine(Run("path " + out + " --node /join/concat/Concat --depth 0"), "--depth 0: expected >= 1");
-  ExpectOneErrorLine(Run("path " + out + " --node /join/head/Gem"), "closest: /join/head/Gemm");
+  ExpectUsageError(Run("path " + out + " --node /join/concat/Concat --depth 0"), "--depth 0: expected >= 1");
+  ExpectUsageError(Run("path " + out + " --node /join/head/Gem"), "closest: /join/head/Gemm");
 }
 
 // x -> Relu (a long name) -> y, so that the tables must cut it.
@@ -368,7 +362,7 @@ TEST_F(InspectorTiming, SummaryTopBoundsEveryTableAndCutsNamesInTheMiddle) {
   Result all = Run("summary " + out + " --top 100");
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(all.out.find("more (--top)"), std::string::npos) << all.out;
-  ExpectOneErrorLine(Run("summary " + out + " --top -1"), "--top -1: expected >= 0");
+  ExpectUsageError(Run("summary " + out + " --top -1"), "--top -1: expected >= 0");
 }
 
 TEST(CutMiddle, KeepsBothEndsAndWholeCharacters) {

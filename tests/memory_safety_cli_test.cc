@@ -24,11 +24,9 @@ using ::opscope::testing::ToolResult;
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 
+// A usage error of `tool` naming every one of `parts`.
 void ExpectOneLineError(const ToolResult& r, const std::string& tool, const std::vector<std::string>& parts) {
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.err_lines(), 1) << r.err;
-  EXPECT_EQ(r.err.rfind(tool + ": error: ", 0), 0u) << r.err;
-  for (const std::string& p : parts) EXPECT_TRUE(Contains(r.err, p)) << "missing '" << p << "' in: " << r.err;
+  for (const std::string& p : parts) ::opscope::testing::ExpectUsageError(r, p, {.tool = tool});
 }
 
 void AddInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,

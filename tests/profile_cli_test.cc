@@ -16,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::opscope::testing::Contains;
 using ::opscope::testing::Shell;
+using ::opscope::testing::ExpectUsageError;
 using ::opscope::testing::Slurp;
 using ::opscope::testing::TempDir;
 using ::opscope::testing::ToolResult;
@@ -31,13 +32,6 @@ ToolResult OpsDebug(const std::string& args) { return Shell(kOpsDebug + " " + ar
 // Under a pseudo-terminal (util-linux's script), as a user at a shell sees it.
 ToolResult OnTerminal(const std::string& env, const std::string& args) {
   return Shell(env + " script -qec \"" + kOpsDebug + " " + args + "\" /dev/null");
-}
-
-void ExpectUsageError(const ToolResult& r, const std::string& expected_part) {
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.err_lines(), 1) << r.err;
-  EXPECT_TRUE(Contains(r.err, expected_part)) << "missing '" << expected_part << "' in: " << r.err;
-  EXPECT_EQ(r.out, "");
 }
 
 TEST(ProfileCli, PrintsTheKernelAgainstItsBoundAndWritesTimelinePageAndReport) {
@@ -81,13 +75,13 @@ TEST(ProfileCli, TheWarningIsYellowOnATerminalOnlyAndNoColorTurnsItOff) {
 TEST(ProfileCli, BadInputIsOneLineAndExitTwoAndWritesNothing) {
   TempDir dir;
   const std::string out = " --output " + (dir.path() / "t.json").string();
-  ExpectUsageError(OpsDebug(kReluAnyIters + kFarRoofs + out + " --iters 0"), "--iters: expected at least 1 call to time, got 0");
-  ExpectUsageError(OpsDebug(kRelu + out + " --peak-bw 0 --peak-flops 5"), "--peak-bw: expected a positive number of GB/s");
-  ExpectUsageError(OpsDebug(kRelu + out + " --peak-flops -2 --peak-bw 5"), "--peak-flops: expected a positive number of GFLOP/s");
-  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + out + " --tunables blok=64"), "--tunables: op Relu has no tunable 'blok'");
-  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output /proc/timeline.json"), "--output /proc/timeline.json: folder /proc is not writable");
-  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "no/t.json").string()), "no folder");
-  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "t.txt").string()), "--output");
+  ExpectUsageError(OpsDebug(kReluAnyIters + kFarRoofs + out + " --iters 0"), "--iters: expected at least 1 call to time, got 0", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + out + " --peak-bw 0 --peak-flops 5"), "--peak-bw: expected a positive number of GB/s", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + out + " --peak-flops -2 --peak-bw 5"), "--peak-flops: expected a positive number of GFLOP/s", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + out + " --tunables blok=64"), "--tunables: op Relu has no tunable 'blok'", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output /proc/timeline.json"), "--output /proc/timeline.json: folder /proc is not writable", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "no/t.json").string()), "no folder", {.no_report = true});
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "t.txt").string()), "--output", {.no_report = true});
   EXPECT_TRUE(fs::is_empty(dir.path())) << "a refused profile wrote a file";
 }
 

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -65,6 +67,29 @@ inline ToolResult Shell(const std::string& command) {
 }
 
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What a usage error must look like beyond exit code 2 and one line.
+struct UsageError {
+  std::string tool;        // "ops-debug": the line starts "ops-debug: error: "
+  bool no_report = false;  // and nothing was printed on stdout
+};
+
+// Bad usage or bad input, as the tools answer it: exit 2 and one line on
+// stderr holding `part`. Any result with exit_code, out and err (a spawned
+// tool's ToolResult, or the same run in process).
+template <typename Result>
+void ExpectUsageError(const Result& r, const std::string& part, const UsageError& want = {}) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.err.ends_with('\n')) << r.err;
+  if (!want.tool.empty()) {
+    EXPECT_EQ(r.err.rfind(want.tool + ": error: ", 0), 0u) << r.err;
+  }
+  EXPECT_TRUE(Contains(r.err, part)) << "missing '" << part << "' in: " << r.err;
+  if (want.no_report) {
+    EXPECT_EQ(r.out, "") << "a failed run must print no report";
+  }
+}
 
 // What posix_spawn takes, for a test that starts a tool without a shell:
 // `args` as a null-ended C array (they must outlive it), and this process's
