@@ -260,10 +260,18 @@ Status WriteFileAtomicParts(const std::string& path, const std::vector<std::stri
   struct stat target;
   const bool exists = ::lstat(path.c_str(), &target) == 0;
   if (exists && S_ISLNK(target.st_mode) && IsDeviceLinkPath(path)) {
+    // Followed, never replaced (a rename would put a file in /dev): a device
+    // or pipe is written through, a regular file (stdout redirected to one)
+    // is written where it really is.
     struct stat followed;
-    if (::stat(path.c_str(), &followed) == 0 && (S_ISCHR(followed.st_mode) || S_ISFIFO(followed.st_mode))) {
-      return WriteThrough(path, parts, /*follow_link=*/true);
+    if (::stat(path.c_str(), &followed) != 0) return ErrnoStatus(errno, "cannot write through the link", path);
+    if (S_ISCHR(followed.st_mode) || S_ISFIFO(followed.st_mode)) return WriteThrough(path, parts, /*follow_link=*/true);
+    char resolved[PATH_MAX];
+    if (!S_ISREG(followed.st_mode) || ::realpath(path.c_str(), resolved) == nullptr || IsDeviceLinkPath(resolved)) {
+      return InvalidArgumentError("cannot write '" + path + "': it leads to " + FileKind(followed.st_mode) +
+                                  ", expected a regular file, a device or a pipe");
     }
+    return WriteFileAtomicParts(resolved, parts);
   }
   if (exists && !S_ISREG(target.st_mode) && !S_ISLNK(target.st_mode)) {
     if (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode)) return WriteThrough(path, parts, /*follow_link=*/false);

@@ -79,6 +79,18 @@ TEST_F(FileUtilTest, DeviceLinksUnderDevAreWrittenThrough) {
   EXPECT_EQ(::stat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced";
   ::close(fd);
+  // /dev/fd/N of a regular file (stdout redirected to one): that file gets
+  // the bytes, and nothing is put in /dev.
+  const fs::path redirected = dir_ / "redirected.json";
+  Put(redirected, "old");
+  const int file_fd = ::open(redirected.c_str(), O_WRONLY);
+  ASSERT_GE(file_fd, 0);
+  ASSERT_TRUE(WriteFileAtomic("/dev/fd/" + std::to_string(file_fd), "new").ok());
+  ::close(file_fd);
+  EXPECT_EQ(Slurp(redirected), "new");
+  for (const auto& e : fs::directory_iterator("/dev")) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path() << " left in /dev";
+  }
   // The same kind of link anywhere else is replaced, never written through.
   const fs::path link = dir_ / "out.json";
   fs::create_symlink("/dev/null", link);
