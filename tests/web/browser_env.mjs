@@ -3,6 +3,7 @@
 // failure that names the fix, never a skip.
 //
 //   const env = await browserEnv('web_ui_test', 'ui_test.mjs');
+import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -27,4 +28,24 @@ export async function browserEnv(name, script) {
     die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
   }
   return {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die};
+}
+
+// `CLI serve DIR` on a free port (CLI: browserEnv's inspector-cli): the process, its exit, and the
+// folder and address it says it serves (read from its first line).
+export function startServe(cli, dir) {
+  const server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  const address = new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:\d+\/)\n/m);
+      if (m) {
+        clearTimeout(timer);
+        resolve({folder: m[1], url: m[2]});
+      }
+    });
+  });
+  return {server, exited, address};
 }

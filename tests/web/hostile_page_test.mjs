@@ -14,12 +14,12 @@
 // Missing chromium, node_modules or python3-onnx is a failure with the fix named, never a skip.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {execFile, spawn, spawnSync} from 'node:child_process';
+import {execFile, spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
-import {browserEnv} from './browser_env.mjs';
+import {browserEnv, startServe} from './browser_env.mjs';
 
 const {here, sourceDir, chromiumPath, cli, chromium, die} = await browserEnv('hostile_page_test', 'hostile_page_test.mjs');
 
@@ -40,25 +40,6 @@ async function makeRun(name, model, exportArgs = []) {
   const dir = path.join(work, name);
   await inspector(['run', path.join(work, model), '--output-dir', dir]);
   return {dir, graph: JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8')), exportArgs};
-}
-
-// `inspector-cli serve DIR` on a free port: the process, its exit, and its address.
-function startServe(dir) {
-  const server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
-  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
-  const url = new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/ at (http:\/\/127\.0\.0\.1:\d+\/)\n/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-  return {server, exited, url};
 }
 
 before(async () => {
@@ -158,9 +139,9 @@ test('report.html of hostile names, opened as a file: nothing runs, every name i
 
 test('the served page of hostile names: its policy header, nothing runs', async () => {
   const run = runs.hostile;
-  const {server, exited, url} = startServe(run.dir);
+  const {server, exited, address} = startServe(cli, run.dir);
   try {
-    const base = await url;
+    const {url: base} = await address;
     const response = await open(base);
     const policy = response.headers()['content-security-policy'] || '';
     assert.match(policy, /default-src 'none'/);

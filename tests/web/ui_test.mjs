@@ -14,12 +14,12 @@
 // Missing chromium or node_modules is a failure with the fix named, never a skip.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {execFile, spawn, spawnSync} from 'node:child_process';
+import {execFile, spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import {browserEnv} from './browser_env.mjs';
+import {browserEnv, startServe} from './browser_env.mjs';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die} = await browserEnv('web_ui_test', 'ui_test.mjs');
@@ -630,29 +630,9 @@ test('report.html against another model\'s run: refused without --allow-differen
   assert.deepEqual(problems, []);
 });
 
-// `inspector-cli serve DIR` on a free port: the process, its exit, and the
-// folder and address it says it serves (read from its first line).
-function startServe(dir) {
-  const server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
-  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
-  const address = new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:\d+\/)\n/m);
-      if (m) {
-        clearTimeout(timer);
-        resolve({folder: m[1], url: m[2]});
-      }
-    });
-  });
-  return {server, exited, address};
-}
-
 test('inspector-cli serve: the same page over HTTP, and nothing but its files', async () => {
   const run = runs.twoBranch;
-  const {server, exited, address} = startServe(run.dir);
+  const {server, exited, address} = startServe(cli, run.dir);
   try {
     const {url, folder} = await address;
     assert.equal(folder, run.dir);
@@ -698,7 +678,7 @@ test('a trace alone: ops-debug profile\'s timeline.json and roofline.svg as repo
 
 test('a trace alone, served: the page asks only for what the folder holds', async () => {
   const profile = runs.profile;
-  const {server, exited, address} = startServe(profile.dir);
+  const {server, exited, address} = startServe(cli, profile.dir);
   try {
     const {url} = await address;
     const asked = [];
@@ -800,7 +780,7 @@ test('a diagnosis: diagnosis.json as report.html, the failing launch marked and 
 
 test('a diagnosis, served: the page comes built from the folder\'s diagnosis.json', async () => {
   const diag = runs.diagnosis;
-  const {server, exited, address} = startServe(diag.dir);
+  const {server, exited, address} = startServe(cli, diag.dir);
   try {
     const {url} = await address;
     await openPage(url);
