@@ -28,6 +28,10 @@ StatusOr<json> ParseJsonText(std::string_view text, const std::string& file) {
     }
     return InvalidArgumentError(file + ": not valid JSON (line " + std::to_string(line) + ", column " +
                                 std::to_string(column) + ": " + why + ")");
+  } catch (const json::exception& e) {
+    // Parsed, but not representable: a number past double's range (out_of_range
+    // 406, found by capture_fuzzer) is not a parse_error.
+    return InvalidArgumentError(file + ": not valid JSON (" + std::string(e.what()) + ")");
   }
 }
 
