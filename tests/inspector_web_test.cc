@@ -7,6 +7,7 @@
 #include "cli/apps.h"
 #include "cli/page_data.h"
 #include "core/sha256.h"
+#include "core/text_format.h"
 #include "graph/runtime/run_identity.h"
 #include "opscope/model.h"
 #include "opscope/roofline.h"
@@ -81,12 +82,6 @@ json Embedded(const std::string& html, const std::string& id) {
   return json::parse(html.substr(start, html.find("</script>", start) - start));
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 // A Content-Security-Policy, parsed: each directive's sources.
 std::map<std::string, std::vector<std::string>> ParsePolicy(const std::string& policy) {
   std::map<std::string, std::vector<std::string>> directives;
@@ -146,7 +141,7 @@ TEST(InspectorWeb, ReportInlinesEveryAssetAndEmbedsTheRunFilesIntact) {
     EXPECT_NE(html->find(std::string(a.data)), std::string::npos) << a.name;
   }
   // Every <script> element is closed exactly once: the data closed none early.
-  EXPECT_EQ(Count(*html, "<script"), Count(*html, "</script>"));
+  EXPECT_EQ(CountOccurrences(*html, "<script"), CountOccurrences(*html, "</script>"));
   for (size_t i = 0; i < std::size(kRunFiles); ++i) {
     const std::string open = "<script type=\"application/json\" id=\"opscope-data-" + std::string(kRunFiles[i]) + "\">";
     const size_t begin = html->find(open);
@@ -171,7 +166,7 @@ TEST(InspectorWeb, ReportPolicyAllowsOnlyItsOwnInlineScriptsAndStyles) {
   const std::string meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
   const size_t at = html->find(meta);
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(Count(*html, "Content-Security-Policy"), 1u);
+  EXPECT_EQ(CountOccurrences(*html, "Content-Security-Policy"), 1u);
   // A <meta> policy covers only what comes after it.
   EXPECT_LT(at, html->find("<style"));
   EXPECT_LT(at, html->find("<script"));
@@ -214,8 +209,8 @@ TEST(InspectorWeb, TimelinePageEmbedsTheTraceAloneAndTheChartAsMarkup) {
   const std::string trimmed = svg.substr(0, svg.find_last_not_of("\n") + 1);
   const size_t chart = html->find("<div id=\"roofline\">" + trimmed + "</div>");
   ASSERT_NE(chart, std::string::npos);
-  EXPECT_EQ(Count(html->substr(0, chart), "<script"), Count(html->substr(0, chart), "</script>"));
-  EXPECT_EQ(Count(*html, "<script"), Count(*html, "</script>"));
+  EXPECT_EQ(CountOccurrences(html->substr(0, chart), "<script"), CountOccurrences(html->substr(0, chart), "</script>"));
+  EXPECT_EQ(CountOccurrences(*html, "<script"), CountOccurrences(*html, "</script>"));
   // Without a chart the page is the same page, the panel empty.
   StatusOr<std::string> bare = BuildTimelineHtml(timeline, "", "");
   ASSERT_TRUE(bare.ok()) << bare.status().ToString();
@@ -643,7 +638,7 @@ TEST(InspectorWeb, DiagnosisPageEmbedsTheConvertedTraceAndThePanel) {
   EXPECT_EQ(panel["causes"].size(), 2u);
   EXPECT_EQ(Embedded(*html, "page")["title"], "my_pool: crashed (SIGSEGV)");
   EXPECT_TRUE(Embedded(*html, "graph.json").is_null());
-  EXPECT_EQ(Count(*html, "<script"), Count(*html, "</script>"));
+  EXPECT_EQ(CountOccurrences(*html, "<script"), CountOccurrences(*html, "</script>"));
   StatusOr<std::string> bad = BuildDiagnosisHtml("not json", "x/diagnosis.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().ToString().find("x/diagnosis.json: not JSON"), std::string::npos) << bad.status().ToString();

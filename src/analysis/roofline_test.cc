@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/text_format.h"
+
 namespace opscope {
 namespace {
 
@@ -147,12 +149,6 @@ TEST(Roofline, PeaksFromCalibration) {
   EXPECT_FALSE(r.source.empty());
 }
 
-size_t Count(const std::string& s, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
-  return n;
-}
-
 // Every element closed in order, every attribute quoted: enough of XML to
 // know a browser's parser and an XML one read the same tree.
 bool WellFormed(const std::string& s, std::string* why) {
@@ -161,7 +157,7 @@ bool WellFormed(const std::string& s, std::string* why) {
     const size_t end = s.find('>', i);
     if (end == std::string::npos) return *why = "unclosed tag at " + std::to_string(i), false;
     std::string tag = s.substr(i + 1, end - i - 1);
-    if (Count(tag, "\"") % 2 != 0 || tag.find('<') != std::string::npos) return *why = "bad tag <" + tag + ">", false;
+    if (CountOccurrences(tag, "\"") % 2 != 0 || tag.find('<') != std::string::npos) return *why = "bad tag <" + tag + ">", false;
     if (tag.starts_with("/")) {
       if (open.empty() || open.back() != tag.substr(1)) return *why = "</" + tag.substr(1) + "> closes nothing", false;
       open.pop_back();
@@ -187,10 +183,10 @@ TEST(RooflineSvg, OneCirclePerDrawablePointLabelsEscaped) {
   const std::string svg = RooflineSvg(kPeaks, points);
   std::string why;
   EXPECT_TRUE(WellFormed(svg, &why)) << why << "\n" << svg;
-  EXPECT_EQ(Count(svg, "<svg"), 1u);
+  EXPECT_EQ(CountOccurrences(svg, "<svg"), 1u);
   EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_EQ(Count(svg, "<circle"), 3u) << svg;
-  EXPECT_EQ(Count(svg, "<title>"), 3u);
+  EXPECT_EQ(CountOccurrences(svg, "<circle"), 3u) << svg;
+  EXPECT_EQ(CountOccurrences(svg, "<title>"), 3u);
   EXPECT_NE(svg.find("a&lt;b &amp; &quot;c&quot;"), std::string::npos) << svg;
   EXPECT_EQ(svg.find("a<b"), std::string::npos);
   EXPECT_NE(svg.find("Add: 50 GB/s, 4.17 GFLOP/s, efficiency 50.0%"), std::string::npos) << svg;
@@ -209,7 +205,7 @@ TEST(RooflineSvg, UnknownRoofsAndNoPoints) {
   const std::string svg = RooflineSvg(RoofPeaks{}, {});
   std::string why;
   EXPECT_TRUE(WellFormed(svg, &why)) << why;
-  EXPECT_EQ(Count(svg, "<circle"), 0u);
+  EXPECT_EQ(CountOccurrences(svg, "<circle"), 0u);
   EXPECT_NE(svg.find("bandwidth unknown"), std::string::npos);
   EXPECT_EQ(svg.find("roof 0"), std::string::npos);
   EXPECT_EQ(svg.find("nan"), std::string::npos);

@@ -9,16 +9,12 @@
 #include <optional>
 
 #include "capture/op_instance.h"
+#include "core/clock.h"
 #include "device/stream_observer.h"
 
 namespace opscope {
 
 namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 inline uint64_t Mix(uint64_t h, uint64_t v) {
   // splitmix64-style mixing: cheap and well spread.

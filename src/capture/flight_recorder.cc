@@ -15,14 +15,10 @@
 #include <string_view>
 
 #include "capture/op_instance.h"
+#include "core/clock.h"
 
 namespace opscope {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 int32_t ThisTid() { return static_cast<int32_t>(syscall(SYS_gettid)); }
 
@@ -41,8 +37,8 @@ uint64_t StreamKey(const char* device, int id) {
 // Adds the time since `t0` to a counter of the header: what diagnose costs.
 struct Spent {
   int64_t& counter;
-  int64_t t0 = NowNs();
-  ~Spent() { Atomic(counter).fetch_add(NowNs() - t0, std::memory_order_relaxed); }
+  int64_t t0 = SteadyNowNs();
+  ~Spent() { Atomic(counter).fetch_add(SteadyNowNs() - t0, std::memory_order_relaxed); }
 };
 
 const char* DeviceNameOf(const LaunchRecord& rec) { return rec.device ? rec.device->name().c_str() : "host"; }
@@ -110,7 +106,7 @@ FlightRecorder::FlightRecorder(void* base, size_t bytes, FlightRecorderOptions o
   h.version = kFlightRingVersion;
   h.slots_per_stream = options_.slots;
   h.pid = getpid();
-  h.start_ns = NowNs();
+  h.start_ns = SteadyNowNs();
   h.sync_points = Dispatcher::Global().sync_points() ? 1 : 0;
   h.next_seq = 1;
   std::ifstream cmd("/proc/self/cmdline", std::ios::binary);
@@ -274,7 +270,7 @@ void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const St
     }
   }
   if (state != FlightState::kFinished || done) {
-    Atomic(slot->end_ns).store(NowNs(), std::memory_order_relaxed);
+    Atomic(slot->end_ns).store(SteadyNowNs(), std::memory_order_relaxed);
     Atomic(slot->state).store(static_cast<int32_t>(state), std::memory_order_release);
   }
   // An asynchronous launch not yet reached stays "started": the parent asks
@@ -326,7 +322,7 @@ void FlightRecorder::CallRejected(const LaunchRecord& rec, const Status& st) {
   LaunchSlot* slot = FindStarted(rec.seq, DeviceNameOf(rec), rec.stream_id);
   if (slot == nullptr) return;
   CopyField(slot->error, st.ToString().c_str());
-  Atomic(slot->end_ns).store(NowNs(), std::memory_order_relaxed);
+  Atomic(slot->end_ns).store(SteadyNowNs(), std::memory_order_relaxed);
   Atomic(slot->state).store(static_cast<int32_t>(FlightState::kFailed), std::memory_order_release);
 }
 
@@ -348,7 +344,7 @@ void FlightRecorder::WriteSync(SyncKind kind, const char* device, int stream_id,
   CopyField(r->op, k ? k->op : "");
   r->op_id = k ? k->op_id : 0;
   r->host_tid = ThisTid();
-  r->time_ns = NowNs();
+  r->time_ns = SteadyNowNs();
   Atomic(r->committed).store(seq + 1, std::memory_order_release);
 }
 

@@ -6,14 +6,11 @@
 #include <string>
 #include <unordered_set>
 
+#include "core/clock.h"
+
 namespace opscope {
 
 namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void CopyName(char (&dst)[LaunchEntry::kNameChars], const std::string& src) {
   size_t n = std::min(src.size(), sizeof dst - 1);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/recorder.h"
+#include "core/clock.h"
 #include "core/json_field.h"
 #include "core/json_text.h"
 #include "opscope/npy.h"
@@ -21,11 +22,6 @@ namespace opscope {
 namespace {
 
 using nlohmann::json;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // The first word of /proc/self/cmdline: which program recorded.
 std::string ProgramName() {
@@ -91,7 +87,7 @@ void SessionRuntimeCollector::AfterLaunch(const LaunchRecord& rec) {
   e.device = rec.device ? InternName(rec.device->name()) : "host";
   e.stream_id = rec.stream_id;
   e.host_enqueue_ns = rec.host_enqueue_ns;
-  e.host_done_ns = NowNs();
+  e.host_done_ns = SteadyNowNs();
   if (!rec.launches.empty()) {
     e.launch = rec.launches.front().config;
     e.num_launches = static_cast<int>(rec.launches.size());

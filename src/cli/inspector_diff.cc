@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kNameWidth = 28;
+constexpr size_t kDiffNameWidth = 28;
 
 
 std::string Scalar(const json& v) {
@@ -44,8 +44,8 @@ std::string Change(const json& e) {
 
 void PrintRow(const std::string& name, const json& e, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof(line), "  %-*s %22s -> %-22s %s\n", static_cast<int>(kNameWidth),
-                CutMiddle(name, kNameWidth).c_str(), Timed(e["base"]).c_str(), Timed(e["new"]).c_str(),
+  std::snprintf(line, sizeof(line), "  %-*s %22s -> %-22s %s\n", static_cast<int>(kDiffNameWidth),
+                CutMiddle(name, kDiffNameWidth).c_str(), Timed(e["base"]).c_str(), Timed(e["new"]).c_str(),
                 Change(e).c_str());
   out << line;
 }

@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kNameWidth = 32;
+constexpr int kPathNameWidth = 32;
 
 std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : "?"; }
 
@@ -23,8 +23,8 @@ void PrintTensors(const char* title, const json& list, bool input, std::ostream&
   out << "  " << title << " (" << list.size() << ")\n";
   for (const auto& t : list) {
     char line[256];
-    std::snprintf(line, sizeof(line), "    %-*s %-8s %-18s ", static_cast<int>(kNameWidth),
-                  CutMiddle(Str(t["name"]), kNameWidth).c_str(), Str(t["dtype"]).c_str(),
+    std::snprintf(line, sizeof(line), "    %-*s %-8s %-18s ", static_cast<int>(kPathNameWidth),
+                  CutMiddle(Str(t["name"]), kPathNameWidth).c_str(), Str(t["dtype"]).c_str(),
                   CutMiddle(Str(t["shape"]), 18).c_str());
     out << line;
     if (input) {
@@ -41,7 +41,7 @@ void PrintTensors(const char* title, const json& list, bool input, std::ostream&
 void PrintTree(const json& children, const char* arrow, int indent, std::ostream& out) {
   for (const auto& c : children) {
     out << std::string(indent, ' ') << arrow << " " << Str(c["node"]) << " (" << Str(c["op_type"]) << ") via "
-        << CutMiddle(Str(c["via"]), kNameWidth);
+        << CutMiddle(Str(c["via"]), kPathNameWidth);
     if (c.value("repeat", false)) out << "  (shown above)";
     if (c.contains("beyond")) out << "  ... " << c["beyond"].get<int64_t>() << " more beyond (--depth)";
     out << "\n";

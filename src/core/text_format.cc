@@ -31,6 +31,18 @@ std::string WithThousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+size_t CountOccurrences(std::string_view text, std::string_view part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string_view::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
 std::string ShortHex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);

@@ -22,12 +22,16 @@ std::string ShellQuote(const std::string& word);
 std::string WithThousands(int64_t n);
 // 0x7f3a12345678 -> "0x7f3a…5678": stable-looking, still tells buffers apart.
 std::string MaskAddress(const void* p);
+// An address or id as every report prints it: "0x7f3a2c001000".
+std::string Hex(uint64_t v);
 // op_id in hex, shortened the same way.
 std::string ShortHex(uint64_t v);
 // A number as reports print it: 7 significant digits ("%.7g").
 std::string ShortNum(double v);
 // Coordinates as reports print them: "[3,17,0,55]".
 std::string CoordsText(const std::vector<int64_t>& coords);
+// How many times `part` occurs in `text`, overlapping ones included.
+size_t CountOccurrences(std::string_view text, std::string_view part);
 // Collapses newlines so an error stays one line.
 std::string OneLine(std::string text);
 

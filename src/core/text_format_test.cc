@@ -41,5 +41,18 @@ TEST(ShellQuote, HostileWordsComeBackAsOneWordAndRunNothing) {
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
 }
 
+TEST(Hex, FullWidthLowercaseWithPrefix) {
+  EXPECT_EQ(Hex(0), "0x0");
+  EXPECT_EQ(Hex(0x7f3a2c001000), "0x7f3a2c001000");
+  EXPECT_EQ(Hex(UINT64_MAX), "0xffffffffffffffff");
+}
+
+TEST(CountOccurrences, CountsOverlappingMatches) {
+  EXPECT_EQ(CountOccurrences("aaaa", "aa"), 3u);
+  EXPECT_EQ(CountOccurrences("<g><g class=x>", "<g"), 2u);
+  EXPECT_EQ(CountOccurrences("abc", "d"), 0u);
+  EXPECT_EQ(CountOccurrences("", "a"), 0u);
+}
+
 }  // namespace
 }  // namespace opscope

@@ -15,13 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-json Num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json FiniteOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json TensorJson(const DiagTensor& t) {
   json j = {{"role", t.role}, {"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape},
@@ -29,13 +23,13 @@ json TensorJson(const DiagTensor& t) {
   if (!t.fingerprint.empty()) j["fingerprint"] = t.fingerprint;
   if (t.has_stats) {
     j["stats"] = {{"count", t.count}, {"nan", t.nan}, {"inf", t.inf},
-                  {"min", Num(t.min)}, {"max", Num(t.max)}, {"mean", Num(t.mean)}};
+                  {"min", FiniteOrNull(t.min)}, {"max", FiniteOrNull(t.max)}, {"mean", FiniteOrNull(t.mean)}};
   } else {
     j["stats"] = nullptr;
   }
   if (!t.first_bad.empty()) j["first_non_finite"] = t.first_bad;
   if (t.row >= 0) j["row"] = t.row;
-  if (t.row >= 0 && t.role == "input") j["row_range"] = {Num(t.row_min), Num(t.row_max)};
+  if (t.row >= 0 && t.role == "input") j["row_range"] = {FiniteOrNull(t.row_min), FiniteOrNull(t.row_max)};
   return j;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/profile/timeline.h"
 #include "capture/dispatcher.h"
 #include "capture/recorder.h"
+#include "core/clock.h"
 #include "opscope/calibrate.h"
 #include "opscope/npy.h"
 #include "opscope/plugin.h"
@@ -20,11 +21,6 @@
 namespace opscope {
 
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // A file the profile will write: its folder must exist and take files, so a
 // long profile does not end in an error (and never in a half-written file).
@@ -71,10 +67,10 @@ StatusOr<int64_t> DeviceClockOffset(Device* device) {
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> ev, device->CreateEvent());
   Stream& s = device->default_stream();
   OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
-  const int64_t before = NowNs();
+  const int64_t before = SteadyNowNs();
   OPSCOPE_RETURN_IF_ERROR(s.Record(*ev));
   OPSCOPE_RETURN_IF_ERROR(ev->Synchronize());
-  const int64_t after = NowNs();
+  const int64_t after = SteadyNowNs();
   OPSCOPE_ASSIGN_OR_RETURN(int64_t device_ns, ev->TimestampNs());
   return device_ns - (before + after) / 2;
 }
@@ -136,7 +132,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
   auto call = [&](bool record, int iteration) -> Status {
     if (flusher) flusher->Flush();
     const int hook = record ? Dispatcher::Global().AddHook(recorder) : 0;
-    const int64_t begin = NowNs();
+    const int64_t begin = SteadyNowNs();
     auto run = Dispatcher::Global().Run(*in.op, in.inputs, in.attrs, record ? recorded_opts : plain);
     if (run.ok() && read_back) {
       for (const Tensor& o : run->outputs) {
@@ -145,7 +141,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
         if (!host.ok()) { run = std::move(host).status(); break; }
       }
     }
-    const int64_t end = NowNs();
+    const int64_t end = SteadyNowNs();
     if (record) Dispatcher::Global().RemoveHook(hook);
     if (!run.ok()) return std::move(run).status().WithContext("call " + std::to_string(iteration + 1));
     if (!record) {

@@ -9,12 +9,12 @@ namespace opscope {
 namespace {
 
 constexpr int64_t kMi = 1 << 20;
-const RoofPeaks kPeaks{.bandwidth_gbs = 100, .gflops_f32 = 1000, .gflops_f64 = 500, .source = "test"};
+const RoofPeaks kSuspectPeaks{.bandwidth_gbs = 100, .gflops_f32 = 1000, .gflops_f64 = 500, .source = "test"};
 
 // A streaming node: reads `bytes`, writes `bytes`, took `us` (-1: untimed).
 SuspectNode Streaming(const std::string& name, int64_t bytes, double us) {
   SuspectNode n{.name = name};
-  n.roofline = Roofline(Cost{.bytes_read = bytes, .bytes_written = bytes, .flops = 0}, DType::kF32, us, kPeaks);
+  n.roofline = Roofline(Cost{.bytes_read = bytes, .bytes_written = bytes, .flops = 0}, DType::kF32, us, kSuspectPeaks);
   return n;
 }
 
@@ -63,7 +63,7 @@ TEST(Suspects, NoFusionWhereTheIntermediateMustBeWrittenAnywayOrIsSmall) {
   f.edges = {{.producer = 0, .consumer = 1, .bytes = 4096}};
   EXPECT_TRUE(FindSuspects(f).empty());
   // Without a cost model nobody knows the pair streams it.
-  f.nodes[1].roofline = Roofline(std::nullopt, DType::kF32, 1000, kPeaks);
+  f.nodes[1].roofline = Roofline(std::nullopt, DType::kF32, 1000, kSuspectPeaks);
   f.edges = {{.producer = 0, .consumer = 1, .bytes = 64 * kMi}};
   EXPECT_TRUE(FindSuspects(f).empty());
 }
@@ -105,7 +105,7 @@ TEST(Suspects, SmallGridOnlyWhenFarBelowItsBoundWithFewBlocksPerUnit) {
   EXPECT_EQ(s[0].compute_units, 16);
   EXPECT_DOUBLE_EQ(s[0].saving_us, 1000 - 2.0 * kMi / 100e3);
   EXPECT_TRUE(NodeSuspects(n, 1).empty());  // 3 blocks on 1 unit: enough
-  n.roofline = Roofline(Cost{.bytes_read = kMi, .bytes_written = kMi}, DType::kF32, 25, kPeaks);  // 84%
+  n.roofline = Roofline(Cost{.bytes_read = kMi, .bytes_written = kMi}, DType::kF32, 25, kSuspectPeaks);  // 84%
   EXPECT_TRUE(NodeSuspects(n, 16).empty());
 }
 
@@ -136,7 +136,7 @@ TEST(Suspects, AWindowMapIsStridedWindowReadsAndItsOverReadRatioIsExact) {
   EXPECT_EQ(p.Name(), "strided window reads");
 
   SuspectNode n{.name = "w", .op = &op, .inputs = kX, .outputs = kX};
-  n.roofline = Roofline(Cost{.bytes_read = 256, .bytes_written = 256}, DType::kF32, 1, kPeaks);
+  n.roofline = Roofline(Cost{.bytes_read = 256, .bytes_written = 256}, DType::kF32, 1, kSuspectPeaks);
   std::vector<Suspect> s = NodeSuspects(n, 4);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].direction, "tile the reads / prefetch");

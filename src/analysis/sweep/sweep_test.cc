@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/sha256.h"
+#include "core/text_format.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
@@ -24,12 +25,6 @@ TimingStats Stats(double median, double iqr) {
 
 SweepCandidate Candidate(TunableValues t, CandidateStatus status, double median, double iqr) {
   return {.tunables = std::move(t), .status = status, .device_us = Stats(median, iqr)};
-}
-
-int Count(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
 }
 
 TEST(SweepNoise, HalfTheSumOfBothIqrs) {
@@ -129,12 +124,12 @@ TEST(SweepHeatmap, OneCellPerCombinationFailedOnesCrossed) {
   const SweepReport r = Grid2x2();
   ASSERT_EQ(r.best, 1);
   const std::string svg = SweepHeatmapSvg(r);
-  EXPECT_EQ(Count(svg, "<g class=\"cell"), 4) << svg;
-  EXPECT_EQ(Count(svg, "<g class=\"cell failed"), 1);
-  EXPECT_EQ(Count(svg, "class=\"cross\""), 2);  // two strokes of one cross
-  EXPECT_EQ(Count(svg, ">FAILED</text>"), 1);
-  EXPECT_EQ(Count(svg, "cell passed best"), 1);
-  EXPECT_EQ(Count(svg, "cell passed current"), 1);
+  EXPECT_EQ(CountOccurrences(svg, "<g class=\"cell"), 4) << svg;
+  EXPECT_EQ(CountOccurrences(svg, "<g class=\"cell failed"), 1);
+  EXPECT_EQ(CountOccurrences(svg, "class=\"cross\""), 2);  // two strokes of one cross
+  EXPECT_EQ(CountOccurrences(svg, ">FAILED</text>"), 1);
+  EXPECT_EQ(CountOccurrences(svg, "cell passed best"), 1);
+  EXPECT_EQ(CountOccurrences(svg, "cell passed current"), 1);
   EXPECT_NE(svg.find("<g class=\"cell failed\" data-x=\"64\" data-y=\"4\">"), std::string::npos) << svg;
   EXPECT_NE(svg.find(">1.00x</text>"), std::string::npos);  // the best against itself
   EXPECT_NE(svg.find(">2.00x</text>"), std::string::npos);  // 200 over 100
@@ -158,7 +153,7 @@ TEST(SweepPage, PolicyAllowsOnlyItsOwnStyle) {
   EXPECT_EQ(policy.rfind("default-src 'none';", 0), 0u) << policy;
   EXPECT_EQ(policy.find("script-src"), std::string::npos) << policy;
   EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos) << policy;
-  EXPECT_EQ(Count(html, "<style>"), 1);
+  EXPECT_EQ(CountOccurrences(html, "<style>"), 1);
   const size_t at = html.find("<style>") + 7;
   const std::string style = html.substr(at, html.find("</style>") - at);
   EXPECT_NE(policy.find("style-src 'sha256-" + Base64(Sha256(style)) + "'"), std::string::npos) << policy;
@@ -171,9 +166,9 @@ TEST(SweepHeatmap, OneTunableIsOneRowAndUnrunCellsSaySo) {
   r.total = 4;  // stopped: 256 and 512 not run
   ChooseBest(r);
   const std::string svg = SweepHeatmapSvg(r);
-  EXPECT_EQ(Count(svg, "<g class=\"cell"), 4);
-  EXPECT_EQ(Count(svg, "<g class=\"cell missing"), 2);
-  EXPECT_EQ(Count(svg, "data-y="), 0);
+  EXPECT_EQ(CountOccurrences(svg, "<g class=\"cell"), 4);
+  EXPECT_EQ(CountOccurrences(svg, "<g class=\"cell missing"), 2);
+  EXPECT_EQ(CountOccurrences(svg, "data-y="), 0);
 }
 
 TEST(SweepJson, ReadsBackAsTheCache) {

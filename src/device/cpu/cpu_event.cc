@@ -4,14 +4,10 @@
 #include <atomic>
 #include <chrono>
 
+#include "core/clock.h"
 #include "device/cpu/spin.h"
 
 namespace opscope {
-
-int64_t SteadyClockNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t CpuEventState::BeginRecord() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -19,7 +15,7 @@ uint64_t CpuEventState::BeginRecord() {
 }
 
 void CpuEventState::MarkReached(uint64_t generation) {
-  int64_t now = SteadyClockNs();
+  int64_t now = SteadyNowNs();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (generation > reached_) {

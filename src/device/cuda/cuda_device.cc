@@ -5,17 +5,13 @@
 #include <string>
 #include <utility>
 
+#include "core/clock.h"
 #include "device/cuda/calibrate_ptx.h"
 #include "device/cuda/cuda_ptx.h"
 #include "device/cuda/cuda_status.h"
 
 namespace opscope {
 namespace {
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // FP32 and FP64 lanes per SM by compute capability (the CUDA programming
 // guide's arithmetic-throughput table); 0 where the table has no entry.
@@ -89,10 +85,10 @@ StatusOr<std::unique_ptr<Device>> CudaDevice::Create(int ordinal) {
   // host time at which it is known to be reached.
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventCreate(&dev->clock_.base), "cudaEventCreate");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  int64_t before = SteadyNs();
+  int64_t before = SteadyNowNs();
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventRecord(dev->clock_.base, nullptr), "cudaEventRecord");
   OPSCOPE_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(dev->clock_.base), "cudaEventSynchronize");
-  int64_t after = SteadyNs();
+  int64_t after = SteadyNowNs();
   dev->clock_.base_host_ns = before + (after - before) / 2;
 
   OPSCOPE_ASSIGN_OR_RETURN(dev->default_stream_, dev->NewStream(0));

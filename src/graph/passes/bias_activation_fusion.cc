@@ -52,7 +52,7 @@ StatusOr<Tensor> MakeVector(DType dtype, const std::vector<double>& v) {
   return t;
 }
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> FuseBiasActivations(CompileContext& ctx) {
   Graph& g = ctx.graph();
   UsedSet used;
   int rewrites = 0;
@@ -144,7 +144,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 Pass BiasActivationFusionPass() {
   return Pass{"bias_activation_fusion",
               "Conv/Gemm/MatMul + Add(bias) + Relu/Sigmoid/Tanh/LeakyRelu/Clip/Gelu -> FusedConv/FusedGemm/FusedMatMul",
-              Run};
+              FuseBiasActivations};
 }
 
 }  // namespace opscope::graph

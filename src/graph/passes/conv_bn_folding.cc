@@ -9,7 +9,7 @@
 namespace opscope::graph {
 namespace {
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> FoldConvBn(CompileContext& ctx) {
   Graph& g = ctx.graph();
   UsedSet used;
   int rewrites = 0;
@@ -78,7 +78,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 
 Pass ConvBnFoldingPass() {
   return Pass{"conv_bn_folding", "Conv + BatchNormalization with constant parameters -> Conv with new weights",
-              Run};
+              FoldConvBn};
 }
 
 }  // namespace opscope::graph

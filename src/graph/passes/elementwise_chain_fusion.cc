@@ -33,7 +33,7 @@ bool SameFloatType(const Graph& g, const Node& n) {
   return true;
 }
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> FuseElementwiseChains(CompileContext& ctx) {
   Graph& g = ctx.graph();
   UsedSet used;
   int rewrites = 0;
@@ -89,7 +89,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 
 Pass ElementwiseChainFusionPass() {
   return Pass{"elementwise_chain_fusion",
-              "chains of single-consumer elementwise ops -> FusedElementwise (one pass per element)", Run};
+              "chains of single-consumer elementwise ops -> FusedElementwise (one pass per element)", FuseElementwiseChains};
 }
 
 }  // namespace opscope::graph

@@ -84,7 +84,7 @@ std::string MatchTanhArg(const Graph& g, const Node& tanh, std::vector<const Nod
   return "";
 }
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> FuseGelus(CompileContext& ctx) {
   Graph& g = ctx.graph();
   UsedSet used;
   int rewrites = 0;
@@ -116,7 +116,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 }  // namespace
 
 Pass GeluFusionPass() {
-  return Pass{"gelu_fusion", "erf and tanh GELU patterns written as primitives -> Gelu", Run};
+  return Pass{"gelu_fusion", "erf and tanh GELU patterns written as primitives -> Gelu", FuseGelus};
 }
 
 }  // namespace opscope::graph

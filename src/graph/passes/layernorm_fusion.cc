@@ -35,7 +35,7 @@ const Node* Sole(const Graph& g, const std::string& v, std::string_view op) {
   return IsOp(n, op) ? n : nullptr;
 }
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> FuseLayerNorms(CompileContext& ctx) {
   Graph& g = ctx.graph();
   if (!OpRegistry::Global().Find("LayerNormalization")) return 0;  // nothing to fuse into
   UsedSet used;
@@ -95,7 +95,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 }  // namespace
 
 Pass LayerNormFusionPass() {
-  return Pass{"layernorm_fusion", "ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div-Mul-Add -> LayerNormalization", Run};
+  return Pass{"layernorm_fusion", "ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div-Mul-Add -> LayerNormalization", FuseLayerNorms};
 }
 
 }  // namespace opscope::graph

@@ -62,7 +62,7 @@ Status CancelPairs(Graph& g) {
   return g.RemoveNodes(drop);
 }
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> InsertTransdata(CompileContext& ctx) {
   Graph& g = ctx.graph();
   std::vector<LayoutPreference> prefs = LayoutPreferences();
   if (prefs.empty()) return 0;
@@ -114,7 +114,7 @@ std::vector<LayoutPreference> LayoutPreferences() {
 }
 
 Pass LayoutPass() {
-  return Pass{"layout", "transdata nodes around kernels that prefer NHWC; back-to-back conversions cancel", Run};
+  return Pass{"layout", "transdata nodes around kernels that prefer NHWC; back-to-back conversions cancel", InsertTransdata};
 }
 
 }  // namespace opscope::graph

@@ -87,7 +87,7 @@ class Arena {
   int64_t size_ = 0;
 };
 
-StatusOr<int> Run(CompileContext& ctx) {
+StatusOr<int> PlanMemory(CompileContext& ctx) {
   Graph& g = ctx.graph();
   MemoryPlan plan;
   plan.planned = true;
@@ -139,7 +139,7 @@ StatusOr<int> Run(CompileContext& ctx) {
 
 Pass MemoryPlanningPass() {
   return Pass{"memory_planning", "arena offsets for intermediates, best-fit reuse; peak bytes with and without reuse",
-              Run};
+              PlanMemory};
 }
 
 }  // namespace opscope::graph

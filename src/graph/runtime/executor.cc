@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "capture/dispatcher.h"
+#include "core/clock.h"
 #include "core/file_util.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/session_graph.h"
@@ -16,11 +17,6 @@
 namespace opscope::graph {
 
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Schedule& s, const ExecuteOptions& o) {
   std::map<std::string, Tensor> fed;
@@ -87,12 +83,12 @@ class Run {
       OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> ev, device_->CreateEvent());
       ClockAnchor a;
       a.stream_id = static_cast<int>(i);
-      a.host_before_ns = NowNs();
+      a.host_before_ns = SteadyNowNs();
       OPSCOPE_RETURN_IF_ERROR(streams_[i]->Record(*ev));
       // The stream is idle, so the host runs the record itself inside
       // Synchronize: the bracket holds no thread wake-up.
       OPSCOPE_RETURN_IF_ERROR(streams_[i]->Synchronize());
-      a.host_after_ns = NowNs();
+      a.host_after_ns = SteadyNowNs();
       OPSCOPE_ASSIGN_OR_RETURN(a.device_ns, ev->TimestampNs());
       anchors.push_back(a);
     }
@@ -300,12 +296,12 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     if (!options.race_ring.empty() && it == options.iterations - 1) {
       OPSCOPE_ASSIGN_OR_RETURN(recording, RaceRecording::Start(options.race_ring, schedule, &result.race_check.skipped));
     }
-    const int64_t t0 = NowNs();
+    const int64_t t0 = SteadyNowNs();
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(enqueued);
     OPSCOPE_RETURN_IF_ERROR(synced);
-    result.iteration_wall_us.push_back(static_cast<double>(NowNs() - t0) / 1e3);
+    result.iteration_wall_us.push_back(static_cast<double>(SteadyNowNs() - t0) / 1e3);
     if (recording) result.race_check = recording->Finish(compiled, schedule, run.copy_tasks());
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> end, run.Anchor());
     OPSCOPE_RETURN_IF_ERROR(run.ReadTimes());

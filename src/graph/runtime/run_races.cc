@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "analysis/diagnose/race_check.h"
+#include "core/text_format.h"
 #include "capture/dispatcher.h"
 
 namespace opscope::graph {
@@ -17,12 +18,6 @@ using nlohmann::json;
 
 // One run recorder per process: the stream observer is a single global slot.
 std::atomic<bool> g_recording{false};
-
-std::string Hex(uint64_t v) {
-  char s[24];
-  std::snprintf(s, sizeof s, "0x%" PRIx64, v);
-  return s;
-}
 
 bool Overlaps(const FlightRange& r, uint64_t begin, uint64_t bytes) {
   return r.bytes > 0 && r.begin < begin + bytes && begin < r.begin + r.bytes;

@@ -7,16 +7,12 @@
 
 #include <string>
 
+#include "core/text_format.h"
+
 namespace opscope::graph {
 namespace {
 
 const RoofPeaks kPeaks{.bandwidth_gbs = 100, .gflops_f32 = 1000, .gflops_f64 = 500, .source = "test"};
-
-size_t Count(const std::string& s, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // `n` timed tasks alternating Add and MatMul, plus one op without a cost model.
 void MakeRun(int n, Schedule& s, std::vector<TaskRoof>& roofs) {
@@ -38,7 +34,7 @@ TEST(RunRooflineSvg, APointPerTaskWhileFew) {
   std::vector<TaskRoof> roofs;
   MakeRun(6, s, roofs);
   const std::string svg = RunRooflineSvg(s, roofs, kPeaks);
-  EXPECT_EQ(Count(svg, "<circle"), 6u);
+  EXPECT_EQ(CountOccurrences(svg, "<circle"), 6u);
   EXPECT_NE(svg.find("/n5 (MatMul)"), std::string::npos);
   EXPECT_NE(svg.find("1 without a cost model"), std::string::npos);
 }
@@ -48,7 +44,7 @@ TEST(RunRooflineSvg, APointPerOpTypeWhenMany) {
   std::vector<TaskRoof> roofs;
   MakeRun(1000, s, roofs);
   const std::string svg = RunRooflineSvg(s, roofs, kPeaks);
-  EXPECT_EQ(Count(svg, "<circle"), 2u) << svg;
+  EXPECT_EQ(CountOccurrences(svg, "<circle"), 2u) << svg;
   EXPECT_NE(svg.find("MatMul float32 (500 tasks)"), std::string::npos);
   // The sums keep each op type's efficiency: 500 x 10 us of bound in 500 x 20 us.
   EXPECT_NE(svg.find("Add float32 (500 tasks): 50 GB/s, 12.5 GFLOP/s, efficiency 50.0%"), std::string::npos) << svg;

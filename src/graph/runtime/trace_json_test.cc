@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text_format.h"
+
 namespace opscope::graph {
 namespace {
 
@@ -30,12 +32,6 @@ TraceTask MakeTask(int64_t id, std::string name) {
   t.grid = {id, 1, 123'456'789'012};
   t.block = {256, 1, 1};
   return t;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // Every field parses back to exactly what was given, whatever the string

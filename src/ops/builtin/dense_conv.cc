@@ -411,16 +411,6 @@ Status ConvTransposeCpu(KernelContext& ctx) {
 
 // ---- references: direct loops over every output (Conv) or input (ConvTranspose) ----------------
 
-// Row-major multi-index of `flat` in `dims`.
-std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> idx(dims.size());
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    idx[i] = flat % dims[i];
-    flat /= dims[i];
-  }
-  return idx;
-}
-
 int64_t Flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
   int64_t f = 0;
   for (size_t i = 0; i < dims.size(); ++i) f = f * dims[i] + idx[i];
@@ -443,12 +433,12 @@ Status ConvReference(KernelContext& ctx) {
     for (int64_t m = 0; m < d.m; ++m) {
       const int64_t grp = m / mg;
       for (int64_t o = 0; o < out_sp; ++o) {
-        const std::vector<int64_t> op = Unflatten(o, g.out);
+        const std::vector<int64_t> op = dense::Unflatten(o, g.out);
         double s = b[m];
         for (int64_t ci = 0; ci < cg; ++ci) {
           const int64_t c = grp * cg + ci;
           for (int64_t k = 0; k < kvol; ++k) {
-            const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+            const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
             bool inside = true;
             for (int i = 0; i < ns; ++i) {
               pos[i] = op[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
@@ -488,11 +478,11 @@ Status ConvTransposeReference(KernelContext& ctx) {
     for (int64_t c = 0; c < d.c; ++c) {
       const int64_t grp = c / cg;
       for (int64_t i = 0; i < in_sp; ++i) {
-        const std::vector<int64_t> ip = Unflatten(i, g.in);
+        const std::vector<int64_t> ip = dense::Unflatten(i, g.in);
         const double xv = x[(n * d.c + c) * in_sp + i];
         for (int64_t mi = 0; mi < mg; ++mi) {
           for (int64_t k = 0; k < kvol; ++k) {
-            const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+            const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
             bool inside = true;
             for (int s = 0; s < ns; ++s) {
               pos[s] = ip[s] * g.strides[s] - g.pads_begin[s] + kp[s] * g.dilations[s];

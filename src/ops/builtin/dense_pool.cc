@@ -178,22 +178,13 @@ Status AveragePoolCpu(KernelContext& ctx) {
 
 // ---- references -----------------------------------------------------------------------------------
 
-std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> idx(dims.size());
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    idx[i] = flat % dims[i];
-    flat /= dims[i];
-  }
-  return idx;
-}
-
 // Visits every window tap of output position `o`: fn(inside, flat spatial input index).
 template <typename Fn>
 void ForEachTap(const WindowGeometry& g, const std::vector<int64_t>& o, Fn fn) {
   int64_t kvol = 1;
   for (int64_t k : g.kernel) kvol *= k;
   for (int64_t k = 0; k < kvol; ++k) {
-    const std::vector<int64_t> kp = Unflatten(k, g.kernel);
+    const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
     bool inside = true, in_padded = true;
     int64_t flat = 0;
     for (int i = 0; i < g.spatial(); ++i) {
@@ -217,7 +208,7 @@ Status MaxPoolReference(KernelContext& ctx) {
       double best = 0;
       int64_t best_at = 0;
       bool any = false, nan = false;
-      ForEachTap(g, Unflatten(o, g.out), [&](bool inside, bool, int64_t flat) {
+      ForEachTap(g, dense::Unflatten(o, g.out), [&](bool inside, bool, int64_t flat) {
         if (!inside) return;
         const double v = x[nc * in_sz + flat];
         if (std::isnan(v)) nan = true;
@@ -229,7 +220,7 @@ Status MaxPoolReference(KernelContext& ctx) {
       });
       y[nc * out_sz + o] = nan ? std::numeric_limits<double>::quiet_NaN() : best;
       if (ctx.num_outputs() > 1) {
-        std::vector<int64_t> p = Unflatten(best_at, g.in);
+        std::vector<int64_t> p = dense::Unflatten(best_at, g.in);
         int64_t flat = 0;
         if (col_major) {
           for (int i = g.spatial() - 1; i >= 0; --i) flat = flat * g.in[i] + p[i];
@@ -254,7 +245,7 @@ Status AveragePoolReference(KernelContext& ctx) {
     for (int64_t o = 0; o < out_sz; ++o) {
       double sum = 0;
       int64_t count = 0;
-      ForEachTap(g, Unflatten(o, g.out), [&](bool inside, bool in_padded, int64_t flat) {
+      ForEachTap(g, dense::Unflatten(o, g.out), [&](bool inside, bool in_padded, int64_t flat) {
         if (inside) sum += x[nc * in_sz + flat];
         if (inside || (include_pad && in_padded)) ++count;
       });

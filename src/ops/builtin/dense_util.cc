@@ -22,6 +22,15 @@ int64_t WindowGeometry::kernel_size() const {
   return n;
 }
 
+std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> idx(dims.size());
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    idx[i] = flat % dims[i];
+    flat /= dims[i];
+  }
+  return idx;
+}
+
 std::string Join(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);

@@ -37,6 +37,9 @@ StatusOr<WindowGeometry> SlidingWindow(std::string_view op, const Shape& x, cons
 // so kernels need one loop nest for 1-D, 2-D and 3-D.
 WindowGeometry As3d(const WindowGeometry& g);
 
+// Row-major multi-index of `flat` in `dims`.
+std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims);
+
 // "[1,2,3]"
 std::string Join(const std::vector<int64_t>& v);
 
