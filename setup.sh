@@ -44,7 +44,7 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$jobs"
 # clang makes the ASan tree: with libFuzzer's coverage in the same objects,
-# it holds the fuzz targets of fuzz/ too (README.md, "Fuzzing"), at the cost
+# it holds the fuzz targets of fuzz/ too (docs/fuzzing.md), at the cost
 # of their links alone. A tree configured by another compiler starts afresh.
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
   rm -rf build-asan
@@ -52,7 +52,7 @@ fi
 # The sanitizer trees are unity builds (CMake joins up to 8 sources of a
 # target into one): the heavy headers (CLI11, nlohmann/json, fmt, gtest) are
 # then parsed and their inline code instrumented once per batch, not once
-# per file, which halves these trees' build time (README, "CI time"). build/
+# per file, which halves these trees' build time (docs/testing.md, "CI time"). build/
 # stays one object per file: a file that forgets an include fails there, and
 # a developer's rebuild after one edit stays one file's.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \

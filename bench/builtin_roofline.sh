@@ -2,7 +2,7 @@
 # Every built-in elementwise and normalisation kernel held against its
 # roofline on this machine: `ops-debug profile` on a 64 MiB float32 tensor
 # (past a real last-level cache), its median against the lower bound of its
-# cost model at the calibrated peaks. Prints one row per op; the README's
+# cost model at the calibrated peaks. Prints one row per op; docs/speed.md's
 # table is this script's output.
 #   bench/builtin_roofline.sh [BUILD_DIR] [ELEMENTS] [ITERS]   (defaults: build, 16777216, 10)
 set -eu

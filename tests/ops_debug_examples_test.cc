@@ -1,5 +1,5 @@
 // The five bugs of examples/buggy_ops (and a correct op of examples/my_ops),
-// each found end to end by the real ops-debug, as README.md shows them.
+// each found end to end by the real ops-debug, as docs/ops-debug.md shows them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 // fail), a block it does not declare is a usage error, and describe shows the
 // tunable; in process, the kernels meet hand-computed answers and the cost
 // models and the index map say what the ops' comments say. No speed is
-// asserted here (the machine is shared): README.md quotes the figures.
+// asserted here (the machine is shared): docs/ops-debug.md quotes the figures.
 #include <gtest/gtest.h>
 
 #include <cmath>
