@@ -1,6 +1,7 @@
 // ops-debug and inspector-cli end to end (the real binaries, spawned), and
 // their subcommands as library calls.
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include "opscope/compare.h"
 #include "cli/apps.h"
 #include "cli/describe_command.h"
+#include "cli/diagnose_command.h"
+#include "cli/verify_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
 #include "cli/run_command.h"
@@ -447,6 +450,39 @@ TEST(FlagParsing, ShapesDtypesAssignmentsAndQuoting) {
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
   EXPECT_EQ(WithThousands(6422528), "6,422,528");
   EXPECT_EQ(MaskAddress(reinterpret_cast<void*>(0x7f3a12345678)), "0x7f3a\u20265678");
+}
+
+// diagnose and verify run `ops-debug run` in a child with the flags meant
+// for it: their own options, read from what CLI11 declares, never go along.
+TEST(ArgsForRun, DiagnoseKeepsRunFlagsAndDropsItsOwnWithTheirValues) {
+  CLI::App app;
+  DiagnoseFlags f;
+  CLI::App* diagnose = AddDiagnoseCommand(app, f);
+  // A flag right before a run flag: the flag takes no value, so --op stays.
+  const char* argv[] = {"ops-debug", "diagnose", "--quiet-program", "--op", "Relu", "--timeout", "2s",
+                        "--slots=8", "--input-shapes", "[4]", "--history", "h", "--seed=3", "--", "prog", "--op"};
+  EXPECT_EQ(ArgsForRun(*diagnose, std::size(argv), argv),
+            (std::vector<std::string>{"--op", "Relu", "--input-shapes", "[4]", "--seed=3"}));
+}
+
+TEST(ArgsForRun, VerifyDropsEveryOptionItAddsToRuns) {
+  CLI::App app;
+  VerifyFlags f;
+  CLI::App* verify = AddVerifyCommand(app, f);
+  const char* argv[] = {"ops-debug", "verify", "--iters", "5",    "--op", "X", "--max-bound-ratio=3",
+                        "--peak-bw", "10",     "--seed",  "1",    "--output-dir", "v"};
+  EXPECT_EQ(ArgsForRun(*verify, std::size(argv), argv), (std::vector<std::string>{"--op", "X", "--seed", "1"}));
+  // Every option verify declares beyond run's is dropped: none left to forget.
+  CLI::App run_app;
+  RunFlags run_flags;
+  AddRunFlags(run_app, run_flags);
+  for (const CLI::Option* o : verify->get_options()) {
+    if (o->get_lnames().empty() || run_app.get_option_no_throw("--" + o->get_lnames()[0]) != nullptr) continue;
+    const std::string name = "--" + o->get_lnames()[0];
+    const char* one[] = {"ops-debug", "verify", name.c_str(), "1", "--op", "Y"};
+    const std::vector<std::string> kept = ArgsForRun(*verify, std::size(one), one);
+    EXPECT_EQ(kept, (std::vector<std::string>{"--op", "Y"})) << name << " was forwarded to run";
+  }
 }
 
 }  // namespace

@@ -11,6 +11,9 @@ include/opscope/, prints each offending file:line with both layers, and exits 1.
 It also holds the backend rule: no file outside src/device/ includes a file of
 a backend (src/device/cpu/, src/device/cuda/, ...); what the layers above need
 of a backend is a Device slot or a DeviceInfo field (opscope/device.h).
+A layer written "layer/room" in src/LAYERS is one room of a layer built of
+rooms (src/analysis/compare/, ...): the rooms are ordered like the layers, and
+every file of such a layer must sit in one of its rooms.
 
   /usr/bin/python3 tests/layering_test.py <repository root>
 """
@@ -29,7 +32,7 @@ def read_layers(root):
     order, public = [], {}
     with open(os.path.join(root, 'src', 'LAYERS')) as f:
         for line in f:
-            m = re.match(r'([a-z_]+):(.*)', line)
+            m = re.match(r'([a-z_/]+):(.*)', line)
             if not m:
                 continue
             order.append(m.group(1))
@@ -51,6 +54,17 @@ def library_files(root, order):
             yield os.path.join('include', 'opscope', name), None  # layer from src/LAYERS
 
 
+def layer_of_header(header, rank):
+    """The layer or room an include "x/y/z.h" of a src/ header belongs to:
+    the longest "x/y" or "x" in the order; None for a system header."""
+    parts = header.split('/')
+    if len(parts) > 2 and '/'.join(parts[:2]) in rank:
+        return '/'.join(parts[:2])
+    if parts[0] in rank and len(parts) > 1:
+        return parts[0]
+    return None
+
+
 def check(root):
     """Returns one line per violation; empty when the tree keeps the rule."""
     order, public = read_layers(root)
@@ -59,9 +73,19 @@ def check(root):
     device_dir = os.path.join(root, 'src', 'device')
     backends = {d for d in os.listdir(device_dir) if os.path.isdir(os.path.join(device_dir, d))} \
         if os.path.isdir(device_dir) else set()
+    roomed = {layer.split('/')[0] for layer in order if '/' in layer}
     for entry in sorted(os.listdir(os.path.join(root, 'src'))):
-        if os.path.isdir(os.path.join(root, 'src', entry)) and entry not in rank:
+        if not os.path.isdir(os.path.join(root, 'src', entry)) or entry in rank:
+            continue
+        if entry not in roomed:
             problems.append(f'src/{entry}/: a component with no layer: add it to src/LAYERS')
+            continue
+        # A layer built of rooms holds rooms only: a file beside them, or a
+        # folder no line names, would be in no order at all.
+        for name in sorted(os.listdir(os.path.join(root, 'src', entry))):
+            if f'{entry}/{name}' not in rank:
+                problems.append(f'src/{entry}/{name}: in no room of {entry}: move it into one, '
+                                'or give its folder a line in src/LAYERS')
     for name in sorted(os.listdir(os.path.join(root, 'include', 'opscope'))):
         if name.endswith('.h') and name not in public:
             problems.append(f'include/opscope/{name}: a public header with no layer: list it in src/LAYERS')
@@ -90,10 +114,13 @@ def check(root):
                     if target is None:
                         problems.append(f'{path}:{number}: includes "{header}", which is no public header')
                         continue
-                elif top in rank and '/' in header:
-                    target = top
                 else:
-                    continue  # a system or third-party header
+                    target = layer_of_header(header, rank)
+                    if target is None and top in roomed:
+                        problems.append(f'{path}:{number}: includes "{header}", in no room of {top}')
+                        continue
+                    if target is None:
+                        continue  # a system or third-party header
                 if rank[target] > rank[layer]:
                     allowed = ', '.join(order[:rank[layer] + 1])
                     problems.append(f'{path}:{number}: {layer} includes "{header}" of {target}, '
@@ -123,6 +150,25 @@ def self_test():
         write('src/ops/z.cc', '#include "device/cpu/q.h"\n')  # a backend's file from above
         found = check(root)
         want = ['src/core/x.cc:2', 'include/opscope/a.h:1', 'src/ops/z.cc:1']
+        if sorted(p.split(': ')[0] for p in found) != sorted(want):
+            return f'self-test: expected {want}, got {found}'
+    with tempfile.TemporaryDirectory() as root:
+        def write(path, text):
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            with open(os.path.join(root, path), 'w') as f:
+                f.write(text)
+        write('src/LAYERS', 'core:\nops/low: l.h\nops/high: h.h\ngraph:\n')
+        write('include/opscope/l.h', '#include <string>\n')
+        write('include/opscope/h.h', '#include "opscope/l.h"\n')
+        write('src/ops/high/h.cc', '#include "ops/low/l.h"\n#include "core/c.h"\n')
+        write('src/graph/g.cc', '#include "ops/high/h.h"\n')
+        if check(root):
+            return 'self-test: clean rooms were reported: ' + '; '.join(check(root))
+        write('src/ops/low/l.cc', '#include "ops/high/h.h"\n')  # a room includes a later one
+        write('include/opscope/l.h', '#include "opscope/h.h"\n')
+        write('src/ops/loose.cc', '#include "core/c.h"\n')  # beside the rooms
+        found = check(root)
+        want = ['src/ops/low/l.cc:1', 'include/opscope/l.h:1', 'src/ops/loose.cc']
         if sorted(p.split(': ')[0] for p in found) != sorted(want):
             return f'self-test: expected {want}, got {found}'
     return None

@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "analysis/input_region.h"
+#include "analysis/harness/input_region.h"
 #include "capture/dispatcher.h"
 #include "opscope/op.h"
 #include "opscope/plugin.h"

@@ -12,16 +12,6 @@
 #include "opscope/npy.h"
 
 namespace opscope::cli {
-namespace {
-
-// diagnose's own flags, each with a value.
-const std::set<std::string>& OwnFlags() {
-  static const std::set<std::string> f = {"--sync-points", "--timeout", "--output-dir", "--history",
-                                          "--source", "--source-flags", "--slots"};
-  return f;
-}
-
-}  // namespace
 
 std::string SelfExecutable() {
   char buf[4096];
@@ -50,24 +40,6 @@ CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& f) {
   c->add_flag("--quiet-program", f.no_echo, "do not pass the program's output through (its tail is still kept)");
   c->add_option("program", f.program, "-- PROGRAM ARGS...: the program to diagnose instead of an op");
   return c;
-}
-
-std::vector<std::string> ForwardedRunFlags(int argc, const char* const* argv) {
-  std::vector<std::string> out;
-  int i = 1;
-  while (i < argc && std::strcmp(argv[i], "diagnose") != 0) ++i;
-  for (++i; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") break;
-    const std::string name = a.substr(0, a.find('='));
-    if (OwnFlags().count(name)) {
-      if (a.find('=') == std::string::npos) ++i;  // its value
-      continue;
-    }
-    if (a == "--quiet-program") continue;
-    out.push_back(a);
-  }
-  return out;
 }
 
 StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& f, const std::vector<std::string>& run_args) {

@@ -35,9 +35,6 @@ struct DiagnoseFlags {
 CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& flags);
 // This ops-debug binary (/proc/self/exe): the `ops-debug run` child of diagnose and verify.
 std::string SelfExecutable();
-// The run flags as the user wrote them: argv after "diagnose", before "--",
-// less diagnose's own flags (and their values).
-std::vector<std::string> ForwardedRunFlags(int argc, const char* const* argv);
 StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& flags, const std::vector<std::string>& run_args);
 // Diagnoses, prints, writes diagnosis.json and diagnosis.html; returns the exit code (0 clean, 1 not).
 StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::string>& run_args, std::ostream& out);

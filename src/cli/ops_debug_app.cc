@@ -95,12 +95,12 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
     return report->ExitCode();
   }
   if (diagnose->parsed()) {
-    auto code = RunDiagnose(diagnose_flags, ForwardedRunFlags(argc, argv), out);
+    auto code = RunDiagnose(diagnose_flags, ArgsForRun(*diagnose, argc, argv), out);
     if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
     return *code;
   }
   if (verify->parsed()) {
-    auto code = RunVerify(verify_flags, VerifyRunFlags(argc, argv), out);
+    auto code = RunVerify(verify_flags, ArgsForRun(*verify, argc, argv), out);
     if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
     return *code;
   }

@@ -42,6 +42,30 @@ CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   return run;
 }
 
+std::vector<std::string> ArgsForRun(const CLI::App& command, int argc, const char* const* argv) {
+  // run's own option names, from a throwaway command holding only them.
+  CLI::App run_only;
+  RunFlags unused;
+  AddRunFlags(run_only, unused);
+  const auto is_run_option = [&](const std::string& name) { return run_only.get_option_no_throw(name) != nullptr; };
+  std::vector<std::string> out;
+  int i = 1;
+  while (i < argc && command.get_name() != argv[i]) ++i;
+  for (++i; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    const std::string name = a.substr(0, a.find('='));
+    const CLI::Option* own = name.starts_with("-") ? command.get_option_no_throw(name) : nullptr;
+    if (own != nullptr && !is_run_option(name)) {
+      const bool takes_value = own->get_items_expected_max() > 0;  // a flag takes none
+      if (takes_value && a.find('=') == std::string::npos) ++i;  // its value is the next word
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 void AddRunFlags(CLI::App& command, RunFlags& f) {
   CLI::App* run = &command;
   run->add_option("--op", f.op, "the op to run (ops-debug list shows them)")->required();

@@ -58,4 +58,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunFlags& flags);
 // The flags alone, for the commands that take every flag of `run` (profile, sweep).
 void AddRunFlags(CLI::App& command, RunFlags& flags);
 
+// What a command that runs `ops-debug run` in a child (diagnose, verify)
+// passes on: the arguments after its name in argv, up to a "--", less every
+// option `command` declares beyond run's own (with its value). Which options
+// those are is read from what CLI11 declares, so an option added to the
+// command is never forwarded by mistake.
+std::vector<std::string> ArgsForRun(const CLI::App& command, int argc, const char* const* argv);
+
 }  // namespace opscope::cli

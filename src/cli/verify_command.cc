@@ -11,13 +11,6 @@
 namespace opscope::cli {
 namespace {
 
-// verify's and profile's own flags, each with a value: not for `run`.
-const std::set<std::string>& OwnFlags() {
-  static const std::set<std::string> f = {"--max-bound-ratio", "--timeout", "--output-dir", "--warmup",
-                                          "--iters", "--peak-bw", "--peak-flops", "--report"};
-  return f;
-}
-
 std::string Command(const std::string& sub, const std::vector<std::string>& args, const std::string& extra = "") {
   std::string c = "ops-debug " + sub;
   for (const std::string& a : args) c += " " + ShellQuote(a);
@@ -40,21 +33,6 @@ CLI::App* AddVerifyCommand(CLI::App& app, VerifyFlags& f) {
   c->add_option("--peak-bw", f.profile.peak_bw, "the memory roof in GB/s (default: calibrated)");
   c->add_option("--peak-flops", f.profile.peak_flops, "the compute roof in GFLOP/s (default: calibrated)");
   return c;
-}
-
-std::vector<std::string> VerifyRunFlags(int argc, const char* const* argv) {
-  std::vector<std::string> out;
-  int i = 1;
-  while (i < argc && std::strcmp(argv[i], "verify") != 0) ++i;
-  for (++i; i < argc; ++i) {
-    std::string a = argv[i];
-    if (OwnFlags().count(a.substr(0, a.find('=')))) {
-      if (a.find('=') == std::string::npos) ++i;
-      continue;
-    }
-    out.push_back(a);
-  }
-  return out;
 }
 
 StatusOr<int> RunVerify(const VerifyFlags& flags, const std::vector<std::string>& run_args, std::ostream& out) {

@@ -25,9 +25,6 @@ struct VerifyFlags {
 };
 
 CLI::App* AddVerifyCommand(CLI::App& app, VerifyFlags& flags);
-// The run flags as written, less verify's and profile's own: what the run,
-// diagnose and repro commands take.
-std::vector<std::string> VerifyRunFlags(int argc, const char* const* argv);
 StatusOr<int> RunVerify(const VerifyFlags& flags, const std::vector<std::string>& run_args, std::ostream& out);
 
 }  // namespace opscope::cli

@@ -5,10 +5,6 @@
 namespace opscope {
 namespace {
 
-// Through ReadFile: a device or a FIFO is refused and the size limit checked
-// before any byte is read (`run /dev/zero` would otherwise never end).
-StatusOr<std::string> ReadWholeFile(const std::string& path) { return ReadFile(path); }
-
 std::string TensorWhat(const onnx::TensorProto& p) { return "ONNX tensor '" + p.name() + "'"; }
 
 // Copies a repeated field's values into `out`, converting each.
@@ -30,7 +26,9 @@ int64_t OpsetVersion(const onnx::ModelProto& model, std::string_view domain) {
 }
 
 StatusOr<onnx::ModelProto> LoadModel(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  // Through ReadFile: a device or a FIFO is refused and the size limit checked
+  // before any byte is read (`run /dev/zero` would otherwise never end).
+  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     return DataLossError(path + ": not a valid ONNX model (protobuf parse of " + std::to_string(bytes.size()) +
@@ -48,7 +46,7 @@ StatusOr<onnx::ModelProto> LoadModel(const std::string& path) {
 }
 
 StatusOr<onnx::TensorProto> LoadTensorProtoFile(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
     return DataLossError(path + ": not a valid ONNX TensorProto (protobuf parse of " +

@@ -25,7 +25,7 @@ Tensor Sample(DType dtype, const Shape& shape) {
   return *t;
 }
 
-bool SameBytes(const Tensor& a, const Tensor& b) {
+bool SameTensorBytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
@@ -102,7 +102,7 @@ TEST(OnnxConvert, EveryDTypeRoundTripsThroughRawAndTypedFields) {
       ASSERT_TRUE(parsed.ParseFromString(p->SerializeAsString()));
       auto back = TensorFromProto(parsed);
       ASSERT_TRUE(back.ok()) << DTypeName(d) << " raw=" << raw << ": " << back.status().ToString();
-      EXPECT_TRUE(SameBytes(x, *back)) << DTypeName(d) << " raw=" << raw;
+      EXPECT_TRUE(SameTensorBytes(x, *back)) << DTypeName(d) << " raw=" << raw;
     }
   }
 }
@@ -282,7 +282,7 @@ TEST(OnnxConvert, TensorProtoFileRoundTripAndCorruption) {
   WriteBytes(path, bytes);
   auto back = ReadTensorProtoFile(path);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_TRUE(SameBytes(x, *back));
+  EXPECT_TRUE(SameTensorBytes(x, *back));
 
   WriteBytes(path, bytes.substr(0, bytes.size() - 3));  // inside raw_data
   back = ReadTensorProtoFile(path);

@@ -14,13 +14,10 @@
 #include "opscope/dtype.h"
 
 namespace opscope {
-namespace {
 
-std::string ShapeText(const DiagTensor& t) {
-  std::string s = t.dtype + "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
-  return s + "]";
-}
+std::string ShapeText(const DiagTensor& t) { return t.dtype + CoordsText(t.shape); }
+
+namespace {
 
 int64_t Numel(const DiagTensor& t) {
   int64_t n = 1;

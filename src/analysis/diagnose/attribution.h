@@ -25,6 +25,9 @@ struct AttributionInput {
 
 std::vector<DiagCause> Attribute(const AttributionInput& in);
 
+// A tensor as the causes and the text name it: "float32[4,256]".
+std::string ShapeText(const DiagTensor& t);
+
 // Values at or past this magnitude are "extreme": overflow is near, or came.
 inline constexpr double kExtremeMagnitude = 1e30;
 

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/diagnose/attribution.h"
 #include "core/text_format.h"
 #include "opscope/diagnose.h"
 
 namespace opscope {
 namespace {
-
-std::string ShapeText(const DiagTensor& t) {
-  std::string s = t.dtype + "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
-  return s + "]";
-}
 
 std::string TensorLine(const DiagTensor& t) {
   std::string s = t.role + " " + t.name + "  " + ShapeText(t);

@@ -64,7 +64,7 @@ struct CrashReport {
 int g_report_fd = -1;
 char g_maps[1 << 20];  // static: the handler has neither heap nor much stack
 
-void OnSegv(int, siginfo_t*, void* ucontext) {
+void OnSymbolizeSegv(int, siginfo_t*, void* ucontext) {
   CrashReport r = {};
   r.n = CaptureStackFromSignal(ucontext, r.pcs, kMaxPcs);
   r.fault_line = g_fault_line;
@@ -80,7 +80,7 @@ TEST(SymbolizeTest, CrashedChildsStackNamesTheFaultingFunctionFileAndLine) {
     g_report_fd = fd;
     void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     struct sigaction sa = {};  // replaces ASan's SIGSEGV handler in the ASan build
-    sa.sa_sigaction = OnSegv;
+    sa.sa_sigaction = OnSymbolizeSegv;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, nullptr);
     CrashInChild(static_cast<volatile int*>(page));

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "analysis/determinism.h"
+#include "analysis/harness/determinism.h"
 #include "analysis/harness/golden.h"
 #include "analysis/harness/inputs.h"
 #include "analysis/harness/readback.h"
@@ -144,29 +144,29 @@ double OpRunReport::median_us() const {
   return v[v.size() / 2];
 }
 
-StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
-  for (const std::string& path : f.plugins) {
+StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
+  for (const std::string& path : request.plugins) {
     auto p = LoadPlugin(path);
     if (!p.ok()) return std::move(p).status().WithContext("--plugin");
   }
-  if (f.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
-  auto found = OpRegistry::Global().Lookup(f.op);
+  if (request.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  auto found = OpRegistry::Global().Lookup(request.op);
   if (!found.ok()) return std::move(found).status().WithContext("--op");
   const OpSchema& op = **found;
-  OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(f.attrs));  // its errors name --attrs
-  for (const auto& [name, value] : f.attr_values.all()) attrs.Set(name, value);
-  const std::map<std::string, int64_t>& tunables = f.tunables;
+  OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(request.attrs));  // its errors name --attrs
+  for (const auto& [name, value] : request.attr_values.all()) attrs.Set(name, value);
+  const std::map<std::string, int64_t>& tunables = request.tunables;
   OPSCOPE_RETURN_IF_ERROR(CheckTunables(op, tunables));
-  if (f.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(f.repeat));
-  const bool expected_given = !f.expected_files.empty() || !f.expected_tensors.empty();
-  if (!f.expected_files.empty() && !f.expected_tensors.empty()) {
+  if (request.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(request.repeat));
+  const bool expected_given = !request.expected_files.empty() || !request.expected_tensors.empty();
+  if (!request.expected_files.empty() && !request.expected_tensors.empty()) {
     return InvalidArgumentError("--expected: give files or tensors, not both");
   }
-  if (expected_given + !f.baseline.empty() + f.reference > 1) {
+  if (expected_given + !request.baseline.empty() + request.reference > 1) {
     return InvalidArgumentError("--reference, --expected and --baseline: give one golden (none: the op's reference)");
   }
 
-  auto device_or = GetDevice(f.device);
+  auto device_or = GetDevice(request.device);
   if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
   Device* device = *device_or;
   const std::string backend = device->backend();
@@ -176,20 +176,20 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
     return InvalidArgumentError("--device: op " + op.name + " has no " + backend + " kernel" +
                                 (have.empty() ? "" : " (it has: " + have + ")"));
   }
-  if (!expected_given && f.baseline.empty() && !op.reference) {
+  if (!expected_given && request.baseline.empty() && !op.reference) {
     return InvalidArgumentError("--op: op " + op.name +
                                 " has no reference kernel to compare with (give --expected or --baseline)");
   }
-  const Readback readback = f.readback;
+  const Readback readback = request.readback;
   OPSCOPE_RETURN_IF_ERROR(CheckReadback(readback, backend));
 
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<OpRunInput> inputs, BuildInputs(op, f));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<OpRunInput> inputs, BuildInputs(op, request));
   std::vector<Tensor> tensors;
   for (const OpRunInput& in : inputs) tensors.push_back(in.tensor);
   // Attribute types, dtypes and shape inference: all before anything runs.
   // The outputs asked for: as many as the expected tensors given, else the op's required ones.
-  int num_outputs = f.num_outputs;
-  const size_t expected_count = std::max(f.expected_files.size(), f.expected_tensors.size());
+  int num_outputs = request.num_outputs;
+  const size_t expected_count = std::max(request.expected_files.size(), request.expected_tensors.size());
   if (num_outputs >= 0 && expected_given && static_cast<size_t>(num_outputs) != expected_count) {
     return InvalidArgumentError("--outputs " + std::to_string(num_outputs) + ": but " + std::to_string(expected_count) +
                                 " expected tensor(s) were given (one per output)");
@@ -203,7 +203,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   for (size_t i = 0; i < out_desc.size(); ++i) out_names.push_back(OutputName(op, i));
   std::vector<Tolerance> tolerances;
   for (const TensorDesc& d : out_desc) {
-    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(f.tolerance, d.dtype));
+    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(request.tolerance, d.dtype));
     tolerances.push_back(t);
   }
 
@@ -211,12 +211,12 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   GoldenFn golden;
   std::string golden_name = "reference";
   TraceSink sink;
-  TraceSink* trace = f.trace ? &sink : nullptr;
+  TraceSink* trace = request.trace ? &sink : nullptr;
   uint64_t reference_op_id = 0;
   if (expected_given) {
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> files,
-                             f.expected_tensors.empty() ? ReadExpected(f.expected_files, out_desc, out_names)
-                                                        : CheckExpected(f.expected_tensors, {}, out_desc, out_names));
+                             request.expected_tensors.empty() ? ReadExpected(request.expected_files, out_desc, out_names)
+                                                        : CheckExpected(request.expected_tensors, {}, out_desc, out_names));
     golden_name = "expected files";
     // Files hold the golden of the original inputs only: a cropped reproducer cannot be judged.
     golden = [files, original = tensors](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
@@ -225,16 +225,16 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
       }
       return files;
     };
-  } else if (!f.baseline.empty()) {
-    OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(f.baseline, op, attrs, device, tensors));
+  } else if (!request.baseline.empty()) {
+    OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(request.baseline, op, attrs, device, tensors));
     for (size_t i = 0; i < out_desc.size() && i < b.outputs.size(); ++i) {
       if (b.outputs[i].shape == out_desc[i].shape) continue;
-      return InvalidArgumentError("--baseline '" + f.baseline + "': its output " + std::to_string(i) + " is " +
+      return InvalidArgumentError("--baseline '" + request.baseline + "': its output " + std::to_string(i) + " is " +
                                   DTypeName(b.outputs[i].dtype) + b.outputs[i].shape.ToString() + " but " + op.name +
                                   "'s output " + out_names[i] + " is " + DTypeName(out_desc[i].dtype) +
                                   out_desc[i].shape.ToString());
     }
-    golden_name = "baseline " + f.baseline;
+    golden_name = "baseline " + request.baseline;
     golden = [b](const std::vector<Tensor>& in) { return RunBaseline(b, in); };
   } else {
     golden = [&op, attrs, tunables, num_outputs, trace, &reference_op_id](const std::vector<Tensor>& in)
@@ -247,18 +247,18 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
     };
   }
 
-  CheckedAllocationScope checked_scope(device, f.checked);
-  if (f.checked) {
+  CheckedAllocationScope checked_scope(device, request.checked);
+  if (request.checked) {
     Status st = device->SetCheckedAllocation(true);
     if (!st.ok()) return std::move(st).WithContext("--checked");
   }
-  if (!f.report.empty()) {
-    const std::filesystem::path parent = std::filesystem::path(f.report).parent_path();
+  if (!request.report.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(request.report).parent_path();
     if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-      return InvalidArgumentError("--report " + f.report + ": no folder " + parent.string());
+      return InvalidArgumentError("--report " + request.report + ": no folder " + parent.string());
     }
   }
-  for (const auto& [dir, flag] : {std::pair{f.save_outputs, "--save-outputs"}, std::pair{f.repro_dir, "--repro-dir"}}) {
+  for (const auto& [dir, flag] : {std::pair{request.save_outputs, "--save-outputs"}, std::pair{request.repro_dir, "--repro-dir"}}) {
     if (dir.empty()) continue;
     OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, flag));
   }
@@ -270,8 +270,8 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   report.golden = golden_name;
   report.readback = ReadbackName(readback);
   report.inputs = inputs;
-  report.repeats = f.repeat;
-  report.repro = ReproCommand(f, op, attrs, inputs, {});
+  report.repeats = request.repeat;
+  report.repro = ReproCommand(request, op, attrs, inputs, {});
   {
     Attrs keyed = attrs;  // as the dispatcher sees them, defaults filled in
     if (op.ValidateAttrs(keyed).ok()) report.instance_key = OpInstanceKey(op.name, keyed, tensors);
@@ -293,10 +293,10 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
   report.op_id = run->op_id;
 
   // Determinism first: every repeat against the first run, bit for bit.
-  if (f.repeat > 1) {
+  if (request.repeat > 1) {
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> first, HostOutputs(run->outputs));
     DeterminismCheck check(std::move(first), out_names);
-    for (int k = 1; k < f.repeat; ++k) {
+    for (int k = 1; k < request.repeat; ++k) {
       auto again = Dispatcher::Global().Run(
           op, tensors, attrs,
           RunOptions{.device = device, .tunables = tunables, .num_outputs = num_outputs, .poison_outputs = true});
@@ -324,7 +324,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
       return report;
     }
     OPSCOPE_ASSIGN_OR_RETURN(OpRunOutput out, ReadBackAndCompare(readback, out_names[i], run->outputs[i], (*gold)[i],
-                                                                 tolerances[i], f.tolerance.worst_k, device));
+                                                                 tolerances[i], request.tolerance.worst_k, device));
     out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
     report.outputs.push_back(std::move(out));
   }
@@ -333,25 +333,25 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& f) {
     report.trace_comparisons = CompareTracepoints(report.tracepoints, report.op_id, reference_op_id);
   }
 
-  if (!f.repro_dir.empty() && !report.passed() && report.nondeterminism.empty()) {
-    ReproContext ctx{.flags = f, .op = op, .attrs = validated, .device = device, .tunables = tunables,
+  if (!request.repro_dir.empty() && !report.passed() && report.nondeterminism.empty()) {
+    ReproContext ctx{.flags = request, .op = op, .attrs = validated, .device = device, .tunables = tunables,
                      .num_outputs = num_outputs, .inputs = inputs, .tolerances = tolerances, .golden = golden};
     report.repro_outcome = BuildReproducer(ctx, report);
   }
 
-  if (!f.save_outputs.empty()) {
+  if (!request.save_outputs.empty()) {
     for (const OpRunOutput& out : report.outputs) {
-      const std::string actual = (std::filesystem::path(f.save_outputs) / (out.name + ".npy")).string();
-      const std::string expected = (std::filesystem::path(f.save_outputs) / (out.name + ".expected.npy")).string();
+      const std::string actual = (std::filesystem::path(request.save_outputs) / (out.name + ".npy")).string();
+      const std::string expected = (std::filesystem::path(request.save_outputs) / (out.name + ".expected.npy")).string();
       OPSCOPE_RETURN_IF_ERROR(WriteNpy(actual, out.actual).WithContext("--save-outputs"));
       OPSCOPE_RETURN_IF_ERROR(WriteNpy(expected, out.expected).WithContext("--save-outputs"));
       report.saved_files.push_back(actual);
       report.saved_files.push_back(expected);
     }
   }
-  if (!f.report.empty()) {
-    OPSCOPE_RETURN_IF_ERROR(WriteOpReport(f.report, report));
-    report.report_file = f.report;
+  if (!request.report.empty()) {
+    OPSCOPE_RETURN_IF_ERROR(WriteOpReport(request.report, report));
+    report.report_file = request.report;
   }
   return report;
 }

@@ -4,7 +4,7 @@
 
 #include "capture/dispatcher.h"
 #include "analysis/harness/readback.h"
-#include "analysis/minimal_repro.h"
+#include "analysis/harness/minimal_repro.h"
 #include "core/file_util.h"
 #include "core/text_format.h"
 #include "analysis/harness/inputs.h"

@@ -1,6 +1,6 @@
 #include "analysis/profile/profile_json.h"
 
-#include "analysis/launch_resources_json.h"
+#include "analysis/compare/launch_resources_json.h"
 #include "analysis/suspects/suspects_json.h"
 
 namespace opscope {

@@ -1,7 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/profile/timeline.h"
-#include "analysis/launch_resources_json.h"
+#include "analysis/compare/launch_resources_json.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
 

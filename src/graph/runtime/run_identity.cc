@@ -238,7 +238,7 @@ bool IsPassDumpName(std::string_view name) {
 }
 
 // A file of a run folder: never through a link (run_identity.h).
-StatusOr<std::string> ReadWholeFile(const std::string& path) {
+StatusOr<std::string> ReadRunFolderFile(const std::string& path) {
   const fs::path p(path);
   return ReadFolderFile(p.parent_path().empty() ? "." : p.parent_path().string(), p.filename().string());
 }
@@ -250,7 +250,7 @@ bool IsRegularFile(const std::string& path) {
 
 // A --dump-passes file of ours: a graph.json-schema file with a "pass" member.
 bool IsOurPassDump(const std::string& path) {
-  StatusOr<std::string> text = ReadWholeFile(path);
+  StatusOr<std::string> text = ReadRunFolderFile(path);
   if (!text.ok()) return false;
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && StringMember(j, "schema") == "opscope.graph/1" && j.contains("pass");
@@ -290,7 +290,7 @@ StatusOr<std::optional<RunIdentity>> FindRunFileIdentity(const std::string& path
   const std::string name = fs::path(path).filename().string();
   if (name == "roofline.svg") {
     if (text) return SvgIdentity(path, *text);
-    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadWholeFile(path));
+    OPSCOPE_ASSIGN_OR_RETURN(std::string svg, ReadRunFolderFile(path));
     return SvgIdentity(path, svg);
   }
   IdentitySax sax(/*whole=*/text != nullptr);

@@ -1,10 +1,10 @@
-#include "analysis/harness/report_json.h"
+#include "analysis/report/report_json.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "analysis/compare_json.h"
-#include "analysis/launch_resources_json.h"
+#include "analysis/compare/compare_json.h"
+#include "analysis/compare/launch_resources_json.h"
 #include "analysis/profile/profile_json.h"
 #include "core/file_util.h"
 #include "core/json_text.h"

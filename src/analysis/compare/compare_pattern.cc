@@ -1,4 +1,4 @@
-#include "analysis/compare_pattern.h"
+#include "analysis/compare/compare_pattern.h"
 
 #include <algorithm>
 #include <cmath>

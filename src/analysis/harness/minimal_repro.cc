@@ -1,4 +1,4 @@
-#include "analysis/minimal_repro.h"
+#include "analysis/harness/minimal_repro.h"
 
 #include <algorithm>
 

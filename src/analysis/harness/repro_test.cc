@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "analysis/determinism.h"
-#include "analysis/input_region.h"
-#include "analysis/minimal_repro.h"
+#include "analysis/harness/determinism.h"
+#include "analysis/harness/input_region.h"
+#include "analysis/harness/minimal_repro.h"
 #include "opscope/trace.h"
 
 namespace opscope {

@@ -1,4 +1,4 @@
-#include "analysis/compare_json.h"
+#include "analysis/compare/compare_json.h"
 
 #include <cmath>
 

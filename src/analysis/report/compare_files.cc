@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <map>
 
-#include "analysis/compare_json.h"
-#include "analysis/harness/report_json.h"
+#include "analysis/compare/compare_json.h"
+#include "analysis/report/report_json.h"
 #include "core/file_util.h"
 #include "core/json_text.h"
 #include "core/text_format.h"

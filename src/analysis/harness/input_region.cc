@@ -1,4 +1,4 @@
-#include "analysis/input_region.h"
+#include "analysis/harness/input_region.h"
 
 #include <algorithm>
 #include <cmath>

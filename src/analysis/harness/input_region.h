@@ -1,4 +1,4 @@
-// File: analysis/input_region.h
+// File: analysis/harness/input_region.h
 // Which input elements produced one (bad) output element. From the op's index
 // map when its schema declares one (OpDef::InputRegion); otherwise found by
 // perturbing inputs and watching the output element: for each input and dim,

@@ -1,4 +1,4 @@
-#include "analysis/determinism.h"
+#include "analysis/harness/determinism.h"
 
 #include <cmath>
 #include <cstring>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/harness/report_json.h"
+#include "analysis/report/report_json.h"
 #include "core/json_text.h"
 #include "opscope/npy.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-#include "analysis/compare_pattern.h"
+#include "analysis/compare/compare_pattern.h"
 #include "opscope/device.h"  // ToHost
 
 namespace opscope {

@@ -1,4 +1,4 @@
-// File: analysis/compare_json.h
+// File: analysis/compare/compare_json.h
 // A CompareResult as the `compare` object of report.json ("opscope.report/1").
 // Non-finite numbers, which JSON lacks, are written as the strings "inf",
 // "-inf" and "nan".

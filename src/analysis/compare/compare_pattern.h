@@ -1,4 +1,4 @@
-// File: analysis/compare_pattern.h
+// File: analysis/compare/compare_pattern.h
 // Names where a comparison's mismatches lie, in words a kernel author acts on:
 //   "errors only in a 1-element border of dims 2 and 3 (100% of mismatches)"
 //   "errors only in dim 1 indices 128-255, growing with the index"

@@ -1,4 +1,4 @@
-// File: analysis/minimal_repro.h
+// File: analysis/harness/minimal_repro.h
 // Shrinks a failing call's inputs around the region the bad element read,
 // keeping only crops under which the call still fails. First all inputs are
 // cropped to their region boxes at once; when the op refuses that (coupled
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/input_region.h"
+#include "analysis/harness/input_region.h"
 
 namespace opscope {
 

@@ -1,4 +1,4 @@
-// File: analysis/harness/report_json.h
+// File: analysis/report/report_json.h
 // report.json ("opscope.report/1") as JSON values: every field present (null
 // where it does not apply), the same schema for `ops-debug run` and `compare`.
 #pragma once

@@ -1,4 +1,4 @@
-// File: analysis/launch_resources_json.h
+// File: analysis/compare/launch_resources_json.h
 // A device kernel's resources as JSON members (registers_per_thread,
 // shared_bytes_per_block, active_blocks_per_sm, occupancy), the ones its
 // backend told; a host kernel has none and gets none. One writer for

@@ -1,4 +1,4 @@
-// File: analysis/determinism.h
+// File: analysis/harness/determinism.h
 // Repeats of one call on the same inputs must give the same bits. Finds, for
 // each output, whether any repeat differs from the first run, in how many
 // elements, where first, and by how much at most.
