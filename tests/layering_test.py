@@ -128,45 +128,43 @@ def check(root):
     return problems
 
 
+def write_file(root, path, text):
+    os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+    with open(os.path.join(root, path), 'w') as f:
+        f.write(text)
+
+
 def self_test():
     """The checker itself must catch an upward include, or this test proves nothing."""
     with tempfile.TemporaryDirectory() as root:
-        def write(path, text):
-            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
-            with open(os.path.join(root, path), 'w') as f:
-                f.write(text)
-        write('src/LAYERS', 'core: a.h\ndevice:\nops: b.h\n')
-        write('src/device/cpu/q.h', '#include <vector>\n')
-        write('src/device/d.cc', '#include "device/cpu/q.h"\n')  # the device layer may use its backends
-        write('include/opscope/a.h', '#include <string>\n')
-        write('include/opscope/b.h', '#include "opscope/a.h"\n')
-        write('src/ops/y.cc', '#include "core/x.h"\n#include "opscope/b.h"\n')
-        write('src/core/x_test.cc', '#include "ops/y.h"\n')  # tests may include anything
-        write('src/core/x.h', '#include <vector>\n')
+        write_file(root, 'src/LAYERS', 'core: a.h\ndevice:\nops: b.h\n')
+        write_file(root, 'src/device/cpu/q.h', '#include <vector>\n')
+        write_file(root, 'src/device/d.cc', '#include "device/cpu/q.h"\n')  # the device layer may use its backends
+        write_file(root, 'include/opscope/a.h', '#include <string>\n')
+        write_file(root, 'include/opscope/b.h', '#include "opscope/a.h"\n')
+        write_file(root, 'src/ops/y.cc', '#include "core/x.h"\n#include "opscope/b.h"\n')
+        write_file(root, 'src/core/x_test.cc', '#include "ops/y.h"\n')  # tests may include anything
+        write_file(root, 'src/core/x.h', '#include <vector>\n')
         if check(root):
             return 'self-test: a clean tree was reported: ' + '; '.join(check(root))
-        write('src/core/x.cc', '#include "opscope/a.h"\n#include "ops/y.h"\n')
-        write('include/opscope/a.h', '#include "opscope/b.h"\n')
-        write('src/ops/z.cc', '#include "device/cpu/q.h"\n')  # a backend's file from above
+        write_file(root, 'src/core/x.cc', '#include "opscope/a.h"\n#include "ops/y.h"\n')
+        write_file(root, 'include/opscope/a.h', '#include "opscope/b.h"\n')
+        write_file(root, 'src/ops/z.cc', '#include "device/cpu/q.h"\n')  # a backend's file from above
         found = check(root)
         want = ['src/core/x.cc:2', 'include/opscope/a.h:1', 'src/ops/z.cc:1']
         if sorted(p.split(': ')[0] for p in found) != sorted(want):
             return f'self-test: expected {want}, got {found}'
     with tempfile.TemporaryDirectory() as root:
-        def write(path, text):
-            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
-            with open(os.path.join(root, path), 'w') as f:
-                f.write(text)
-        write('src/LAYERS', 'core:\nops/low: l.h\nops/high: h.h\ngraph:\n')
-        write('include/opscope/l.h', '#include <string>\n')
-        write('include/opscope/h.h', '#include "opscope/l.h"\n')
-        write('src/ops/high/h.cc', '#include "ops/low/l.h"\n#include "core/c.h"\n')
-        write('src/graph/g.cc', '#include "ops/high/h.h"\n')
+        write_file(root, 'src/LAYERS', 'core:\nops/low: l.h\nops/high: h.h\ngraph:\n')
+        write_file(root, 'include/opscope/l.h', '#include <string>\n')
+        write_file(root, 'include/opscope/h.h', '#include "opscope/l.h"\n')
+        write_file(root, 'src/ops/high/h.cc', '#include "ops/low/l.h"\n#include "core/c.h"\n')
+        write_file(root, 'src/graph/g.cc', '#include "ops/high/h.h"\n')
         if check(root):
             return 'self-test: clean rooms were reported: ' + '; '.join(check(root))
-        write('src/ops/low/l.cc', '#include "ops/high/h.h"\n')  # a room includes a later one
-        write('include/opscope/l.h', '#include "opscope/h.h"\n')
-        write('src/ops/loose.cc', '#include "core/c.h"\n')  # beside the rooms
+        write_file(root, 'src/ops/low/l.cc', '#include "ops/high/h.h"\n')  # a room includes a later one
+        write_file(root, 'include/opscope/l.h', '#include "opscope/h.h"\n')
+        write_file(root, 'src/ops/loose.cc', '#include "core/c.h"\n')  # beside the rooms
         found = check(root)
         want = ['src/ops/low/l.cc:1', 'include/opscope/l.h:1', 'src/ops/loose.cc']
         if sorted(p.split(': ')[0] for p in found) != sorted(want):
