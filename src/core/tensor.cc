@@ -68,10 +68,15 @@ StatusOr<Tensor> Tensor::Empty(DType dtype, const Shape& shape) {
 StatusOr<Tensor> Tensor::Zeros(DType dtype, const Shape& shape) { return Empty(dtype, shape); }
 
 bool Tensor::is_contiguous() const {
+  // The strides Shape::ContiguousStrides gives, computed the same way: a dim
+  // of 0 counts as 1 and the product saturates, since an empty array's other
+  // dims may multiply past int64 (a .npy shaped (0, 45, 81, ...)).
   int64_t expect = 1;
   for (int i = rank() - 1; i >= 0; --i) {
     if (shape_[i] != 1 && strides_[i] != expect) return false;
-    expect *= shape_[i];
+    if (__builtin_mul_overflow(expect, std::max<int64_t>(shape_[i], 1), &expect)) {
+      expect = std::numeric_limits<int64_t>::max();
+    }
   }
   return true;
 }
