@@ -77,6 +77,10 @@ void ExpectTimesAndMapping(const Pipeline& p) {
     } else {
       EXPECT_NE(t.desc.label.find("inserted"), std::string::npos) << t.desc.task_id;
     }
+    // The calibrated times are those of the clocks the result reports (the
+    // median iteration's, whose uncertainty bounds them), not another's.
+    EXPECT_EQ(t.cal_start_ns, std::llround(p.result.clocks[t.desc.stream_id].ToCommonNs(t.raw_start_ns)))
+        << t.desc.task_id;
     // A task starts after every task it reads from ended: exactly on the raw
     // clock (one steady_clock on cpu), within the clocks' uncertainty once calibrated.
     for (int64_t d : t.deps) {

@@ -42,7 +42,7 @@ struct ExecutionResult {
   std::map<std::string, Tensor> outputs;  // host tensors, from the last iteration
   std::map<std::string, Tensor> inputs;   // what was fed (given or generated)
   std::vector<double> iteration_wall_us;  // host wall time of every iteration
-  std::vector<StreamClock> clocks;        // from the last iteration
+  std::vector<StreamClock> clocks;        // of the median iteration, the one the schedule holds
   std::vector<IterationTimes> iterations; // every timed iteration's task times, in order
   int median_iteration = 0;               // the one restored into the schedule
   std::vector<int> device_stream_ids;     // schedule stream id -> the device's stream id
