@@ -1,4 +1,4 @@
-// The request parser of `inspector-cli serve` (cli/inspector_web.h
+// The request parser of `inspector-cli serve` (cli/http_request.h
 // ScanRequestHead and AnswerHttpRequest): the input is the bytes a client
 // sent, framed as the server frames them (a head it takes must lie within
 // them; a refusal is 400, 414 or 431), and answered whole, as any head might
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli/inspector_web.h"
+#include "cli/http_request.h"
 #include "fuzz/fuzz_scratch.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// A run folder as the web UI's server reads it (cli/inspector_web.h): one of
+// A run folder as the web UI's server reads it (report/report_dir.h): one of
 // graph.json, trace.json, summary.json, roofline.svg (CheckInlineSvg) or
 // diagnosis.json (converted to a timeline by the library) replaced by the
 // input, the others those of tests/golden; then ReadReportDir and the page
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli/inspector_web.h"
+#include "report/report_page.h"
 #include "fuzz/fuzz_scratch.h"
 
 namespace {
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fz::RemoveScratchFile(f.run + "/roofline.svg");
   }
   fz::WriteScratchFile(dir + "/" + kFiles[which], bytes);
-  opscope::StatusOr<opscope::cli::ReportData> report = opscope::cli::ReadReportDir(dir);
-  if (report.ok()) (void)opscope::cli::BuildReportHtml(*report);
+  opscope::StatusOr<opscope::ReportData> report = opscope::ReadReportDir(dir);
+  if (report.ok()) (void)opscope::BuildReportHtml(*report);
   return 0;
 }

@@ -23,7 +23,7 @@
 
 #include "capture/flight_recorder.h"
 #include "cli/apps.h"
-#include "cli/inspector_web.h"
+#include "cli/http_request.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 #include "opscope/tensor.h"

@@ -3,14 +3,18 @@
 // to be put in as markup, the request router (what may and may not be served)
 // and the server on a real loopback socket. The page's behaviour in a browser
 // is tests/web/ui_test.mjs.
-#include "cli/inspector_web.h"
 #include "cli/apps.h"
-#include "cli/page_data.h"
+#include "cli/http_request.h"
+#include "cli/web_server.h"
 #include "core/sha256.h"
 #include "core/text_format.h"
 #include "graph/runtime/run_identity.h"
 #include "opscope/model.h"
 #include "opscope/roofline.h"
+#include "report/inline_svg.h"
+#include "report/page_data.h"
+#include "report/report_page.h"
+#include "report/web_assets.h"
 
 #include <gtest/gtest.h>
 

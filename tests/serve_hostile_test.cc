@@ -28,7 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/inspector_web.h"
+#include "cli/http_request.h"
+#include "cli/web_server.h"
 #include "tool_test_util.h"
 
 extern char** environ;

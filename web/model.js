@@ -29,7 +29,7 @@ var opscope = window.opscope || (window.opscope = {});
     const nodes = layer.nodes || [];
     // report.html names a node's tensors only; their dtype and shape are the values'.
     const valueByName = new Map((layer.values || []).map((v) => [v.name, v]));
-    // Keep in step with src/cli/page_data.cc, which left out only what this rebuilds.
+    // Keep in step with src/report/page_data.cc, which left out only what this rebuilds.
     for (const n of nodes) {
       if (n.layer === undefined) n.layer = name;
       if (n.executable === undefined) n.executable = true;

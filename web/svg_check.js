@@ -1,7 +1,7 @@
 'use strict';
 // svg_check.js: the gate a roofline chart from a file or the server passes
 // before it joins the page, the same as the C++ one (CheckInlineSvg in
-// src/cli/inspector_web.cc): one <svg> of drawing elements with drawing
+// src/report/inline_svg.cc): one <svg> of drawing elements with drawing
 // attributes, no handler, no CSS (<style>, style=), nothing fetched (url()
 // only of '#id', links only to '#'). The lists are the C++ ones, held equal
 // by tests/web/html_sink_lint_test.py.

@@ -16,7 +16,6 @@
 //   PrintProfile(r, std::cout, /*color=*/false);  // one line per kernel, then the phases
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,12 +37,10 @@ struct ProfileRequest {
   // The roofs as they are, in place of the two above: a sweep obtains them
   // once for all its candidates, each dtype keeping its own compute roof.
   std::optional<RoofPeaks> peaks;
-  std::string timeline;     // --output: timeline.json (Chrome Trace Event Format), atomically
-  // The web UI's page of the timeline and the roofline, written atomically
-  // to `html` before report.json: `html_page` makes it (the UI is compiled
-  // into the tools, not the library) from the report so far and the timeline.
-  std::string html;
-  std::function<StatusOr<std::string>(const OpRunReport& report, const std::string& timeline_json)> html_page;
+  // --output: timeline.json (Chrome Trace Event Format), atomically. The page
+  // of it (the web UI's timeline and roofline) is the report layer's:
+  // ProfileOpWithPage writes both (src/report/profile_page.h).
+  std::string timeline;
   bool measure_overhead = true;
 };
 

@@ -132,6 +132,7 @@ struct OpProfile {
   std::vector<Suspect> suspects;
   std::string peaks_note;             // how the peaks were obtained
   std::string timeline_file;          // timeline.json, when written
+  std::string timeline_json;          // its text (not in report.json): the page of it is made from this
   std::string html_file;              // the page showing it, when written
 };
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli/check_command.h"
-#include "cli/inspector_web.h"
+#include "report/report_page.h"
 #include "opscope/npy.h"
 
 namespace opscope::cli {

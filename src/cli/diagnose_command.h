@@ -3,7 +3,7 @@
 //   ops-debug diagnose [...] -- PROGRAM ARGS...     (any program on libopscope, unchanged)
 // The first runs `ops-debug run` with those flags as the supervised child.
 // opscope/diagnose.h does the work; this parses, prints and writes DIR/diagnosis.json and
-// DIR/diagnosis.html (the web UI of it: cli/inspector_web.h BuildDiagnosisHtml).
+// DIR/diagnosis.html (the web UI of it: report/report_page.h BuildDiagnosisHtml).
 #pragma once
 
 #include <ostream>

@@ -12,7 +12,7 @@
 #include "cli/inspector_run.h"
 #include "cli/inspector_start.h"
 #include "cli/inspector_summary.h"
-#include "cli/inspector_web.h"
+#include "cli/serve_command.h"
 
 namespace opscope::cli {
 

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "cli/inspector_diff.h"
-#include "cli/inspector_web.h"
+#include "report/report_page.h"
 
 #include "graph/graph_json.h"
 #include "graph/runtime/run_identity.h"

@@ -5,7 +5,7 @@
 // (`inspector-cli start`): its records are merged by
 // graph/runtime/session_export.h. html writes DIR/report.html from the three
 // JSON files, or from a trace alone (trace.json, or ops-debug profile's
-// timeline.json), with DIR/roofline.svg when there is one (inspector_web.h);
+// timeline.json), with DIR/roofline.svg when there is one (report/report_page.h);
 // all does both. --baseline BASE_DIR puts the diff of BASE_DIR's run and
 // DIR's (`inspector-cli diff`'s, with its --threshold-time and
 // --allow-different-models) on the html page.
@@ -25,7 +25,7 @@ namespace opscope::cli {
 struct InspectorExportFlags {
   std::string input_dir;
   std::string format = "json";
-  // html: the diff against this run folder on the page (inspector_web.h).
+  // html: the diff against this run folder on the page (report/report_page.h).
   std::string baseline;
   std::string threshold_time = "10%";
   bool allow_different_models = false;

@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "cli/inspector_web.h"
 #include "cli/terminal.h"
 #include "core/text_format.h"
 #include "opscope/model.h"
+#include "report/profile_page.h"
 
 namespace opscope::cli {
 
@@ -17,12 +17,6 @@ StatusOr<double> PeakFlag(double v, const char* flag, const char* unit) {
   if (v == -1) return 0.0;  // not given: calibrated
   if (!(v > 0)) return InvalidArgumentError(std::string(flag) + ": expected a positive number of " + unit + ", got " + std::to_string(v));
   return v;
-}
-
-// timeline.json -> timeline.html, beside it.
-std::string HtmlBeside(const std::string& timeline) {
-  std::filesystem::path p(timeline);
-  return p.replace_extension(".html").string();
 }
 
 }  // namespace
@@ -40,12 +34,6 @@ StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& f) {
     if (std::filesystem::path(f.output).extension() != ".json") {
       return InvalidArgumentError("--output " + f.output + ": expected a .json file name (the timeline; its .html goes beside it)");
     }
-    r.html = HtmlBeside(f.output);
-    r.html_page = [](const OpRunReport& report, const std::string& timeline) -> StatusOr<std::string> {
-      const OpProfile& p = *report.profile;
-      const std::string svg = RooflineSvg(p.peaks, {{.label = report.kernel, .dtype = p.dtype, .point = p.roofline}});
-      return BuildTimelineHtml(timeline, svg, "ops-debug profile · " + report.op);
-    };
   }
   return r;
 }
@@ -112,7 +100,8 @@ StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out) {
     return 0;
   }
   OPSCOPE_ASSIGN_OR_RETURN(ProfileRequest request, ProfileRequestFromFlags(flags));
-  OPSCOPE_ASSIGN_OR_RETURN(OpRunReport report, ProfileOpInstance(request));
+  OPSCOPE_ASSIGN_OR_RETURN(OpRunReport report,
+                           request.timeline.empty() ? ProfileOpInstance(request) : ProfileOpWithPage(request));
   PrintProfile(report, out, UseColor(out));
   if (!report.report_file.empty()) out << "report    " << report.report_file << "\n";
   return report.ExitCode();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/text_format.h"
+
 namespace opscope {
 
 size_t DTypeSize(DType t) {
@@ -38,8 +40,7 @@ const char* DTypeName(DType t) {
 }
 
 StatusOr<DType> ParseDType(std::string_view name) {
-  std::string n(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string n = AsciiLower(name);
   struct Alias { const char* name; DType t; };
   static constexpr Alias kAliases[] = {
       {"float64", DType::kF64}, {"f64", DType::kF64}, {"fp64", DType::kF64}, {"double", DType::kF64},

@@ -19,6 +19,8 @@
 #include <string>
 #include <type_traits>
 
+#include "core/text_format.h"
+
 namespace opscope {
 namespace {
 
@@ -220,8 +222,7 @@ void FillTyped(Tensor& t, const FillSpec& spec) {
 }  // namespace
 
 StatusOr<FillKind> ParseFillKind(std::string_view name) {
-  std::string n(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string n = AsciiLower(name);
   if (n == "uniform") return FillKind::kUniform;
   if (n == "normal") return FillKind::kNormal;
   if (n == "int") return FillKind::kInt;

@@ -32,6 +32,8 @@ std::string ShortNum(double v);
 std::string CoordsText(const std::vector<int64_t>& coords);
 // How many times `part` occurs in `text`, overlapping ones included.
 size_t CountOccurrences(std::string_view text, std::string_view part);
+// ASCII letters in lower case, every other byte as it is (names, flags, headers).
+std::string AsciiLower(std::string_view text);
 // Collapses newlines so an error stays one line.
 std::string OneLine(std::string text);
 

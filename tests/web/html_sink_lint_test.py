@@ -15,7 +15,7 @@ markup, a handler or a URL. This lint fails, naming file:line, on:
   web/style.css   @import or url() of anything but data: (nothing is fetched);
 
 and when the roofline chart's allow-lists differ between the C++ gate
-(CheckInlineSvg, src/cli/inspector_web.cc) and the page's (web/svg_check.js).
+(CheckInlineSvg, src/report/inline_svg.cc) and the page's (web/svg_check.js).
 
   python3 tests/web/html_sink_lint_test.py SOURCE_DIR
 """
@@ -87,7 +87,7 @@ def listed(text, pattern, rel, what, problems):
 
 
 def compare_svg_lists(src, problems):
-    cc_rel, js_rel = 'src/cli/inspector_web.cc', 'web/svg_check.js'
+    cc_rel, js_rel = 'src/report/inline_svg.cc', 'web/svg_check.js'
     cc, js = (src / cc_rel).read_text(encoding='utf-8'), (src / js_rel).read_text(encoding='utf-8')
     pairs = [('kSvgElements', 'SVG_ELEMENTS'), ('kSvgAttributes', 'SVG_ATTRIBUTES'), ('kSvgFunctions', 'SVG_FUNCTIONS')]
     for cc_name, js_name in pairs:

@@ -362,8 +362,7 @@ void Refused(const AttributionInput& in, std::vector<DiagCause>& out) {
   if (l.error.empty()) return;
   DiagCause cause;
   std::string e = l.error;
-  std::string low = e;
-  for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string low = AsciiLower(e);
   const bool shape = low.find("shape") != std::string::npos || low.find("broadcast") != std::string::npos ||
                      low.find("rank") != std::string::npos || low.find("dim") != std::string::npos;
   if (l.state == "rejected" || shape) {

@@ -91,8 +91,6 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
     r.run.report.clear();
     r.run.device = parsed->device->name();
     r.timeline.clear();
-    r.html.clear();
-    r.html_page = nullptr;
     if (k > 0) {
       // The chain's own intermediates: what stage k-1's kernel wrote, so a
       // stage whose time or result depends on its data (a Relu after a Sub

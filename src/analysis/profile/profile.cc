@@ -230,7 +230,6 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
   OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_bw_gbs, "--peak-bw", "GB/s"));
   OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_gflops, "--peak-flops", "GFLOP/s"));
   OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.timeline, "--output"));
-  OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.html, "--html"));
   OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.run.report, "--report"));
 
   // Correctness first, through the harness; its report gets the profile section.
@@ -262,22 +261,14 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
                          .attrs = in.validated, .launches = profile.launches, .roofline = profile.roofline,
                          .on_critical_path = true};
   profile.suspects = NodeSuspects(node, in.device->info().compute_units);
-  std::string timeline;
-  if (!r.timeline.empty() || !r.html.empty()) {
+  if (!r.timeline.empty()) {
     TimelineInput tl{.op = in.op->name, .device = in.device->name(), .instance_op_id = report.op_id,
                      .device_clock_offset_ns = timed->clock_offset_ns, .calls = timed->recorded, .profile = &profile};
-    timeline = ProfileTimelineJson(tl);
-  }
-  if (!r.timeline.empty()) {
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, timeline).WithContext("--output"));
+    profile.timeline_json = ProfileTimelineJson(tl);
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, profile.timeline_json).WithContext("--output"));
     profile.timeline_file = r.timeline;
   }
   report.profile = std::move(profile);
-  if (!r.html.empty() && r.html_page) {
-    OPSCOPE_ASSIGN_OR_RETURN(std::string page, r.html_page(report, timeline));
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.html, page).WithContext("--output"));
-    report.profile->html_file = r.html;
-  }
   if (!r.run.report.empty()) {
     OPSCOPE_RETURN_IF_ERROR(WriteOpReport(r.run.report, report));
     report.report_file = r.run.report;

@@ -201,8 +201,6 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   each.peaks = report.peaks;
   each.measure_overhead = false;  // the sweep compares candidates, the profiler's cost is the same for all
   each.timeline.clear();
-  each.html.clear();
-  each.html_page = nullptr;
   each.run.report.clear();
   each.run.repro_dir.clear();
   each.run.save_outputs.clear();

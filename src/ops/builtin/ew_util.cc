@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "core/text_format.h"
+
 namespace opscope::ew {
 
 std::vector<DType> Floats() { return {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}; }
@@ -26,9 +28,7 @@ std::vector<DType> All() {
 }
 
 std::string KernelName(std::string_view op) {
-  std::string k(op);
-  for (char& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return k + "_cpu";
+  return AsciiLower(op) + "_cpu";
 }
 
 Status InferBroadcast(InferContext& c, bool out_same_as_input0, DType out) {

@@ -1,4 +1,4 @@
-// File: cli/page_data.h
+// File: report/page_data.h
 // What report.html carries of a run's files: what the page reads, once.
 // graph.json's nodes repeat each tensor's dtype and shape, which its values
 // already hold (the page looks them up there), and summary.json's suspects
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace opscope::cli {
+namespace opscope {
 
 // graph.json less what web/model.js rebuilds exactly: a node's tensors'
 // dtype and shape (its values'), its layer, a namespace that is its name
@@ -33,4 +33,4 @@ std::string DiffForPage(const std::string& diff_json);
 // neither; each task's bound is in trace.json's args).
 std::string SummaryForPage(const std::string& summary_json);
 
-}  // namespace opscope::cli
+}  // namespace opscope

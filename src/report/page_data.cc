@@ -1,4 +1,4 @@
-#include "cli/page_data.h"
+#include "report/page_data.h"
 #include "core/json_text.h"
 
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace opscope::cli {
+namespace opscope {
 namespace {
 
 using nlohmann::json;
@@ -131,4 +131,4 @@ std::string DiffForPage(const std::string& diff_json) {
   return JsonText(d);
 }
 
-}  // namespace opscope::cli
+}  // namespace opscope

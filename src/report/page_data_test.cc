@@ -1,0 +1,90 @@
+// The page data's slimming against expectations written out by hand (not
+// computed by the functions under test): what is dropped, what is kept
+// because the page could not rebuild it, and text that is not an object.
+#include "report/page_data.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace opscope {
+namespace {
+
+using nlohmann::json;
+
+TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
+  const std::string graph = R"j({
+    "framework": {
+      "nodes": [
+        {"node_id": 0, "name": "enc/layer0/MatMul", "op_type": "MatMul", "layer": "framework",
+         "namespace": "enc/layer0",
+         "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 4]}],
+         "outputs": [{"name": "y", "dtype": "float32", "shape": [1, 4]}],
+         "compiled_node_id": 5, "reason": "fused into Gemm 'fused_0' (node 5)",
+         "fused_from": [], "attrs": {}, "domain": "", "executable": true,
+         "pos": {"x": 1, "y": 2, "rank": 0, "order": 3}},
+        {"node_id": 1, "name": "Relu", "op_type": "Relu", "layer": "compiled", "namespace": "other",
+         "inputs": [], "outputs": [], "compiled_node_id": 5, "reason": "kept as it was",
+         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}}
+      ],
+      "values": [{"name": "x", "constant": false}, {"name": "w", "constant": true}]
+    },
+    "compiled": {"nodes": [{"node_id": 5, "name": "fused_0", "op_type": "Gemm", "layer": "compiled",
+                            "mapped_task_ids": [3], "fused_from": [0]}]},
+    "mapping": [{"framework": 0, "compiled": 5}]
+  })j";
+  const json expected = json::parse(R"j({
+    "framework": {
+      "nodes": [
+        {"node_id": 0, "name": "enc/layer0/MatMul", "op_type": "MatMul",
+         "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "compiled_node_id": 5,
+         "pos": {"x": 1, "y": 2}},
+        {"node_id": 1, "name": "Relu", "op_type": "Relu", "layer": "compiled", "namespace": "other",
+         "inputs": [], "outputs": [], "compiled_node_id": 5, "reason": "kept as it was",
+         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}}
+      ],
+      "values": [{"name": "x"}, {"name": "w", "constant": true}]
+    },
+    "compiled": {"nodes": [{"node_id": 5, "name": "fused_0", "op_type": "Gemm", "mapped_task_ids": [3],
+                            "fused_from": [0]}]}
+  })j");
+  EXPECT_EQ(json::parse(GraphForPage(graph)), expected);
+}
+
+TEST(PageData, SummaryLosesTheSuspectsAndThePerTaskRoofline) {
+  const std::string summary = R"j({"span_us": 3, "suspects": [{"rank": 1}],
+                                  "roofline": {"peaks": {"gbs": 2}, "tasks": [{"task": 0}]}})j";
+  EXPECT_EQ(json::parse(SummaryForPage(summary)), json::parse(R"j({"span_us": 3, "roofline": {"peaks": {"gbs": 2}}})j"));
+}
+
+TEST(PageData, DiffKeepsTheMovedNodesRoundedAndCountsTheRest) {
+  const std::string diff = R"j({
+    "op_type_time": {"Relu": 1}, "total_task_us": 1, "top_tasks": [], "verdict": "slower",
+    "node_times": [
+      {"node": "a", "verdict": "unchanged", "change_pct": 0.1},
+      {"node": "b", "verdict": "within noise"},
+      {"node": "c", "verdict": "within noise"},
+      {"node": "d", "verdict": "slower", "change_pct": 12.34567, "change_us": 1.0004,
+       "base": {"median_us": 8.1234567, "p90_us": 9}, "new": {"median_us": 9.1238}},
+      {"node": "e", "verdict": "new"}
+    ]})j";
+  const json expected = json::parse(R"j({
+    "verdict": "slower",
+    "node_times": [
+      {"node": "d", "verdict": "slower", "change_pct": 12.346, "change_us": 1.0, "base_us": 8.123, "new_us": 9.124},
+      {"node": "e", "verdict": "new", "change_pct": null, "change_us": null, "base_us": null, "new_us": null}
+    ],
+    "node_times_unchanged": 1, "node_times_within_noise": 2})j");
+  EXPECT_EQ(json::parse(DiffForPage(diff)), expected);
+}
+
+TEST(PageData, TextThatIsNotAnObjectIsReturnedAsItIs) {
+  for (const std::string& text : {std::string("[1, 2]"), std::string("{\"unclosed\": "), std::string("")}) {
+    EXPECT_EQ(GraphForPage(text), text);
+    EXPECT_EQ(SummaryForPage(text), text);
+    EXPECT_EQ(DiffForPage(text), text);
+  }
+}
+
+}  // namespace
+}  // namespace opscope
