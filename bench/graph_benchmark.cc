@@ -1,5 +1,5 @@
 // inspector-cli's graph side at scale: import + compile (all passes) +
-// graph.json export of a generated model (graph/synthetic_model.h).
+// graph.json export of a generated model (graph/onnx/synthetic_model.h).
 //
 //   build/bin/graph_benchmark --benchmark_filter=BM_Graph --benchmark_repetitions=5
 //
@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "graph/graph_json.h"
-#include "graph/onnx_import.h"
+#include "graph/export/graph_json.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/onnx/synthetic_model.h"
 #include "graph/passes/pass_manager.h"
-#include "graph/synthetic_model.h"
 
 namespace opscope::graph {
 namespace {

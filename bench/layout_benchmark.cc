@@ -1,4 +1,4 @@
-// The graph view's layout (graph/graph_layout.h over layout/layered.h) of a
+// The graph view's layout (graph/export/graph_layout.h over layout/layered.h) of a
 // generated model: scopes, ranks, dummies, crossing reduction and placement
 // of every scope, the work `inspector-cli run` and `export` do per layer.
 //
@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "graph/graph_layout.h"
-#include "graph/onnx_import.h"
-#include "graph/synthetic_model.h"
+#include "graph/export/graph_layout.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/onnx/synthetic_model.h"
 
 namespace opscope::graph {
 namespace {

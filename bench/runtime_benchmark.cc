@@ -14,11 +14,11 @@
 #include "capture/dispatcher.h"
 #include "capture/recorder.h"
 #include "capture/session.h"
-#include "graph/onnx_import.h"
+#include "graph/export/trace_json.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/executor.h"
 #include "graph/runtime/scheduler.h"
-#include "graph/runtime/trace_json.h"
 
 namespace opscope::graph {
 namespace {

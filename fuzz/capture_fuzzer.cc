@@ -1,4 +1,4 @@
-// capture.json of an inspector-cli run folder (graph/runtime/captured_run.h):
+// capture.json of an inspector-cli run folder (graph/run/captured_run.h):
 // graph::LoadCapture, which export, summary, path and diff all start from. It
 // parses the file, re-imports the model it names (checking its fingerprint),
 // recompiles and reschedules it, and lines the captured tasks up with it.
@@ -9,7 +9,8 @@
 #include <string_view>
 
 #include "fuzz/fuzz_scratch.h"
-#include "graph/runtime/captured_run.h"
+#include "graph/export/capture_json.h"
+#include "graph/run/captured_run.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string dir = opscope::fuzz::ScratchDir();

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_scratch.h"
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 
 #include "capture/session.h"
 #include "fuzz/fuzz_scratch.h"
-#include "graph/runtime/session_export.h"
+#include "graph/export/session_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string dir = opscope::fuzz::ScratchDir();

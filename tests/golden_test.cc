@@ -73,7 +73,7 @@ struct Masker {
 
   json Mask(const json& j, const std::string& key) const {
     if (IsProcessKey(key)) return j.is_null() ? j : json("<" + key + ">");
-    // A run's identity (graph/runtime/run_identity.h): its id is new every
+    // A run's identity (graph/run/run_identity.h): its id is new every
     // run; the model's fingerprint stays, it is the example's bytes.
     if (key == "run" && j.is_object() && j.contains("id")) {
       json out = Mask(j, "");

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "graph/onnx_convert.h"
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_convert.h"
+#include "graph/onnx/onnx_import.h"
 
 namespace opscope::graph {
 namespace {

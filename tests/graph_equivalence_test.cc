@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "graph/graph_json.h"
-#include "graph/inorder_eval.h"
-#include "graph/onnx_import.h"
+#include "graph/export/graph_json.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/runtime/inorder_eval.h"
 
 namespace opscope::graph {
 namespace {

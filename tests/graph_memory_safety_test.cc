@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "graph/onnx_import.h"
-#include "onnx/onnx_pb.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/executor.h"
 #include "graph/runtime/scheduler.h"
+#include "onnx/onnx_pb.h"
 #include "opscope/device.h"
 #include "opscope/op.h"
 

@@ -5,11 +5,11 @@
 
 #include <random>
 
-#include "graph/inorder_eval.h"
-#include "graph/onnx_convert.h"
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_convert.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/layout.h"
 #include "graph/passes/passes.h"
+#include "graph/runtime/inorder_eval.h"
 
 namespace opscope::graph {
 namespace {

@@ -18,11 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inspector_tool_test.h"
 #include "onnx/onnx_pb.h"
 #include "opscope/npy.h"
-#include "inspector_tool_test.h"
-#include "tool_test_util.h"
 #include "opscope/tensor.h"
+#include "tool_test_util.h"
 
 namespace {
 
@@ -220,7 +220,7 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   EXPECT_EQ(d["runs"]["new"], json::parse(Slurp(b / "graph.json"))["run"]);
 }
 
-// Every file of a run names the run (graph/runtime/run_identity.h); every
+// Every file of a run names the run (graph/run/run_identity.h); every
 // reader refuses a folder whose files name two runs, in one line naming both
 // files, and a capture.json that is not valid JSON or has a wrong field, in
 // one line naming the file and the field.

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/scheduler.h"
 #include "onnx/onnx_pb.h"

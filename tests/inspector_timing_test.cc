@@ -23,10 +23,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text_format.h"
-#include "graph/runtime/captured_run.h"
-#include "graph/runtime/run_diff.h"
-#include "onnx/onnx_pb.h"
+#include "graph/export/capture_json.h"
+#include "graph/run/captured_run.h"
+#include "graph/run/run_diff.h"
 #include "inspector_tool_test.h"
+#include "onnx/onnx_pb.h"
 #include "tool_test_util.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/web_server.h"
 #include "core/sha256.h"
 #include "core/text_format.h"
-#include "graph/runtime/run_identity.h"
+#include "graph/run/run_identity.h"
 #include "opscope/model.h"
 #include "opscope/roofline.h"
 #include "report/inline_svg.h"
@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The identity every file of one run carries (graph/runtime/run_identity.h).
+// The identity every file of one run carries (graph/run/run_identity.h).
 const json kRun = {{"id", "20250101T000000Z-1-0123456789abcdef"}, {"model_fingerprint", "3:0011223344556677"}};
 
 // Run files with names that would break a careless embedding.

@@ -44,7 +44,7 @@
 #include <thread>
 #include <vector>
 
-#include "graph/onnx_convert.h"
+#include "graph/onnx/onnx_convert.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
 #include "tool_test_util.h"

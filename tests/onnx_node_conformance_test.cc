@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "capture/dispatcher.h"
-#include "graph/onnx_adapter.h"
-#include "graph/onnx_convert.h"
 #include "expected_status.h"
+#include "graph/onnx/onnx_adapter.h"
+#include "graph/onnx/onnx_convert.h"
 #include "opscope/op.h"
 
 namespace opscope {

@@ -9,12 +9,12 @@
 
 #include "onnx/onnx_pb.h"
 
-#include "graph/graph_json.h"
-#include "graph/onnx_convert.h"
-#include "graph/onnx_import.h"
+#include "graph/export/graph_json.h"
+#include "graph/onnx/onnx_convert.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/run/mapping.h"
 #include "graph/runtime/executor.h"
-#include "graph/runtime/mapping.h"
 #include "graph/runtime/scheduler.h"
 #include "tool_test_util.h"
 

@@ -21,12 +21,12 @@
 #include <map>
 
 #include "expected_status.h"
-#include "graph/inorder_eval.h"
-#include "graph/onnx_convert.h"
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_convert.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/run/mapping.h"
 #include "graph/runtime/executor.h"
-#include "graph/runtime/mapping.h"
+#include "graph/runtime/inorder_eval.h"
 #include "graph/runtime/scheduler.h"
 
 namespace opscope::graph {

@@ -10,15 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/inorder_eval.h"
-#include "graph/onnx_import.h"
+#include "graph/export/trace_json.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
-#include "graph/runtime/critical_path.h"
+#include "graph/run/critical_path.h"
+#include "graph/run/mapping.h"
+#include "graph/run/summary.h"
 #include "graph/runtime/executor.h"
-#include "graph/runtime/mapping.h"
+#include "graph/runtime/inorder_eval.h"
 #include "graph/runtime/scheduler.h"
-#include "graph/runtime/summary.h"
-#include "graph/runtime/trace_json.h"
 #include "opscope/npy.h"
 
 namespace opscope::graph {

@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/onnx_import.h"
+#include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/run/summary.h"
 #include "graph/runtime/executor.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/scheduler.h"
-#include "graph/runtime/summary.h"
 #include "tool_test_util.h"
 
 namespace opscope::graph {

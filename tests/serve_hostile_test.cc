@@ -46,7 +46,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 const std::string kInspector = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli";
-// The identity every file of one run carries (graph/runtime/run_identity.h).
+// The identity every file of one run carries (graph/run/run_identity.h).
 const std::string kRun =
     "\"run\": {\"id\": \"20250101T000000Z-1-0123456789abcdef\", \"model_fingerprint\": \"3:0011223344556677\"}";
 const std::string kSummary = "{\"schema\": \"opscope.summary/1\", " + kRun + ", \"op_types\": []}";

@@ -1,7 +1,7 @@
 'use strict';
 // diff_view.js: this run against a baseline (`inspector-cli export --format
 // html --baseline BASE_DIR`). The page gets diff.json as the library judged
-// it (graph/runtime/run_diff.h, slimmed by report/page_data.cc): no verdict is
+// it (graph/run/run_diff.h, slimmed by report/page_data.cc): no verdict is
 // re-judged here. attachDiff gives each node the diff names an n.diff (its
 // badge in the graph views, its lines in the details, its colour in the
 // timeline's "vs baseline" mode); renderDiff fills the Baseline panel.

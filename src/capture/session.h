@@ -11,7 +11,7 @@
 //    device, stream, launch config, host enqueue time, device start/end from
 //    its events) and at process exit writes DIR/runtime-<pid>.json;
 //  - graph: each graph the program executes through graph::Execute is written
-//    to DIR/graph-<pid>-<n>.json (graph/runtime/session_graph.h).
+//    to DIR/graph-<pid>-<n>.json (graph/export/session_graph.h).
 //
 //   // session.json, written by `inspector-cli start`:
 //   {"schema": "opscope.session/1", "collectors": {"graph": true, "runtime": true}}

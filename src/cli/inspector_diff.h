@@ -5,7 +5,7 @@
 // and their versions) come first, then node counts per layer, the compiled
 // op-type mix, fusions, and the times (span, total task time, per op type,
 // per compiled node) as medians over each run's iterations, each judged
-// against the threshold and the two runs' noise (graph/runtime/run_diff.h).
+// against the threshold and the two runs' noise (graph/run/run_diff.h).
 // The check fails (exit 1) when the span or the total task time grew beyond
 // both, or a layer's node count moved by more than --threshold-nodes. Runs of
 // two different models are refused (exit 2) unless --allow-different-models.

@@ -3,13 +3,15 @@
 #include <ostream>
 
 #include "cli/inspector_diff.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/run_folder.h"
 #include "report/report_page.h"
 
-#include "graph/graph_json.h"
-#include "graph/runtime/run_identity.h"
-#include "graph/runtime/session_export.h"
-#include "graph/runtime/summary.h"
-#include "graph/runtime/trace_json.h"
+#include "graph/export/graph_json.h"
+#include "graph/export/session_export.h"
+#include "graph/export/trace_json.h"
+#include "graph/run/run_identity.h"
+#include "graph/run/summary.h"
 
 namespace opscope::cli {
 

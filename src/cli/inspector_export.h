@@ -1,9 +1,9 @@
 // File: cli/inspector_export.h
 // `inspector-cli export --input-dir DIR --format json|html|all`: json
 // (re)writes DIR/graph.json, DIR/trace.json and DIR/summary.json from
-// DIR/capture.json (graph/runtime/captured_run.h), which `run` wrote. A folder with session.json instead is a capture session
+// DIR/capture.json (graph/run/captured_run.h), which `run` wrote. A folder with session.json instead is a capture session
 // (`inspector-cli start`): its records are merged by
-// graph/runtime/session_export.h. html writes DIR/report.html from the three
+// graph/export/session_export.h. html writes DIR/report.html from the three
 // JSON files, or from a trace alone (trace.json, or ops-debug profile's
 // timeline.json), with DIR/roofline.svg when there is one (report/report_page.h);
 // all does both. --baseline BASE_DIR puts the diff of BASE_DIR's run and
@@ -16,7 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "graph/runtime/captured_run.h"
+#include "graph/run/captured_run.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {

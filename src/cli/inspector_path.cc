@@ -6,9 +6,10 @@
 #include "core/json_text.h"
 #include "core/text_distance.h"
 #include "core/text_format.h"
-#include "graph/runtime/captured_run.h"
-#include "graph/runtime/node_path.h"
-#include "graph/runtime/session_export.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/session_export.h"
+#include "graph/run/captured_run.h"
+#include "graph/run/node_path.h"
 
 namespace opscope::cli {
 namespace {

@@ -6,12 +6,13 @@
 
 #include "core/text_distance.h"
 #include "core/text_format.h"
-#include "graph/runtime/captured_run.h"
-#include "graph/runtime/node_path.h"
-#include "graph/runtime/session_export.h"
-#include "graph/runtime/summary.h"
-#include "graph/runtime/task_roofline.h"
-#include "graph/runtime/task_suspects.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/session_export.h"
+#include "graph/run/captured_run.h"
+#include "graph/run/node_path.h"
+#include "graph/run/summary.h"
+#include "graph/run/task_roofline.h"
+#include "graph/run/task_suspects.h"
 #include "opscope/profile.h"
 
 namespace opscope::cli {

@@ -6,9 +6,11 @@
 
 #include "analysis/diagnose/diagnosis_timeline.h"
 #include "core/file_util.h"
-#include "graph/runtime/captured_run.h"
-#include "graph/runtime/run_identity.h"
-#include "graph/runtime/session_export.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/run_folder.h"
+#include "graph/export/session_export.h"
+#include "graph/run/captured_run.h"
+#include "graph/run/run_identity.h"
 #include "report/inline_svg.h"
 
 namespace opscope {

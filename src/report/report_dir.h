@@ -38,7 +38,7 @@ struct ReportData {
 // a diagnosis.json converted, its error naming the file and the field);
 // with DIR/roofline.svg when present (checked by CheckInlineSvg). A run's
 // files are checked whole as JSON and must all be of one run, capture.json
-// and roofline.svg included (graph/runtime/run_identity.h); so must a
+// and roofline.svg included (graph/run/run_identity.h); so must a
 // run's trace.json shown alone.
 StatusOr<ReportData> ReadReportDir(const std::string& dir);
 

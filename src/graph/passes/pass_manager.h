@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
+#include "graph/ir/ir.h"
 
 namespace opscope::graph {
 

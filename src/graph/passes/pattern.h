@@ -7,7 +7,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "graph/ir.h"
+#include "graph/ir/ir.h"
 #include "ops/kernel_util.h"
 
 namespace opscope::graph {

@@ -10,7 +10,6 @@
 #include "core/clock.h"
 #include "core/file_util.h"
 #include "graph/runtime/run_races.h"
-#include "graph/runtime/session_graph.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
 
@@ -331,15 +330,11 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
 }  // namespace
 
 StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
-  OPSCOPE_ASSIGN_OR_RETURN(ExecutionResult result, ExecuteImpl(compiled, schedule, options));
-  RecordSessionExecution(nullptr, compiled, schedule, result, *options.device);
-  return result;
+  return ExecuteImpl(compiled, schedule, options);
 }
 
 StatusOr<ExecutionResult> Execute(const Model& model, Schedule& schedule, const ExecuteOptions& options) {
-  OPSCOPE_ASSIGN_OR_RETURN(ExecutionResult result, ExecuteImpl(model.compiled, schedule, options));
-  RecordSessionExecution(&model, model.compiled, schedule, result, *options.device);
-  return result;
+  return ExecuteImpl(model.compiled, schedule, options);
 }
 
 }  // namespace opscope::graph

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "graph/runtime/calibrate.h"
+#include "graph/ir/ir.h"
 #include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/scheduler.h"
+#include "graph/runtime/stream_clock.h"
 #include "opscope/model.h"
 
 namespace opscope::graph {
@@ -50,10 +50,10 @@ struct ExecutionResult {
   RaceCheckOutcome race_check;            // ran == false unless options.race_ring was set
 };
 
-// Under a capture session with the graph collector on (capture/session.h),
-// each call also records the graph and its tasks into the session folder:
-// both layers from the Model overload, the compiled layer alone from the
-// Graph one (it cannot see the framework graph).
+// Runs the schedule; nothing else is written but --save-outputs. A capture
+// session's graph file is written by the caller that runs a model
+// (RunModel, graph/export/session_graph.h), not here: the runtime stays
+// below the files a run is exported to.
 StatusOr<ExecutionResult> Execute(const Model& model, Schedule& schedule, const ExecuteOptions& options);
 StatusOr<ExecutionResult> Execute(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options);
 

@@ -4,8 +4,7 @@
 #include <limits>
 #include <numeric>
 
-#include "graph/runtime/calibrate.h"
-#include "graph/runtime/summary.h"
+#include "graph/runtime/stream_clock.h"
 
 namespace opscope::graph {
 namespace {

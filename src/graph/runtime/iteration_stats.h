@@ -25,6 +25,10 @@
 
 namespace opscope::graph {
 
+// The row the copies (host to device, device to host) are counted under,
+// beside the op types, in timings and summaries.
+inline constexpr char kDataMovementRow[] = "data movement";
+
 // One task in one iteration, as ScheduledTask holds it (-1: not timed).
 struct TaskTimes {
   int64_t raw_start_ns = -1, raw_end_ns = -1;

@@ -26,7 +26,7 @@
 
 #include "capture/flight_recorder.h"
 #include "core/json_field.h"
-#include "graph/ir.h"
+#include "graph/ir/ir.h"
 #include "graph/runtime/scheduler.h"
 #include "opscope/model.h"
 

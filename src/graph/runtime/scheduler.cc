@@ -145,4 +145,10 @@ StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& o
   return b.Take();
 }
 
+std::string StreamName(const Schedule& s, int stream_id) {
+  if (stream_id >= 0 && static_cast<size_t>(stream_id) < s.stream_names.size()) return s.stream_names[stream_id];
+  if (stream_id == s.copy_stream) return "copy";
+  return "compute " + std::to_string(stream_id);
+}
+
 }  // namespace opscope::graph

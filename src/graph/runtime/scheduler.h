@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
+#include "graph/ir/ir.h"
 
 namespace opscope::graph {
 
@@ -62,5 +62,9 @@ StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& o
 
 // A compiled node that becomes no task: a Constant whose output is a folded value.
 bool IsFoldedConstantNode(const Graph& g, const Node& n);
+
+// The stream's name as traces and summaries show it: its own name when the
+// schedule has one, else "compute 0", "compute 1", ..., "copy".
+std::string StreamName(const Schedule& s, int stream_id);
 
 }  // namespace opscope::graph

@@ -1,0 +1,300 @@
+#include "graph/export/capture_json.h"
+
+#include <filesystem>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file_util.h"
+#include "core/json_field.h"
+#include "core/json_text.h"
+#include "graph/export/graph_json.h"
+#include "graph/export/run_folder.h"
+#include "graph/export/trace_json.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/run/mapping.h"
+#include "graph/run/run_identity.h"
+#include "graph/run/summary.h"
+#include "graph/run/task_roofline.h"
+#include "graph/run/task_suspects.h"
+#include "graph/runtime/run_races.h"
+#include "opscope/npy.h"
+
+namespace opscope::graph {
+namespace {
+
+using nlohmann::json;
+
+// Every file a run writes carries its identity (run_identity.h).
+Status CheckIdentity(const CapturedRun& run) {
+  if (run.identity.id.empty() || run.identity.model_fingerprint.empty()) {
+    return InternalError(run.dir + ": a run without an identity cannot be written (NewRunIdentity)");
+  }
+  return Status::Ok();
+}
+
+json LaunchJson(const LaunchConfig& l) {
+  return {l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.vector_width};
+}
+
+LaunchConfig LaunchFromJson(const JsonField& j) {
+  LaunchConfig l;
+  l.grid = {j[0].Int(), j[1].Int(), j[2].Int()};
+  l.block = {j[3].Int(), j[4].Int(), j[5].Int()};
+  l.vector_width = j[6].IntInRange(0, 1 << 20);
+  return l;
+}
+
+json TaskJson(const ScheduledTask& t, const std::vector<IterationTimes>& iterations) {
+  json j = {{"task_id", t.desc.task_id},
+            {"node_id", t.desc.op_node_id},
+            {"stream_id", t.desc.stream_id},
+            {"op_id", t.op_id},
+            {"kernel", t.desc.kernel_name},
+            {"raw_ns", {t.raw_start_ns, t.raw_end_ns}},
+            {"cal_ns", {t.cal_start_ns, t.cal_end_ns}},
+            {"start_us", t.desc.start_us},
+            {"start_us_raw", t.start_us_raw},
+            {"duration_us_raw", t.desc.duration_us_raw},
+            {"duration_us_calibrated", t.desc.duration_us_calibrated}};
+  j["launch"] = t.launch_known ? LaunchJson(t.launch) : json(nullptr);
+  if (iterations.empty()) return j;
+  json its = json::array();
+  for (const IterationTimes& it : iterations) {
+    const TaskTimes& x = it[t.desc.task_id];
+    its.push_back({x.raw_start_ns, x.raw_end_ns, x.cal_start_ns, x.cal_end_ns});
+  }
+  j["iterations_ns"] = std::move(its);
+  return j;
+}
+
+// A task's times in every timed iteration, into `iterations` (one entry per
+// iteration); absent in a capture written before runs kept them.
+void RestoreIterations(const JsonField& j, int64_t task_id, std::vector<IterationTimes>& iterations) {
+  if (!j.Has("iterations_ns")) return;
+  const JsonField its = j["iterations_ns"];
+  if (its.Size() != iterations.size()) {
+    its.Fail("expected " + std::to_string(iterations.size()) + " iterations (the run's \"iterations\"), found " +
+             std::to_string(its.Size()));
+    return;
+  }
+  for (size_t k = 0; k < iterations.size(); ++k) {
+    const JsonField x = its[k];
+    TaskTimes& t = iterations[k][task_id];
+    t = {.raw_start_ns = x[0].Int(), .raw_end_ns = x[1].Int(), .cal_start_ns = x[2].Int(), .cal_end_ns = x[3].Int()};
+    if (t.cal_end_ns < t.cal_start_ns || t.raw_end_ns < t.raw_start_ns) x.Fail("expected an end at or after its start");
+  }
+}
+
+// Puts what the executor measured back on a freshly scheduled task.
+Status RestoreTask(const JsonField& j, ScheduledTask& t, const JsonFields& fields) {
+  const int64_t node_id = j["node_id"].Int(), stream_id = j["stream_id"].Int();
+  if (!fields.ok()) return fields.status();
+  if (node_id != t.desc.op_node_id || stream_id != t.desc.stream_id) {
+    return InvalidArgumentError(fields.file() + ": task " + std::to_string(t.desc.task_id) +
+                                " does not match the model's schedule (was the model or opscope changed?)");
+  }
+  t.op_id = j["op_id"].Uint();
+  t.desc.kernel_name = j["kernel"].String();
+  t.raw_start_ns = j["raw_ns"][0].Int();
+  t.raw_end_ns = j["raw_ns"][1].Int();
+  t.cal_start_ns = j["cal_ns"][0].Int();
+  t.cal_end_ns = j["cal_ns"][1].Int();
+  t.desc.start_us = j["start_us"].Number();
+  t.start_us_raw = j["start_us_raw"].Number();
+  t.desc.duration_us_raw = j["duration_us_raw"].Number();
+  t.desc.duration_us_calibrated = j["duration_us_calibrated"].Number();
+  if (!j.Has("launch")) j["launch"].Fail("missing (expected an array, or null)");
+  t.launch_known = j["launch"].Present();
+  if (t.launch_known) {
+    t.launch = LaunchFromJson(j["launch"]);
+    t.desc.launch = t.launch;
+  }
+  return fields.status();
+}
+
+json PeaksJson(const RoofPeaks& p) {
+  return {{"bandwidth_gbs", p.bandwidth_gbs}, {"gflops_f32", p.gflops_f32}, {"gflops_f64", p.gflops_f64},
+          {"source", p.source}};
+}
+
+RoofPeaks PeaksFromJson(const JsonField& j) {
+  return RoofPeaks{.bandwidth_gbs = j["bandwidth_gbs"].Number(),
+                   .gflops_f32 = j["gflops_f32"].Number(),
+                   .gflops_f64 = j["gflops_f64"].Number(),
+                   .source = j["source"].String()};
+}
+
+// The run's fields are read and checked before anything is done with them
+// (the model imported); the tasks' once the model is
+// scheduled again to line them up with.
+StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, const std::string& file,
+                                   const RunIdentity& identity) {
+  JsonFields fields(file);
+  const JsonField j = fields.Root(doc);
+  const std::string schema = j["schema"].String();
+  if (fields.ok() && schema != kCaptureSchema) {
+    return InvalidArgumentError(file + ": field schema: expected \"" + std::string(kCaptureSchema) + "\", found \"" +
+                                schema + "\"");
+  }
+  CapturedRun run;
+  run.dir = dir;
+  run.identity = identity;
+  run.device = j["device"].String();
+  run.iterations = j["iterations"].IntInRange(1, 1 << 20);
+  run.warmup = j.Has("warmup") ? j["warmup"].IntInRange(0, 1 << 20) : 0;
+  const bool kept = j["median_iteration"].Present();
+  run.median_iteration = kept ? j["median_iteration"].IntInRange(0, std::max(0, run.iterations - 1)) : 0;
+  run.seed = j["seed"].Uint();
+  run.plugins = j["plugins"].Strings();
+  if (j["plugin_fingerprints"].Present()) run.plugin_fingerprints = j["plugin_fingerprints"].Strings();
+  if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
+  if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
+  const std::string model_path = j["model"]["path"].String();
+  const std::string model_fingerprint = j["model"]["fingerprint"].String();
+  const int streams = j["streams"].IntInRange(1, 1 << 16);
+  const JsonField tasks = j["tasks"], passes = j["passes"];
+  const size_t task_count = tasks.Size();
+  for (size_t i = 0; i < passes.Size(); ++i) {
+    const JsonField p = passes[i];
+    run.passes.push_back({.index = p["index"].IntInRange(0, std::numeric_limits<int>::max()),
+                          .name = p["name"].String(),
+                          .rewrites = p["rewrites"].IntInRange(0, std::numeric_limits<int>::max()),
+                          .wall_ms = p["wall_ms"].Number(),
+                          .nodes_after = p["nodes_after"].Int()});
+  }
+  OPSCOPE_RETURN_IF_ERROR(fields.status());
+  if (model_fingerprint != identity.model_fingerprint) {
+    return InvalidArgumentError(file + ": field model.fingerprint " + model_fingerprint +
+                                " is not the run's model_fingerprint " + identity.model_fingerprint);
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, ModelFingerprint(model_path));
+  if (fingerprint != model_fingerprint) {
+    return InvalidArgumentError(file + ": the model " + model_path + " changed since the run (run it again)");
+  }
+  // The plugins the run loaded are shown, never loaded: a folder is data that
+  // someone may have sent, and no path in it names code this process runs.
+  // Nothing is executed here; a node whose op no loaded plugin defines is
+  // scheduled all the same, its times being the captured ones.
+  OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
+  OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
+  OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
+                           ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
+  if (task_count != run.schedule.tasks.size()) {
+    return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
+                                std::to_string(run.schedule.tasks.size()));
+  }
+  // Sized only once the file has shown it holds that many iterations: a
+  // large "iterations" over a small file must not allocate for them.
+  if (kept && (task_count == 0 || tasks[0]["iterations_ns"].Size() == static_cast<size_t>(run.iterations))) {
+    run.iteration_times.assign(run.iterations, IterationTimes(task_count));
+  } else if (kept) {
+    run.iteration_times.resize(1, IterationTimes(task_count));  // RestoreIterations names the mismatch
+  }
+  for (size_t i = 0; i < task_count; ++i) {
+    OPSCOPE_RETURN_IF_ERROR(RestoreTask(tasks[i], run.schedule.tasks[i], fields));
+    if (kept) RestoreIterations(tasks[i], static_cast<int64_t>(i), run.iteration_times);
+    if (kept && !tasks[i].Has("iterations_ns")) tasks[i]["iterations_ns"].Fail("missing (expected an array)");
+    OPSCOPE_RETURN_IF_ERROR(fields.status());
+  }
+  OPSCOPE_RETURN_IF_ERROR(MapTasks(run.model, run.schedule));
+  return run;
+}
+
+}  // namespace
+
+StatusOr<std::string> ModelFingerprint(const std::string& path) {
+  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return std::to_string(bytes.size()) + ":" + hex;
+}
+
+Status WriteCapture(const CapturedRun& run) {
+  OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
+  const bool kept = !run.iteration_times.empty();
+  if (kept && run.iteration_times.size() != static_cast<size_t>(run.iterations)) {
+    return InternalError(run.dir + ": " + std::to_string(run.iteration_times.size()) + " iterations kept of " +
+                         std::to_string(run.iterations));
+  }
+  std::error_code ec;
+  const std::string model_path = std::filesystem::absolute(run.model.path, ec).string();
+  json tasks = json::array(), passes = json::array();
+  for (const ScheduledTask& t : run.schedule.tasks) tasks.push_back(TaskJson(t, run.iteration_times));
+  for (const PassResult& p : run.passes) {
+    passes.push_back({{"index", p.index}, {"name", p.name}, {"rewrites", p.rewrites}, {"wall_ms", p.wall_ms},
+                      {"nodes_after", p.nodes_after}});
+  }
+  json j = {{"schema", kCaptureSchema},
+            {"run", RunIdentityJson(run.identity)},
+            {"model", {{"path", ec ? run.model.path : model_path}, {"fingerprint", run.identity.model_fingerprint}}},
+            {"device", run.device},
+            {"streams", run.schedule.compute_streams},
+            {"iterations", run.iterations},
+            {"warmup", run.warmup},
+            {"median_iteration", kept ? json(run.median_iteration) : json(nullptr)},
+            {"seed", run.seed},
+            {"plugins", run.plugins},
+            {"plugin_fingerprints", run.plugin_fingerprints},
+            {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
+            {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
+            {"passes", std::move(passes)},
+            {"tasks", std::move(tasks)}};
+  return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");
+}
+
+StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
+  const std::string file = dir + "/" + kCaptureFile;
+  if (!std::filesystem::is_directory(dir)) return NotFoundError(dir + ": no such folder (an inspector-cli run output folder)");
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
+    return NotFoundError(file + ": missing (write it with `inspector-cli run MODEL.onnx --output-dir " + dir + "`)");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFolderFile(dir, kCaptureFile));  // never through a link
+  // Every run file beside it must be of the same run: a rerun killed half way
+  // leaves the new model's graph.json beside the old one's capture.json.
+  OPSCOPE_ASSIGN_OR_RETURN(RunIdentity identity, CheckRunFolder(dir, {{kCaptureFile, &text}}));
+  OPSCOPE_ASSIGN_OR_RETURN(json j, ParseJsonText(text, file));
+  return LoadFromJson(dir, j, file, identity);
+}
+
+StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
+  OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
+  const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
+                    summary = run.dir + "/summary.json";
+  const RunTiming timing = TimingOf(run);
+  json graph_json = GraphJson(run.model, run.passes);
+  graph_json["run"] = RunIdentityJson(run.identity);
+  AddTimingToGraphJson(graph_json, timing);
+  OPSCOPE_RETURN_IF_ERROR(
+      WriteFileAtomic(graph, JsonText(graph_json)).WithContext("graph.json"));
+  TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
+  trace_data.run = run.identity;
+  AddTiming(trace_data, timing);
+  Summary s = Summarize(run.schedule, kSummaryTopTasks);
+  AddTiming(s, run.schedule, timing, kSummaryTopTasks);
+  s.race_check = run.race_check;
+  std::vector<TaskRoof> roofs;
+  if (run.peaks) {
+    roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);
+    AddRoofline(trace_data, roofs);
+    AddRoofline(s, run.schedule, roofs, *run.peaks);
+    AddSuspects(s, run.schedule, run.model.compiled, roofs, *run.peaks, ComputeUnitsOf(run.device));
+  }
+  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
+  json summary_json = SummaryJson(s);
+  summary_json["run"] = RunIdentityJson(run.identity);
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, JsonText(summary_json, 2) + "\n")
+                              .WithContext("summary.json"));
+  std::vector<std::string> files{graph, trace, summary};
+  if (run.peaks) {
+    files.push_back(run.dir + "/" + kRooflineFile);
+    const std::string svg = StampSvg(RunRooflineSvg(run.schedule, roofs, *run.peaks), run.identity);
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(files.back(), svg).WithContext(kRooflineFile));
+  }
+  return files;
+}
+
+}  // namespace opscope::graph

@@ -1,0 +1,51 @@
+// File: graph/export/capture_json.h
+// What `inspector-cli run` leaves in its output folder beside the three
+// exports, so that export, summary, path and diff can rebuild the run without
+// running it again. DIR/capture.json (schema "opscope.capture/1") holds the
+// model's path and fingerprint (size + FNV-1a of its bytes), the plugins, the
+// number of compute streams, the warm-up and timed iteration counts, the
+// compiler passes and, per task, what the executor measured (op_id, kernel,
+// launch, raw and calibrated times of the median iteration, and
+// "iterations_ns": [raw start, raw end, calibrated start, end] of every
+// timed iteration, so that diff can weigh a change against the noise), and
+// the roofs the run was held against (opscope/roofline.h), so that a later
+// export or summary gives the same bounds without calibrating again, and the
+// verdict of the run's race check (run_races.h), which only a run can give.
+//
+// Loading re-imports and recompiles the model and schedules it again (all
+// deterministic), checks that the tasks line up with the captured ones, puts
+// the measured fields back and maps tasks to nodes: the graph layers come from
+// the model, the times from the run. A model changed since the run is refused,
+// and so is a folder whose run files are not all of the run capture.json
+// records (run_identity.h). A malformed capture.json, or a field missing or
+// of the wrong kind, is one line naming the file and the field.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(CapturedRun run, LoadCapture("out"));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/run/captured_run.h"
+#include "opscope/status.h"
+
+namespace opscope::graph {
+
+inline constexpr char kCaptureSchema[] = "opscope.capture/1";
+inline constexpr char kCaptureFile[] = "capture.json";
+inline constexpr char kRooflineFile[] = "roofline.svg";
+
+// "size:fnv1a" of the file's bytes; an error names the file.
+StatusOr<std::string> ModelFingerprint(const std::string& path);
+
+Status WriteCapture(const CapturedRun& run);
+StatusOr<CapturedRun> LoadCapture(const std::string& dir);
+
+// The summary's "top tasks" count, the same in every export of a run.
+inline constexpr int kSummaryTopTasks = 10;
+// Writes DIR/graph.json, DIR/trace.json and DIR/summary.json (atomically),
+// and DIR/roofline.svg when the run has its roofs, each with the run's
+// identity, and returns their paths.
+StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run);
+
+}  // namespace opscope::graph

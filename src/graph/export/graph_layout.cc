@@ -1,0 +1,249 @@
+#include "graph/export/graph_layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace opscope::graph {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> ScopeParts(const std::string& ns) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= ns.size()) {
+    const size_t end = std::min(ns.find('/', start), ns.size());
+    if (end > start) parts.push_back(ns.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// The scopes as names give them, before the ones that would only add a frame
+// around one node (or around one other frame) are dropped.
+struct RawScope {
+  std::string part, path;
+  std::map<std::string, int> children;
+  std::vector<int> items;  // items whose namespace ends here
+  int64_t count = 0;       // items at any depth
+};
+
+// A constant's value, or one computed from constants only by an attached node.
+bool ConstantInput(const Graph& g, const std::string& name, const std::unordered_map<int64_t, bool>& attached) {
+  const Value* v = name.empty() ? nullptr : g.FindValue(name);
+  if (!v) return false;
+  if (v->producer < 0) return v->constant.has_value();
+  auto it = attached.find(v->producer);
+  return it != attached.end() && it->second;
+}
+
+// A Constant, or a node that reads constants only (an Identity of a tied
+// weight, the Unsqueeze and Concat of a shape PyTorch writes out): work done
+// before any input arrives, drawn with what reads it.
+bool Attached(const Graph& g, const Node& n, const std::unordered_map<int64_t, bool>& attached) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  if (n.op_type == "Constant") return true;
+  if (n.inputs.empty() || !n.subgraphs.empty() || !n.branches.empty()) return false;
+  bool any = false;
+  for (const std::string& in : n.inputs) {
+    if (in.empty()) continue;  // an omitted optional input
+    if (!ConstantInput(g, in, attached)) return false;
+    any = true;
+  }
+  return any;
+}
+
+class ScopeBuilder {
+ public:
+  explicit ScopeBuilder(GraphLayout& gl) : gl_(gl) { raw_.push_back({}); }
+
+  void Add(int item, const std::string& ns) {
+    int r = 0;
+    ++raw_[0].count;
+    std::string path;
+    for (const std::string& part : ScopeParts(ns)) {
+      path += "/" + part;
+      auto it = raw_[r].children.find(part);
+      if (it == raw_[r].children.end()) {
+        raw_.push_back({part, path, {}, {}, 0});
+        it = raw_[r].children.emplace(part, static_cast<int>(raw_.size()) - 1).first;
+      }
+      r = it->second;
+      ++raw_[r].count;
+    }
+    raw_[r].items.push_back(item);
+  }
+
+  void Build() {
+    gl_.request.scopes = {layout::Scope{}};
+    gl_.scope_path = {""};
+    gl_.scope_label = {""};
+    Emit(0, 0, "");
+  }
+
+ private:
+  // A raw scope of one item gives that item to the frame above; one holding
+  // nothing but one child scope merges into it ("encoder/layer.0").
+  void Emit(int r, int parent, const std::string& prefix) {
+    int scope = parent;
+    const RawScope& raw = raw_[r];
+    if (r != 0 && raw.count >= 2) {
+      if (raw.items.empty() && raw.children.size() == 1) {
+        Emit(raw.children.begin()->second, parent, prefix + raw.part + "/");
+        return;
+      }
+      scope = static_cast<int>(gl_.request.scopes.size());
+      gl_.request.scopes.push_back(layout::Scope{parent, false});
+      gl_.scope_path.push_back(raw.path);
+      gl_.scope_label.push_back(prefix + raw.part);
+    }
+    for (int item : raw.items) gl_.request.items[item].scope = scope;
+    for (const auto& [part, child] : raw.children) Emit(child, scope, "");
+  }
+
+  GraphLayout& gl_;
+  std::vector<RawScope> raw_;
+};
+
+// Outermost scopes first, each opened while what the screen holds stays
+// within kOpenBoxes; a small graph opens with everything open.
+void FoldForOpening(GraphLayout& gl) {
+  auto& scopes = gl.request.scopes;
+  if (gl.request.items.size() <= static_cast<size_t>(kOpenBoxes)) return;
+  std::vector<int> children(scopes.size(), 0);
+  for (const layout::Item& it : gl.request.items) ++children[it.scope];
+  for (size_t s = 1; s < scopes.size(); ++s) ++children[scopes[s].parent];
+  for (size_t s = 1; s < scopes.size(); ++s) scopes[s].folded = true;
+  int64_t boxes = children[0];
+  // Scopes were created parent before child, depth-first; open by depth.
+  std::vector<int> depth(scopes.size(), 0), order;
+  for (size_t s = 1; s < scopes.size(); ++s) depth[s] = depth[scopes[s].parent] + 1, order.push_back(static_cast<int>(s));
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return depth[a] < depth[b]; });
+  for (int s : order) {
+    if (scopes[scopes[s].parent].folded) continue;  // its parent stays shut
+    if (boxes + children[s] - 1 > kOpenBoxes) continue;
+    scopes[s].folded = false;
+    boxes += children[s] - 1;
+  }
+}
+
+double Round(double v) { return std::round(v * 10) / 10; }
+
+json BoxJson(const layout::Box& b) {
+  if (!b.visible) return nullptr;
+  return json::array({Round(b.x), Round(b.y), Round(b.width), Round(b.height)});
+}
+
+}  // namespace
+
+GraphLayout LayoutGraph(const Graph& g) {
+  GraphLayout gl;
+  gl.request.spacing = layout::Spacing{};
+  std::unordered_map<int64_t, bool> attached;
+  ScopeBuilder scopes(gl);
+  for (const Node& n : g.nodes()) {
+    const bool a = Attached(g, n, attached);
+    attached[n.id] = a;
+    if (a) continue;
+    const int item = static_cast<int>(gl.item_node.size());
+    gl.node_item[n.id] = item;
+    gl.item_node.push_back(n.id);
+    gl.request.items.push_back({0, kNodeWidth, kNodeHeight});
+    scopes.Add(item, n.name_space);
+  }
+  scopes.Build();
+  for (const Node& n : g.nodes()) {
+    for (const std::string& in : n.inputs) {
+      const Value* v = in.empty() ? nullptr : g.FindValue(in);
+      if (!v || v->producer < 0) continue;
+      auto to = gl.node_item.find(n.id);
+      auto from = gl.node_item.find(v->producer);
+      if (from == gl.node_item.end()) {
+        if (to != gl.node_item.end()) gl.attached[v->producer].push_back(n.id);
+        continue;
+      }
+      if (to != gl.node_item.end()) gl.request.edges.push_back({from->second, to->second});
+    }
+  }
+  // An attached node that feeds only other attached nodes (a Constant behind
+  // an Identity) is listed with the drawn nodes those feed.
+  for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
+    if (!attached[it->id] || gl.attached.count(it->id)) continue;
+    std::vector<int64_t>& to = gl.attached[it->id];
+    for (const std::string& out : it->outputs) {
+      const Value* v = out.empty() ? nullptr : g.FindValue(out);
+      if (!v) continue;
+      for (int64_t c : v->consumers) {
+        auto found = gl.attached.find(c);
+        if (found != gl.attached.end()) to.insert(to.end(), found->second.begin(), found->second.end());
+      }
+    }
+  }
+  gl.scope_nodes.assign(gl.request.scopes.size(), 0);
+  for (const layout::Item& item : gl.request.items) {
+    for (int s = item.scope; s >= 0; s = gl.request.scopes[s].parent) ++gl.scope_nodes[s];
+  }
+  FoldForOpening(gl);
+  gl.layout = layout::LayOut(gl.request);
+  return gl;
+}
+
+json LayoutJson(const GraphLayout& gl) {
+  const layout::Spacing& sp = gl.request.spacing;
+  json scopes = json::array();
+  for (size_t s = 0; s < gl.request.scopes.size(); ++s) {
+    const layout::ScopeTopology& t = gl.layout.topology[s];
+    // Slots as [kind, id, rank, order]: kind 0 a node (its node_id), 1 a
+    // scope, 2 a dummy (its edge's index in "edges").
+    json slots = json::array();
+    for (const layout::Slot& slot : t.slots) {
+      const int64_t id = slot.kind == layout::Slot::kItem ? gl.item_node[slot.index] : slot.index;
+      slots.push_back(json::array({static_cast<int>(slot.kind), id, slot.rank, slot.order}));
+    }
+    json edges = json::array();
+    for (const layout::LocalEdge& e : t.edges) {
+      edges.push_back(json::array({e.from, e.to, e.reversed, e.weight, e.dummies}));
+    }
+    scopes.push_back({{"id", s},
+                      {"parent", gl.request.scopes[s].parent},
+                      {"path", gl.scope_path[s]},
+                      {"label", gl.scope_label[s]},
+                      {"nodes", gl.scope_nodes[s]},
+                      {"folded", gl.request.scopes[s].folded},
+                      {"box", BoxJson(gl.layout.scopes[s])},
+                      {"ranks", t.ranks.size()},
+                      {"crossings", t.crossings},
+                      {"slots", std::move(slots)},
+                      {"edges", std::move(edges)}});
+  }
+  json routes = json::array();
+  for (const layout::Route& r : gl.layout.routes) {
+    json points = json::array();
+    for (double v : r.points) points.push_back(Round(v));
+    routes.push_back({{"from", r.from_scope ? json{{"scope", r.from}} : json{{"node", gl.item_node[r.from]}}},
+                      {"to", r.to_scope ? json{{"scope", r.to}} : json{{"node", gl.item_node[r.to]}}},
+                      {"weight", r.weight},
+                      {"points", std::move(points)}});
+  }
+  json attached = json::object();
+  for (const auto& [node, consumers] : gl.attached) attached[std::to_string(node)] = consumers;
+  return {{"node_width", kNodeWidth},
+          {"node_height", kNodeHeight},
+          {"spacing",
+           {{"node_gap", sp.node_gap},
+            {"rank_gap", sp.rank_gap},
+            {"pad", sp.pad},
+            {"header", sp.header},
+            {"dummy_gap", sp.dummy_gap},
+            {"folded_width", sp.folded_width},
+            {"folded_height", sp.folded_height}}},
+          {"width", Round(gl.layout.width)},
+          {"height", Round(gl.layout.height)},
+          {"crossings", gl.layout.crossings},
+          {"scopes", std::move(scopes)},
+          {"routes", std::move(routes)},
+          {"attached", std::move(attached)}};
+}
+
+}  // namespace opscope::graph

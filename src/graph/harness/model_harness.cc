@@ -1,0 +1,311 @@
+// The model harness (opscope/model.h): what `inspector-cli run` and `diff`
+// do between parsing their flags and printing, as library calls.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/file_util.h"
+#include "core/json_text.h"
+#include "core/text_format.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/graph_json.h"
+#include "graph/export/run_folder.h"
+#include "graph/export/session_graph.h"
+#include "graph/onnx/onnx_import.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/run/captured_run.h"
+#include "graph/run/mapping.h"
+#include "graph/run/run_diff.h"
+#include "graph/run/run_identity.h"
+#include "graph/run/summary.h"
+#include "graph/run/task_roofline.h"
+#include "graph/run/task_suspects.h"
+#include "graph/runtime/executor.h"
+#include "graph/runtime/run_races.h"
+#include "opscope/calibrate.h"
+#include "opscope/model.h"
+#include "opscope/npy.h"
+#include "opscope/plugin.h"
+
+namespace opscope {
+namespace {
+
+// "x.npy" feeds the graph inputs in order; "name=x.npy" by name.
+StatusOr<std::map<std::string, Tensor>> ReadInputs(const ModelRunRequest& r, const graph::Graph& g) {
+  std::map<std::string, Tensor> inputs;
+  if (r.input_files.size() > g.inputs().size()) {
+    return InvalidArgumentError("--inputs: " + std::to_string(r.input_files.size()) + " files for " +
+                                std::to_string(g.inputs().size()) + " graph inputs");
+  }
+  for (size_t i = 0; i < r.input_files.size(); ++i) {
+    std::string name = g.inputs()[i], path = r.input_files[i];
+    if (size_t eq = path.find('='); eq != std::string::npos) {
+      name = path.substr(0, eq);
+      path = path.substr(eq + 1);
+    }
+    StatusOr<Tensor> t = ReadNpy(path);
+    if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+    inputs.emplace(name, std::move(t).value());
+  }
+  for (const auto& [name, t] : r.input_tensors) inputs[name] = t;
+  return inputs;
+}
+
+Status CheckExecutable(const graph::Model& m) {
+  for (const graph::Node& n : m.compiled.nodes()) {
+    if (!n.executable) {
+      return UnimplementedError(m.path + ": node '" + n.name + "' (" + n.op_type +
+                                ") is not executable: " + n.not_executable_reason);
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckPeak(const char* flag, const std::optional<double>& v, const char* unit) {
+  if (!v || (*v > 0 && std::isfinite(*v))) return Status::Ok();
+  return InvalidArgumentError(std::string(flag) + " " + ShortNum(*v) + ": expected " + unit + ", a number > 0");
+}
+
+// The overrides where given; the device's calibrated peaks for the rest. A
+// device that cannot be calibrated leaves its roofs unknown (0): the run
+// goes on, and its tasks are said to have no bound.
+RoofPeaks PeaksFor(const ModelRunRequest& r) {
+  StatusOr<RoofPeaks> p = ObtainRoofPeaks(r.device, r.peak_bw_gbs.value_or(0), r.peak_gflops.value_or(0));
+  if (p.ok()) return *p;
+  RoofPeaks given{.source = "unknown (" + p.status().message() + ")"};  // the one roof given still holds
+  if (r.peak_bw_gbs) given.bandwidth_gbs = *r.peak_bw_gbs;
+  if (r.peak_gflops) given.gflops_f32 = given.gflops_f64 = *r.peak_gflops;
+  return given;
+}
+
+std::string RunCommand(const ModelRunRequest& r) {
+  std::string s = "inspector-cli run " + ShellQuote(r.model) + " --output-dir " + ShellQuote(r.output_dir) +
+                  " --streams " + std::to_string(r.streams) + " --warmup " + std::to_string(r.warmup) +
+                  " --iterations " + std::to_string(r.iterations) +
+                  " --seed " + std::to_string(r.seed);
+  if (!r.input_files.empty()) {
+    std::string list;
+    for (const std::string& f : r.input_files) list += (list.empty() ? "" : ",") + f;
+    s += " --inputs " + ShellQuote(list);
+  }
+  for (const std::string& p : r.plugins) s += " --plugin " + ShellQuote(p);
+  if (r.peak_bw_gbs) s += " --peak-bw " + ShortNum(*r.peak_bw_gbs);
+  if (r.peak_gflops) s += " --peak-flops " + ShortNum(*r.peak_gflops);
+  return s;
+}
+
+ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
+  graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
+  const graph::RunTiming timing = graph::TimingOf(run);
+  graph::AddTiming(s, run.schedule, timing, graph::kSummaryTopTasks);
+  const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
+  const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(run.schedule, run.model.compiled, peaks);
+  graph::AddRoofline(s, run.schedule, roofs, peaks);
+  const SuspectFacts facts = graph::RunSuspectFacts(run.schedule, run.model.compiled, roofs, s.critical_path,
+                                                    graph::ComputeUnitsOf(run.device), peaks.bandwidth_gbs);
+  const graph::MemoryPlan& mem = run.model.compiled.memory();
+  ModelRunReport out{.model = run.model.path,
+                     .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
+                     .compiled_nodes = static_cast<int64_t>(run.model.compiled.nodes().size()),
+                     .tasks = static_cast<int64_t>(run.schedule.tasks.size()),
+                     .compute_streams = run.schedule.compute_streams,
+                     .streams = run.schedule.num_streams(),
+                     .iterations = run.iterations,
+                     .warmup = run.warmup,
+                     .device = run.device,
+                     .total_task_us = s.total_task_us,
+                     .span_us = timing.span.median_us,
+                     .critical_path_us = s.critical_path.total_us,
+                     .total_task_q1_us = timing.total_task.q1_us,
+                     .total_task_q3_us = timing.total_task.q3_us,
+                     .span_q1_us = timing.span.q1_us,
+                     .span_q3_us = timing.span.q3_us,
+                     .memory_planned = mem.planned,
+                     .arena_bytes = mem.arena_bytes,
+                     .no_reuse_bytes = mem.no_reuse_bytes};
+  for (const graph::OpTypeRow& row : s.op_types) {
+    out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
+  }
+  out.peaks = peaks;
+  out.tasks_with_bound = s.roofline->tasks_with_bound;
+  for (const graph::OpTypeLoss& l : s.roofline->lost) {
+    out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
+  }
+  for (const SuspectNode& n : facts.nodes) {
+    out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .inputs = n.inputs, .attrs = n.attrs,
+                         .roofline = n.roofline, .on_critical_path = n.on_critical_path});
+  }
+  out.suspects = FindSuspects(facts);
+  out.repro = RunCommand(r);
+  return out;
+}
+
+// Where the race check's scratch ring goes: OUT/.flight.ring, beside the
+// outputs it is judged for (a run's own folder, so concurrent runs never share
+// one), or a private folder of its own in the temp folder (mkdtemp: no
+// predictable name another user could plant a link at) for a run that writes
+// nothing. The executor removes the ring once judged. A folder created for it
+// is removed again unless the run succeeds: nothing is left by a failed run.
+class ScratchRing {
+ public:
+  explicit ScratchRing(const std::string& output_dir) {
+    std::error_code ec;
+    if (output_dir.empty()) {
+      std::string dir = (std::filesystem::temp_directory_path(ec) / "opscope-race-XXXXXX").string();
+      if (::mkdtemp(dir.data()) == nullptr) {
+        error_ = "race check: cannot make a private folder " + dir + ": " + std::strerror(errno);
+        return;
+      }
+      created_ = dir;
+      temp_ = true;
+      path_ = dir + "/" + graph::kRaceRingFile;
+      return;
+    }
+    const bool existed = std::filesystem::exists(output_dir, ec);
+    if (Status made = MakeOutputDir(output_dir, "--output-dir"); !made.ok()) {
+      error_ = made.message();
+      return;
+    }
+    if (!existed) created_ = output_dir;
+    path_ = output_dir + "/" + graph::kRaceRingFile;
+    // A ring (or a link) an earlier run left: the recorder makes its own anew (O_EXCL).
+    std::filesystem::remove(path_, ec);
+  }
+  ~ScratchRing() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove(path_, ec);
+    if ((!keep_folder_ || temp_) && !created_.empty()) std::filesystem::remove(created_, ec);  // only if still empty
+  }
+  Status status() const { return error_.empty() ? Status::Ok() : InvalidArgumentError(error_); }
+  const std::string& path() const { return path_; }
+  void KeepFolder() { keep_folder_ = true; }  // the run succeeded
+
+ private:
+  std::string path_, created_, error_;
+  bool temp_ = false;
+  bool keep_folder_ = false;
+};
+
+}  // namespace
+
+StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
+  if (r.streams < 1) return InvalidArgumentError("--streams " + std::to_string(r.streams) + ": expected >= 1");
+  if (r.iterations < 1) return InvalidArgumentError("--iterations " + std::to_string(r.iterations) + ": expected >= 1");
+  if (r.warmup < 0) return InvalidArgumentError("--warmup " + std::to_string(r.warmup) + ": expected >= 0");
+  // Every iteration's times are kept in capture.json; past this a run is a benchmark, not a profile.
+  constexpr int kMaxIterations = 10000;
+  if (r.iterations > kMaxIterations || r.warmup > kMaxIterations) {
+    return InvalidArgumentError(std::string(r.iterations > kMaxIterations ? "--iterations " : "--warmup ") +
+                                std::to_string(std::max(r.iterations, r.warmup)) + ": expected at most " +
+                                std::to_string(kMaxIterations));
+  }
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-bw", r.peak_bw_gbs, "GB/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-flops", r.peak_gflops, "GFLOP/s"));
+  for (const std::string& path : r.plugins) {
+    auto p = LoadPlugin(path);
+    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+  }
+  graph::CapturedRun run;
+  run.dir = r.output_dir;
+  run.plugins = r.plugins;
+  for (const std::string& path : r.plugins) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, graph::ModelFingerprint(path));
+    run.plugin_fingerprints.push_back(fingerprint);
+  }
+  run.iterations = r.iterations;
+  run.warmup = r.warmup;
+  run.seed = r.seed;
+  run.device = r.device;
+  OPSCOPE_ASSIGN_OR_RETURN(run.model, graph::ImportOnnx(r.model));
+  if (!r.output_dir.empty()) {
+    // Taken now, of the bytes just imported, rather than after a long run.
+    OPSCOPE_ASSIGN_OR_RETURN(std::string fingerprint, graph::ModelFingerprint(r.model));
+    run.identity = graph::NewRunIdentity(fingerprint);
+  }
+  // Pass snapshots are kept in memory and written only once the run succeeded.
+  std::vector<std::pair<graph::PassResult, graph::Model>> snapshots;
+  graph::AfterPassFn keep = [&](const graph::PassResult& p, const graph::Model& m) {
+    snapshots.emplace_back(p, m);
+    return Status::Ok();
+  };
+  OPSCOPE_ASSIGN_OR_RETURN(run.passes, graph::PassManager::Default().Run(run.model, r.dump_passes ? keep : nullptr));
+  OPSCOPE_RETURN_IF_ERROR(CheckExecutable(run.model));
+  OPSCOPE_ASSIGN_OR_RETURN(auto inputs, ReadInputs(r, run.model.compiled));
+  OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = r.streams}));
+  auto device = GetDevice(run.device);
+  if (!device.ok()) return std::move(device).status().WithContext("--device");
+  ScratchRing ring(r.output_dir);
+  OPSCOPE_RETURN_IF_ERROR(ring.status());
+  StatusOr<graph::ExecutionResult> executed = graph::Execute(run.model, run.schedule,
+                                                             {.device = *device,
+                                                              .warmup = r.warmup,
+                                                              .iterations = r.iterations,
+                                                              .inputs = std::move(inputs),
+                                                              .seed = r.seed,
+                                                              .save_outputs_dir = r.save_outputs,
+                                                              .race_ring = ring.path()});
+  // Named by the model: a graph input too large to allocate is the file's fault.
+  if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
+  graph::ExecutionResult result = std::move(executed).value();
+  graph::RecordSessionExecution(&run.model, run.model.compiled, run.schedule, result, **device);
+  run.race_check = result.race_check;
+  run.iteration_times = std::move(result.iterations);
+  run.median_iteration = result.median_iteration;
+  OPSCOPE_RETURN_IF_ERROR(graph::MapTasks(run.model, run.schedule));
+  // After the run, so that calibrating does not share the machine with it.
+  run.peaks = PeaksFor(r);
+
+  ModelRunReport report = ReportOf(run, r);
+  report.outputs = std::move(result.outputs);
+  report.race_check = std::move(result.race_check);
+  if (!r.output_dir.empty()) {
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "--output-dir"));
+    // The previous run's files go before any of this run's is written, and
+    // capture.json is written last: a kill at any point leaves either the old
+    // run whole or files that readers refuse (run_identity.h).
+    OPSCOPE_RETURN_IF_ERROR(graph::ClearRunFolder(r.output_dir).WithContext("--output-dir"));
+    OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run));
+    OPSCOPE_RETURN_IF_ERROR(graph::WriteCapture(run));
+    report.files.push_back(r.output_dir + "/" + graph::kCaptureFile);
+    for (const auto& [pass, model] : snapshots) {
+      OPSCOPE_RETURN_IF_ERROR(graph::WritePassDump(r.output_dir + "/passes", pass, model, run.identity));
+    }
+    if (!snapshots.empty()) {
+      report.files.push_back(r.output_dir + "/passes/ (" + std::to_string(snapshots.size()) + " files)");
+    }
+  }
+  for (const std::string& f : result.saved_files) report.files.push_back(f);
+  ring.KeepFolder();
+  return report;
+}
+
+StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
+  if (!(r.threshold_time_pct >= 0)) return InvalidArgumentError("--threshold-time: expected a percentage >= 0");
+  if (r.threshold_nodes < 0) return InvalidArgumentError("--threshold-nodes: expected >= 0");
+  OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
+  OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
+  if (!r.allow_different_models && base.identity.model_fingerprint != now.identity.model_fingerprint) {
+    return InvalidArgumentError(r.base_dir + " and " + r.new_dir + " are runs of different models (" + base.model.path +
+                                " " + base.identity.model_fingerprint + ", " + now.model.path + " " +
+                                now.identity.model_fingerprint + "): pass --allow-different-models to compare them");
+  }
+  graph::RunDiff d = graph::DiffRuns(base, now, {.threshold_time_pct = r.threshold_time_pct,
+                                                 .threshold_nodes = r.threshold_nodes});
+  // Which two runs were compared: a later run into either folder makes this diff stale.
+  d.json["runs"] = {{"base", graph::RunIdentityJson(base.identity)}, {"new", graph::RunIdentityJson(now.identity)}};
+  RunDiffReport out{.json = JsonText(d.json, 2) + "\n",
+                    .file = r.output, .regressed = d.regressed};
+  for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
+  if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("--output"));
+  return out;
+}
+
+}  // namespace opscope

@@ -1,0 +1,49 @@
+// File: graph/run/captured_run.h
+// One run of a model as data: the graphs, the executed schedule with every
+// timed iteration, the passes, the roofs and the race check's verdict, under
+// the run's identity. `inspector-cli run` keeps it in its folder as
+// capture.json (graph/export/capture_json.h), from which export, summary,
+// path and diff rebuild it without running the model again.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/ir/ir.h"
+#include "graph/passes/pass_manager.h"
+#include "graph/run/run_identity.h"
+#include "graph/runtime/iteration_stats.h"
+#include "graph/runtime/scheduler.h"
+#include "opscope/model.h"
+#include "opscope/roofline.h"
+
+namespace opscope::graph {
+
+struct CapturedRun {
+  std::string dir;
+  RunIdentity identity;  // every file written for the run carries it
+  Model model;
+  Schedule schedule;
+  std::vector<PassResult> passes;
+  std::vector<std::string> plugins;
+  // ModelFingerprint of each plugin when the run loaded it (its version, as
+  // diff reports it); empty: a capture written before they were kept.
+  std::vector<std::string> plugin_fingerprints;
+  std::string device = "cpu";
+  int iterations = 1;
+  int warmup = 0;
+  // Every timed iteration's task times (iteration_stats.h); the schedule
+  // holds iteration_times[median_iteration]. Empty: a capture written before
+  // runs kept them (its one iteration is the schedule's).
+  std::vector<IterationTimes> iteration_times;
+  int median_iteration = 0;
+  uint64_t seed = 0;
+  std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
+  std::optional<RaceCheckOutcome> race_check;  // empty: a capture written before runs were checked
+};
+
+// The run's times over its iterations: medians and quartiles.
+RunTiming TimingOf(const CapturedRun& run);
+
+}  // namespace opscope::graph

@@ -1,0 +1,239 @@
+#include "graph/run/run_diff.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "graph/run/summary.h"
+
+namespace opscope::graph {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kTopTasks = 10;
+
+// null when there is no percentage to give (growth from nothing).
+json ChangePct(double base, double now) {
+  if (base > 0) return 100.0 * (now - base) / base;
+  return now > 0 ? json(nullptr) : json(0.0);
+}
+
+std::map<std::string, int64_t> OpMix(const Graph& g) {
+  std::map<std::string, int64_t> mix;
+  for (const Node& n : g.nodes()) ++mix[n.op_type];
+  return mix;
+}
+
+// Compiled nodes standing for several framework nodes: name -> "op_type <- a + b + c".
+std::map<std::string, std::string> Fusions(const Model& m) {
+  std::map<std::string, std::string> out;
+  for (const Node& c : m.compiled.nodes()) {
+    if (c.fused_from.size() < 2) continue;
+    std::string parts = c.op_type + " <-";
+    for (int64_t id : c.fused_from) {
+      const Node* f = m.framework.FindNode(id);
+      parts += " " + (f ? f->op_type : std::to_string(id));
+    }
+    out[c.name] = parts;
+  }
+  return out;
+}
+
+// Names in one graph and not the other: {"added": [...], "removed": [...]},
+// each sorted. Nodes are matched by name, as the times are.
+json NodeSets(const Graph& base, const Graph& now) {
+  std::set<std::string> b, n;
+  for (const Node& x : base.nodes()) b.insert(x.name);
+  for (const Node& x : now.nodes()) n.insert(x.name);
+  json added = json::array(), removed = json::array();
+  for (const std::string& x : n) {
+    if (!b.count(x)) added.push_back(x);
+  }
+  for (const std::string& x : b) {
+    if (!n.count(x)) removed.push_back(x);
+  }
+  return {{"added", added}, {"removed", removed}};
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+  return s.empty() ? "none" : s;
+}
+
+// Settings that make two runs' times incomparable, when they differ.
+json ChangedSettings(const CapturedRun& b, const CapturedRun& n) {
+  json out = json::array();
+  auto add = [&](const char* setting, const json& bv, const json& nv) {
+    if (bv != nv) out.push_back({{"setting", setting}, {"base", bv}, {"new", nv}});
+  };
+  add("device", b.device, n.device);
+  add("streams", b.schedule.compute_streams, n.schedule.compute_streams);
+  add("iterations", b.iterations, n.iterations);
+  add("warmup", b.warmup, n.warmup);
+  add("seed", b.seed, n.seed);
+  add("plugins", Join(b.plugins), Join(n.plugins));
+  // The same plugin path rebuilt is another version of its kernels.
+  if (b.plugins == n.plugins && !b.plugin_fingerprints.empty() && !n.plugin_fingerprints.empty()) {
+    add("plugin versions", Join(b.plugin_fingerprints), Join(n.plugin_fingerprints));
+  }
+  return out;
+}
+
+json Compare(const Spread& b, const Spread& n, double threshold_pct, bool noise_known) {
+  return {{"base", SpreadJson(b)},
+          {"new", SpreadJson(n)},
+          {"change_us", n.median_us - b.median_us},
+          {"change_pct", ChangePct(b.median_us, n.median_us)},
+          {"verdict", Judge(b, n, threshold_pct, noise_known)}};
+}
+
+// Compiled node name -> per-iteration total of its tasks.
+std::map<std::string, Spread> NodeTimes(const CapturedRun& run, const RunTiming& t) {
+  std::map<std::string, Spread> out;
+  for (const auto& [id, spread] : t.nodes) {
+    if (const Node* n = run.model.compiled.FindNode(id)) out[n->name] = spread;
+  }
+  return out;
+}
+
+template <typename Key>
+json CompareAll(const std::map<Key, Spread>& b, const std::map<Key, Spread>& n, const char* key,
+                double threshold_pct, bool noise_known) {
+  std::set<Key> keys;
+  for (const auto& [k, v] : b) keys.insert(k);
+  for (const auto& [k, v] : n) keys.insert(k);
+  json out = json::array();
+  for (const Key& k : keys) {
+    const auto bi = b.find(k), ni = n.find(k);
+    json e = Compare(bi == b.end() ? Spread{} : bi->second, ni == n.end() ? Spread{} : ni->second, threshold_pct,
+                     noise_known);
+    e[key] = k;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Judge(const Spread& b, const Spread& n, double threshold_pct, bool noise_known) {
+  if (b.median_us <= 0 && n.median_us <= 0) return "unchanged";
+  if (b.median_us <= 0) return "new";
+  if (n.median_us <= 0) return "gone";
+  const double pct = 100.0 * (n.median_us - b.median_us) / b.median_us;
+  if (pct > -threshold_pct && pct < threshold_pct) return "unchanged";
+  if (!noise_known) return pct > 0 ? "slower" : "faster";
+  // Beyond the noise when the middle halves of the two runs' iterations do
+  // not overlap: at least three quarters of one run's iterations then lie
+  // beyond three quarters of the other's, a shift that the scatter inside
+  // either run does not explain. The larger IQR alone would ignore the
+  // narrower side, and the median alone takes one slow iteration for a trend.
+  const bool apart = pct > 0 ? n.q1_us > b.q3_us : n.q3_us < b.q1_us;
+  if (!apart) return "within noise";
+  return pct > 0 ? "slower" : "faster";
+}
+
+RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOptions& o) {
+  RunDiff r;
+  json& j = r.json;
+  j = {{"schema", "opscope.diff/1"}, {"base", base.dir}, {"new", now.dir}};
+  j["models"] = {{"same", base.identity.model_fingerprint == now.identity.model_fingerprint},
+                 {"base", base.identity.model_fingerprint},
+                 {"new", now.identity.model_fingerprint}};
+  j["changed_settings"] = ChangedSettings(base, now);
+  json reasons = json::array();
+  json nodes = json::object();
+  for (auto [layer, b, n] : {std::tuple{"framework", &base.model.framework, &now.model.framework},
+                             std::tuple{"compiled", &base.model.compiled, &now.model.compiled}}) {
+    const int64_t nb = b->nodes().size(), nn = n->nodes().size();
+    nodes[layer] = {{"base", nb}, {"new", nn}, {"change", nn - nb}};
+    nodes[layer].update(NodeSets(*b, *n));
+    if (std::llabs(nn - nb) > o.threshold_nodes) {
+      reasons.push_back(std::string(layer) + " nodes " + std::to_string(nb) + " -> " + std::to_string(nn));
+    }
+  }
+  j["nodes"] = nodes;
+  json mix = json::array();
+  std::map<std::string, int64_t> mb = OpMix(base.model.compiled), mn = OpMix(now.model.compiled);
+  std::set<std::string> types;
+  for (const auto& [t, c] : mb) types.insert(t);
+  for (const auto& [t, c] : mn) types.insert(t);
+  for (const std::string& t : types) {
+    const int64_t b = mb.count(t) ? mb[t] : 0, n = mn.count(t) ? mn[t] : 0;
+    if (b != n) mix.push_back({{"op_type", t}, {"base", b}, {"new", n}});
+  }
+  j["op_type_mix"] = mix;
+
+  const RunTiming tb = TimingOf(base), tn = TimingOf(now);
+  const bool noise_known = tb.iterations >= 2 && tn.iterations >= 2;
+  j["noise"] = {{"known", noise_known},
+                {"base_iterations", tb.iterations},
+                {"new_iterations", tn.iterations},
+                {"rule", noise_known ? "a change beyond the threshold counts only when the runs' [q1, q3] intervals "
+                                       "do not overlap"
+                                     : "unknown (a run timed one iteration): the threshold alone decides"}};
+  const double th = o.threshold_time_pct;
+  j["span"] = Compare(tb.span, tn.span, th, noise_known);
+  j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known);
+  for (const auto& [what, key] : {std::pair{"span", "span"}, std::pair{"total task time", "total_task"}}) {
+    if (j[key]["verdict"] != "slower") continue;
+    char s[160];
+    std::snprintf(s, sizeof(s), "%s %+.1f%% (median %.1f -> %.1f us, beyond the noise)", what,
+                  j[key]["change_pct"].get<double>(), j[key]["base"]["median_us"].get<double>(),
+                  j[key]["new"]["median_us"].get<double>());
+    reasons.push_back(s);
+  }
+  j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known);
+  j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known);
+
+  // The fields of diffs before iterations were kept, from the same medians.
+  const Summary sn = [&] {
+    Summary s = Summarize(now.schedule, kTopTasks);
+    AddTiming(s, now.schedule, tn, kTopTasks);
+    return s;
+  }();
+  json times = json::array();
+  for (const json& e : j["op_types"]) {
+    times.push_back({{"op_type", e["op_type"]}, {"base_us", e["base"]["median_us"]}, {"new_us", e["new"]["median_us"]},
+                     {"change_pct", e["change_pct"]}});
+  }
+  j["op_type_time"] = times;
+  j["total_task_us"] = {{"base", tb.total_task.median_us}, {"new", tn.total_task.median_us},
+                        {"change_pct", j["total_task"]["change_pct"]}};
+  // Top tasks of the new run, matched by name to the base run's tasks.
+  std::map<std::string, double> base_by_name;
+  for (const auto& t : base.schedule.tasks) {
+    const size_t id = static_cast<size_t>(t.desc.task_id);
+    if (id < tb.tasks.size()) base_by_name[t.node_name.empty() ? t.desc.label : t.node_name] = tb.tasks[id].median_us;
+  }
+  json top = json::array();
+  for (const TopTask& t : sn.top_tasks) {
+    json e = {{"name", t.name}, {"op_type", t.op_type}, {"new_us", t.duration_us}};
+    auto it = base_by_name.find(t.name);
+    e["base_us"] = it == base_by_name.end() ? json(nullptr) : json(it->second);
+    if (it != base_by_name.end()) e["change_pct"] = ChangePct(it->second, t.duration_us);
+    top.push_back(std::move(e));
+  }
+  j["top_tasks"] = top;
+  json added = json::array(), removed = json::array(), changed = json::array();
+  const auto fb = Fusions(base.model), fn = Fusions(now.model);
+  for (const auto& [name, what] : fn) {
+    auto it = fb.find(name);
+    if (it == fb.end()) added.push_back({{"node", name}, {"fusion", what}});
+    else if (it->second != what) changed.push_back({{"node", name}, {"base", it->second}, {"new", what}});
+  }
+  for (const auto& [name, what] : fb) {
+    if (!fn.count(name)) removed.push_back({{"node", name}, {"fusion", what}});
+  }
+  j["fusions"] = {{"added", added}, {"removed", removed}, {"changed", changed}};
+  j["thresholds"] = {{"time_pct", o.threshold_time_pct}, {"nodes", o.threshold_nodes}};
+  j["regressions"] = reasons;
+  r.regressed = !reasons.empty();
+  j["passed"] = !r.regressed;
+  return r;
+}
+
+}  // namespace opscope::graph

@@ -1,0 +1,22 @@
+// File: graph/runtime/inorder_eval.h
+// Runs every node of one graph layer in its topological order through the
+// dispatcher, one at a time on one device: a checking tool that tells whether
+// two layers (framework vs compiled) compute the same thing. It has no
+// streams, tasks or timing; that is the runtime executor's job.
+//
+//   OPSCOPE_ASSIGN_OR_RETURN(auto outs, graph::EvaluateInOrder(model.compiled, {{"x", x}}, cpu));
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "graph/ir/ir.h"
+
+namespace opscope::graph {
+
+// Returns the graph outputs by name, as host tensors. `device` nullptr runs
+// the reference kernels (float64 outputs).
+StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const std::map<std::string, Tensor>& inputs,
+                                                        Device* device);
+
+}  // namespace opscope::graph
