@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include <cmath>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
 #include "cli/run_command.h"
+#include "cli/sweep_command.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
@@ -72,6 +74,19 @@ TEST(OpsDebugCli, PassingRunPrintsTheVerdictAndARepeatableRepro) {
   ToolResult again = Shell(kBin + repro);
   EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_EQ(ReproOf(again.out), repro);
+}
+
+// --plugin is repeatable: both libraries load, and the repro line names both
+// (CLI11 refused the second one until SweepCommandLine's round trip found it).
+TEST(OpsDebugCli, TwoPluginsBothLoad) {
+  const std::string perf = std::string(OPSCOPE_BINARY_DIR) + "/lib/libperf_ops.so";
+  ToolResult r = OpsDebug("run --plugin " + kMyOps + " --plugin " + perf + " --op my_norm --input-shapes '[4,64]'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(ReproOf(r.out), "--plugin " + kMyOps + " --plugin " + perf + " --op my_norm")) << r.out;
+  ToolResult listed = OpsDebug("list --plugin " + kMyOps + " --plugin " + perf);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_TRUE(Contains(listed.out, "my_norm")) << listed.out;
+  EXPECT_TRUE(Contains(listed.out, "window_l2norm_v1")) << listed.out;
 }
 
 TEST(OpsDebugCli, RunsAPluginOpWithTunablesAndSavesItsOutputs) {
@@ -483,6 +498,60 @@ TEST(ArgsForRun, VerifyDropsEveryOptionItAddsToRuns) {
     const std::vector<std::string> kept = ArgsForRun(*verify, std::size(one), one);
     EXPECT_EQ(kept, (std::vector<std::string>{"--op", "Y"})) << name << " was forwarded to run";
   }
+}
+
+// A sweep's repro line, split as sh splits it (wordexp, no command
+// substitution) and parsed by the sweep command's own flags, gives back the
+// request it was made from, however hostile the names in it.
+TEST(SweepCommandLine, ThePrintedCommandParsesBackToTheSameRequest) {
+  TempDir tmp;
+  const std::string out_dir = (tmp.path() / "it's a dir $(touch pwned)").string();
+  SweepFlags f;
+  f.run.op = "Relu";
+  f.run.plugins = {"lib one.so", "two;rm -rf x.so"};
+  f.run.input_shapes = "[2,3];[3]";
+  f.run.dtypes = "float32";
+  f.run.attrs = "alpha=0.5";
+  f.run.seed = 7;
+  f.run.fill = "uniform";
+  f.run.tunables = "block=64";
+  f.block = "64,128";
+  f.tunable = {"tile=2,4"};
+  f.warmup = 1;
+  f.iters = 3;
+  f.output_dir = out_dir;
+  f.no_cache = true;
+  StatusOr<SweepRequest> request = SweepRequestFromFlags(f);
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  const std::string line = SweepCommand(*request);
+  EXPECT_EQ(line.rfind("ops-debug sweep --plugin 'lib one.so' --plugin 'two;rm -rf x.so' --op Relu", 0), 0) << line;
+
+  wordexp_t words;
+  ASSERT_EQ(wordexp(line.c_str(), &words, WRDE_NOCMD | WRDE_UNDEF), 0) << line;
+  std::vector<const char*> argv(words.we_wordv, words.we_wordv + words.we_wordc);
+  ASSERT_GE(argv.size(), 2u);
+  CLI::App app;
+  SweepFlags parsed;
+  AddSweepCommand(app, parsed);
+  // argv[0] is "ops-debug": CLI11 skips it; "sweep" selects the subcommand.
+  ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data())) << line;
+  wordfree(&words);
+  StatusOr<SweepRequest> again = SweepRequestFromFlags(parsed);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->base.run.plugins, request->base.run.plugins);
+  EXPECT_EQ(again->base.run.op, "Relu");
+  EXPECT_EQ(again->base.run.input_shapes, request->base.run.input_shapes);
+  EXPECT_EQ(again->base.run.dtypes, request->base.run.dtypes);
+  EXPECT_EQ(again->base.run.attrs, "alpha=0.5");
+  EXPECT_EQ(again->base.run.seed, 7u);
+  EXPECT_EQ(again->base.run.fill, FillKind::kUniform);
+  EXPECT_EQ(again->base.run.tunables, request->base.run.tunables);
+  EXPECT_EQ(again->values, request->values);
+  EXPECT_EQ(again->base.warmup, 1);
+  EXPECT_EQ(again->base.iterations, 3);
+  EXPECT_EQ(again->cache_file, request->cache_file);
+  EXPECT_FALSE(again->use_cache);
+  EXPECT_FALSE(fs::exists(tmp.path() / "pwned"));
 }
 
 }  // namespace

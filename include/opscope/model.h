@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@
 #include "opscope/roofline.h"
 #include "opscope/status.h"
 #include "opscope/suspects.h"
+#include "opscope/sweep.h"
 #include "opscope/tensor.h"
 
 namespace opscope {
@@ -160,5 +162,52 @@ struct RunDiffReport {
 };
 
 StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& request);
+
+// ---- ops-debug sweep --graph: a model's hot kernels swept ----------------
+// The model is run once as RunModel runs it; its compiled nodes whose ops
+// declare tunables are ranked by their tasks' time, and the `top` ones are
+// swept as op instances (RunSweep of opscope/sweep.h: op type, input shapes
+// and dtypes, attrs), node k into output_dir/k_<op>/ (sweep.json and
+// sweep.html). A node that cannot be swept alone is skipped, with why.
+struct HotNode {
+  std::string name, op_type;
+  std::vector<Shape> input_shapes;  // its present inputs (trailing optional ones left out)
+  std::vector<DType> dtypes;
+  std::string attrs;                // as --attrs takes them, defaults filled
+  double us = 0;                    // its tasks' time in the model run
+};
+
+// The nodes of one run of `model` whose ops declare tunables, slowest first.
+StatusOr<std::vector<HotNode>> HotNodes(const ModelRunRequest& model);
+
+struct SweptNode {
+  HotNode node;
+  std::string dir;                    // where its sweep.json and sweep.html are
+  std::optional<SweepReport> report;  // empty: skipped
+  std::string skipped;                // why
+  std::string page;                   // sweep.html
+};
+
+struct ModelSweepRequest {
+  ModelRunRequest model;  // the run that ranks the nodes: model, plugins, device, peaks
+  int top = 5;
+  // How each node is swept: the values, the timing, the cache, progress and
+  // cancel. Its op instance (base.run's op, inputs, dtypes, attrs) is each node's.
+  SweepRequest each;
+  std::string output_dir = ".";
+  // Before node k (1-based) of `total` is swept, and once it is.
+  std::function<void(int k, int total, const HotNode& node)> on_node;
+  std::function<void(const SweptNode& swept)> on_swept;
+};
+
+struct ModelSweep {
+  std::vector<SweptNode> nodes;  // the top ones, in the order swept
+  bool complete = true;          // false: each.cancel stopped it
+};
+
+// Errors (exit 2) before anything is written: top < 1, an op named in
+// `each` (the nodes name theirs), the model's run errors, a model none of
+// whose kernels declares a tunable.
+StatusOr<ModelSweep> SweepModel(const ModelSweepRequest& request);
 
 }  // namespace opscope

@@ -81,7 +81,9 @@ struct SweepRequest {
   // Set (e.g. from a SIGINT handler): stop after the current candidate; the
   // report and cache file then say complete = false.
   const std::atomic<bool>* cancel = nullptr;
-  std::string repro;  // the command line that runs this sweep again, kept in the report
+  // The command line that runs this sweep again, kept in the report; empty:
+  // SweepCommand(request).
+  std::string repro;
 };
 
 struct SweepReport {
@@ -124,6 +126,10 @@ void ChooseBest(SweepReport& report);
 std::string DirectionHint(const TunableValues& from, const TunableValues& to);
 std::string CandidateText(const TunableValues& t);  // "block=256 vec=4"
 
+// `ops-debug sweep ...` with this request's op instance, values, timing and
+// output folder (cache_file's), every value quoted (core/command_line.h).
+std::string SweepCommand(const SweepRequest& request);
+
 // The flag of a tunable in errors: --block, --vec, else --tunable NAME.
 std::string SweepFlagFor(const std::string& tunable);
 
@@ -137,6 +143,9 @@ StatusOr<SweepReport> ParseSweepJson(const std::string& text);
 std::string SweepHeatmapSvg(const SweepReport& report);
 // One self-contained page: the comparison, the heatmap, every candidate.
 std::string SweepHtml(const SweepReport& report);
+// The report as sweep.json at `cache_file` (its final state) and as
+// sweep.html beside it, both atomically; returns the page's path.
+StatusOr<std::string> WriteSweepFiles(const SweepReport& report, const std::string& cache_file);
 // The text: one line per candidate, then current and best side by side.
 void PrintSweep(const SweepReport& report, std::ostream& out, bool color);
 

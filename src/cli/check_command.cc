@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/static_check/static_check.h"
+#include "core/command_line.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 
@@ -19,13 +20,13 @@ namespace fs = std::filesystem;
 
 
 std::string ReproLine(const CheckFlags& f) {
-  std::string s = "ops-debug check " + ShellQuote(f.source);
-  if (!f.json.empty()) s += " --json " + ShellQuote(f.json);
+  CommandLine c("ops-debug check");
+  c.Arg(f.source).FlagIf(!f.json.empty(), "--json", f.json);
   if (!f.compile_flags.empty()) {
-    s += " --";
-    for (const std::string& flag : f.compile_flags) s += " " + ShellQuote(flag);
+    c.Switch("--");
+    for (const std::string& flag : f.compile_flags) c.Arg(flag);
   }
-  return s;
+  return c.str();
 }
 
 std::string Plural(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }

@@ -90,7 +90,9 @@ Status DescribeOp(const DescribeFlags& flags, std::ostream& out) {
 CLI::App* AddDescribeCommand(CLI::App& app, DescribeFlags& flags) {
   CLI::App* describe = app.add_subcommand("describe", "Show an op's inputs, outputs, attributes, tunables and kernels");
   describe->add_option("op", flags.op, "the op name")->required();
-  describe->add_option("--plugin", flags.plugins, "a .so with custom ops (repeatable)")->expected(1);
+  describe->add_option("--plugin", flags.plugins, "a .so with custom ops (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return describe;
 }
 

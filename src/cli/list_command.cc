@@ -30,7 +30,9 @@ Status ListOps(const ListFlags& flags, std::ostream& out) {
 
 CLI::App* AddListCommand(CLI::App& app, ListFlags& flags) {
   CLI::App* list = app.add_subcommand("list", "List the registered ops (built-in and from plugins)");
-  list->add_option("--plugin", flags.plugins, "a .so with custom ops (repeatable)")->expected(1);
+  list->add_option("--plugin", flags.plugins, "a .so with custom ops (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return list;
 }
 

@@ -76,7 +76,9 @@ void AddRunFlags(CLI::App& command, RunFlags& f) {
   AddSeedOption(run, f.seed, "seed of the generated inputs (input i uses seed + i)");
   run->add_option("--fill", f.fill, "normal | uniform | int | constant | sequential");
   run->add_option("--device", f.device, "device to run the kernel on (cpu, cuda)");
-  run->add_option("--plugin", f.plugins, "a .so with custom ops (repeatable)")->expected(1);
+  run->add_option("--plugin", f.plugins, "a .so with custom ops (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--tunables", f.tunables, "tunable values: block=256,vec=4");
   run->add_flag("--reference", f.reference, "the golden is the op's reference kernel (the default)");
   run->add_option("--expected", f.expected, "the golden from .npy files, one per output")->delimiter(',');

@@ -50,94 +50,69 @@ Status CheckOutputDir(const std::string& dir) {
 }
 
 
-std::string ReproLine(const SweepFlags& f) {
-  std::string s = "ops-debug sweep";
-  for (const std::string& p : f.run.plugins) s += " --plugin " + ShellQuote(p);
-  s += " --op " + ShellQuote(f.run.op);
-  if (!f.run.input_shapes.empty()) s += " --input-shapes " + ShellQuote(f.run.input_shapes);
-  for (const std::string& i : f.run.inputs) s += " --inputs " + ShellQuote(i);
-  if (!f.run.dtypes.empty()) s += " --dtype " + ShellQuote(f.run.dtypes);
-  if (!f.run.attrs.empty()) s += " --attrs " + ShellQuote(f.run.attrs);
-  if (f.run.seed != 0) s += " --seed " + std::to_string(f.run.seed);
-  if (f.run.fill != "normal") s += " --fill " + ShellQuote(f.run.fill);
-  s += " --device " + ShellQuote(f.run.device);
-  if (!f.run.tunables.empty()) s += " --tunables " + ShellQuote(f.run.tunables);
-  if (!f.block.empty()) s += " --block " + ShellQuote(f.block);
-  if (!f.vec.empty()) s += " --vec " + ShellQuote(f.vec);
-  for (const std::string& t : f.tunable) s += " --tunable " + ShellQuote(t);
-  s += " --warmup " + std::to_string(f.warmup) + " --iters " + std::to_string(f.iters);
-  if (f.output_dir != ".") s += " --output-dir " + ShellQuote(f.output_dir);
-  return s;
+// The progress line on a terminal, rewritten in place; nothing otherwise.
+std::function<void(const SweepProgress&)> ProgressPrinter(std::ostream& err) {
+  if (!IsTerminal(err)) return nullptr;
+  return [&err](const SweepProgress& p) {
+    err << "\r\033[Kcandidate " << p.index << "/" << p.total << " " << CandidateText(*p.tunables);
+    if (p.done == nullptr) {
+      err << " ...";
+    } else {
+      err << " " << CandidateStatusName(p.done->status) << (p.done->cached ? " (cached)" : "");
+    }
+    err.flush();
+  };
 }
 
-// A compiled node of a model run and the time its tasks took.
-struct HotNode {
-  std::string name, op_type, shapes, dtypes, attrs;
-  double us = 0;
-};
+// The candidates, the files and the repro line; the exit code: 0 a candidate
+// passed, 1 none did, 130 stopped before the end.
+int PrintSwept(const SweepReport& report, const std::string& json, const std::string& page, std::ostream& out) {
+  PrintSweep(report, out, UseColor(out));
+  out << "wrote     " << json << ", " << page << "\n";
+  out << "repro: " << report.repro << "\n";
+  if (!report.complete) return 130;
+  return report.best_candidate() != nullptr ? 0 : 1;
+}
 
-// The model run once, as inspector-cli run runs it; its kernel nodes whose
-// ops declare tunables, ranked by their measured time, each with the op
-// instance (inputs, attrs) it ran.
-StatusOr<std::vector<HotNode>> HotNodes(const SweepFlags& f) {
-  ModelRunRequest m{.model = f.graph, .plugins = f.run.plugins, .device = f.run.device};
-  if (f.peak_bw > 0 && f.peak_flops > 0) m.peak_bw_gbs = f.peak_bw, m.peak_gflops = f.peak_flops;
-  auto run = RunModel(m);
-  if (!run.ok()) return std::move(run).status().WithContext("--graph " + f.graph);
-  std::vector<HotNode> nodes;
-  for (const NodeTime& n : run->nodes) {
-    if (n.op_type.empty() || n.roofline.measured_us < 0) continue;
-    // Only a kernel with knobs can be swept: the others are not candidates for the top N.
-    auto op = OpRegistry::Global().Lookup(n.op_type);
-    if (!op.ok() || (*op)->tunables.empty()) continue;
-    HotNode h{.name = n.name, .op_type = n.op_type, .attrs = n.attrs.ToString(), .us = n.roofline.measured_us};
-    for (const TensorDesc& in : n.inputs) {
-      if (!in.present) break;  // trailing optional inputs left out, as --input-shapes can say
-      h.shapes += (h.shapes.empty() ? "" : ";") + in.shape.ToString();
-      h.dtypes += (h.dtypes.empty() ? "" : ",") + std::string(DTypeName(in.dtype));
-    }
-    nodes.push_back(std::move(h));
-  }
-  std::stable_sort(nodes.begin(), nodes.end(), [](const HotNode& a, const HotNode& b) { return a.us > b.us; });
-  return nodes;
+std::string ShapesText(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (const Shape& shape : shapes) s += (s.empty() ? "" : ";") + shape.ToString();
+  return s;
 }
 
 }  // namespace
 
 StatusOr<int> RunGraphSweep(const SweepFlags& f, std::ostream& out, std::ostream& err, const std::atomic<bool>* cancel) {
-  if (f.top < 1) return InvalidArgumentError("--top: expected at least 1 task, got " + std::to_string(f.top));
   if (!f.run.op.empty()) return InvalidArgumentError("--op: not with --graph (the graph's tasks name their ops)");
-  if (f.iters < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(f.iters));
-  OPSCOPE_RETURN_IF_ERROR(CheckOutputDir(f.output_dir));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<HotNode> nodes, HotNodes(f));
-  if (nodes.empty()) {
-    return InvalidArgumentError("--graph " + f.graph + ": no kernel that ran declares a tunable: nothing to sweep");
-  }
-  if (static_cast<int>(nodes.size()) > f.top) nodes.resize(static_cast<size_t>(f.top));
-  out << "graph     " << f.graph << ": the " << nodes.size()
-      << " compiled node(s) with the most task time among those whose ops declare tunables\n";
-  int code = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const HotNode& n = nodes[i];
-    if (cancel != nullptr && cancel->load()) return 130;
-    SweepFlags one = f;
-    one.graph.clear();
-    one.run.op = n.op_type;
-    one.run.input_shapes = n.shapes;
-    one.run.dtypes = n.dtypes;
-    one.run.attrs = n.attrs;
-    one.output_dir = (fs::path(f.output_dir) / (std::to_string(i + 1) + "_" + n.op_type)).string();
-    out << "\ntask " << i + 1 << "/" << nodes.size() << "  " << n.name << "  " << n.op_type << "  " << FormatMicros(n.us)
-        << " in the model run  inputs " << n.shapes << (n.attrs.empty() ? "" : "  attrs " + n.attrs) << "\n";
-    auto swept = RunSweepCommand(one, out, err, cancel);
-    if (!swept.ok()) {
-      out << "skipped   " << swept.status().message() << "\n";
-      continue;
+  ModelSweepRequest r{.model = {.model = f.graph, .plugins = f.run.plugins, .device = f.run.device}, .top = f.top,
+                      .output_dir = f.output_dir};
+  if (f.peak_bw > 0 && f.peak_flops > 0) r.model.peak_bw_gbs = f.peak_bw, r.model.peak_gflops = f.peak_flops;
+  SweepFlags each = f;
+  each.run.op = "Identity";  // stands for the nodes' ops while the shared flags are read; SweepModel sets each
+  OPSCOPE_ASSIGN_OR_RETURN(r.each, SweepRequestFromFlags(each));
+  r.each.base.run.op.clear();
+  r.each.cancel = cancel;
+  r.each.progress = ProgressPrinter(err);
+  r.on_node = [&](int k, int n, const HotNode& node) {
+    if (k == 1) {
+      out << "graph     " << f.graph << ": the " << n
+          << " compiled node(s) with the most task time among those whose ops declare tunables\n";
     }
-    if (*swept == 130) return 130;
-    code = std::max(code, *swept);
-  }
-  return code;
+    out << "\ntask " << k << "/" << n << "  " << node.name << "  " << node.op_type << "  " << FormatMicros(node.us)
+        << " in the model run  inputs " << ShapesText(node.input_shapes)
+        << (node.attrs.empty() ? "" : "  attrs " + node.attrs) << "\n";
+  };
+  int code = 0;
+  r.on_swept = [&](const SweptNode& s) {
+    if (IsTerminal(err)) err << "\r\033[K" << std::flush;
+    if (!s.report) {
+      out << "skipped   " << s.skipped << "\n";
+      return;
+    }
+    code = std::max(code, PrintSwept(*s.report, (fs::path(s.dir) / "sweep.json").string(), s.page, out));
+  };
+  OPSCOPE_ASSIGN_OR_RETURN(ModelSweep sweep, SweepModel(r));
+  return sweep.complete ? code : 130;
 }
 
 StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& f) {
@@ -175,7 +150,6 @@ StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& f) {
   OPSCOPE_RETURN_IF_ERROR(CheckOutputDir(f.output_dir));
   r.cache_file = (fs::path(f.output_dir) / "sweep.json").string();
   r.use_cache = !f.no_cache;
-  r.repro = ReproLine(f);
   return r;
 }
 
@@ -183,29 +157,12 @@ StatusOr<int> RunSweepCommand(const SweepFlags& flags, std::ostream& out, std::o
                               const std::atomic<bool>* cancel) {
   OPSCOPE_ASSIGN_OR_RETURN(SweepRequest request, SweepRequestFromFlags(flags));
   request.cancel = cancel;
-  const bool progress = IsTerminal(err);
-  if (progress) {
-    request.progress = [&err](const SweepProgress& p) {
-      err << "\r\033[Kcandidate " << p.index << "/" << p.total << " " << CandidateText(*p.tunables);
-      if (p.done == nullptr) {
-        err << " ...";
-      } else {
-        err << " " << CandidateStatusName(p.done->status) << (p.done->cached ? " (cached)" : "");
-      }
-      err.flush();
-    };
-  }
+  request.progress = ProgressPrinter(err);
   auto report = RunSweep(request);
-  if (progress) err << "\r\033[K" << std::flush;
+  if (IsTerminal(err)) err << "\r\033[K" << std::flush;
   if (!report.ok()) return std::move(report).status();
-  const std::string html = (fs::path(flags.output_dir) / "sweep.html").string();
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(request.cache_file, SweepJson(*report)).WithContext("--output-dir"));
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(html, SweepHtml(*report)).WithContext("--output-dir"));
-  PrintSweep(*report, out, UseColor(out));
-  out << "wrote     " << request.cache_file << ", " << html << "\n";
-  out << "repro: " << report->repro << "\n";
-  if (!report->complete) return 130;
-  return report->best_candidate() != nullptr ? 0 : 1;
+  OPSCOPE_ASSIGN_OR_RETURN(std::string page, WriteSweepFiles(*report, request.cache_file));
+  return PrintSwept(*report, request.cache_file, page, out);
 }
 
 CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& f) {
@@ -215,7 +172,9 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& f) {
   c->get_option("--op")->required(false);  // --graph names the ops; without it RequestFromFlags asks for --op
   c->add_option("--block", f.block, "block sizes to sweep: 64,128,256 (default: every declared value)");
   c->add_option("--vec", f.vec, "vector widths to sweep: 1,2,4,8 (default: every declared value)");
-  c->add_option("--tunable", f.tunable, "another tunable's values: NAME=V1,V2,... (repeatable)")->expected(1);
+  c->add_option("--tunable", f.tunable, "another tunable's values: NAME=V1,V2,... (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   c->add_option("--warmup", f.warmup, "untimed calls first, per candidate (default 3)");
   c->add_option("--iters", f.iters, "timed calls per candidate (default 20)");
   c->add_option("--peak-bw", f.peak_bw, "the memory roof in GB/s (default: calibrated once)");

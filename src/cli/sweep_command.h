@@ -46,7 +46,7 @@ StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& flags);
 // bad request (exit 2), with nothing written.
 StatusOr<int> RunSweepCommand(const SweepFlags& flags, std::ostream& out, std::ostream& err,
                               const std::atomic<bool>* cancel);
-// --graph: runs the model once (opscope/model.h), ranks its compiled nodes by
+// --graph: SweepModel (opscope/model.h) runs the model once, ranks its compiled nodes by
 // their tasks' time, and sweeps the `top` ones as op instances (op type,
 // input shapes and dtypes, attrs), each into --output-dir/NN_<op>/. A node
 // whose op declares no tunables is listed and skipped.

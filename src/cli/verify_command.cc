@@ -5,16 +5,17 @@
 #include <filesystem>
 #include <set>
 
+#include "core/command_line.h"
 #include "core/text_format.h"
 #include "opscope/verify.h"
 
 namespace opscope::cli {
 namespace {
 
-std::string Command(const std::string& sub, const std::vector<std::string>& args, const std::string& extra = "") {
-  std::string c = "ops-debug " + sub;
-  for (const std::string& a : args) c += " " + ShellQuote(a);
-  return c + extra;
+std::string Command(const std::string& sub, const std::vector<std::string>& args) {
+  CommandLine c("ops-debug " + sub);
+  for (const std::string& a : args) c.Arg(a);
+  return c.str();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "capture/dispatcher.h"
 #include "analysis/harness/readback.h"
 #include "analysis/harness/minimal_repro.h"
+#include "core/command_line.h"
 #include "core/file_util.h"
 #include "core/text_format.h"
 #include "analysis/harness/inputs.h"
@@ -28,42 +29,33 @@ std::string TunablesText(const std::map<std::string, int64_t>& tunables) {
 
 std::string ReproCommand(const OpRunRequest& f, const OpSchema& op, const Attrs& attrs,
                          const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files) {
-  std::string s = "ops-debug run";
-  for (const std::string& p : f.plugins) s += " --plugin " + ShellQuote(p);
-  s += " --op " + ShellQuote(op.name);
-  std::vector<std::string> files = input_files.empty() ? f.input_files : input_files;
+  CommandLine c("ops-debug run");
+  c.Repeated("--plugin", f.plugins).Flag("--op", op.name);
+  const std::vector<std::string>& files = input_files.empty() ? f.input_files : input_files;
   if (!files.empty()) {
-    std::string list;
-    for (const std::string& p : files) list += (list.empty() ? "" : ",") + p;
-    s += " --inputs " + ShellQuote(list);
+    c.Flag("--inputs", files, ",");
   } else if (!inputs.empty()) {
-    std::string shapes, dtypes;
+    std::vector<std::string> shapes, dtypes;
     for (const OpRunInput& in : inputs) {
-      shapes += (shapes.empty() ? "" : ";") + in.tensor.shape().ToString();
-      dtypes += (dtypes.empty() ? "" : ",") + std::string(DTypeName(in.tensor.dtype()));
+      shapes.push_back(in.tensor.shape().ToString());
+      dtypes.push_back(DTypeName(in.tensor.dtype()));
     }
-    s += " --input-shapes " + ShellQuote(shapes) + " --dtype " + dtypes;
-    if (f.input_tensors.empty()) {
-      s += std::string(" --fill ") + FillKindName(f.fill) + " --seed " + std::to_string(f.seed);
-    }
+    c.Flag("--input-shapes", shapes, ";").Flag("--dtype", dtypes, ",");
+    if (f.input_tensors.empty()) c.Flag("--fill", FillKindName(f.fill)).Flag("--seed", std::to_string(f.seed));
   }
-  if (!attrs.empty()) s += " --attrs " + ShellQuote(attrs.ToString());
-  s += " --device " + ShellQuote(f.device);
-  if (!f.tunables.empty()) s += " --tunables " + ShellQuote(TunablesText(f.tunables));
-  if (!f.baseline.empty()) s += " --baseline " + ShellQuote(f.baseline);
-  if (!f.expected_files.empty() && input_files.empty()) {
-    std::string list;
-    for (const std::string& p : f.expected_files) list += (list.empty() ? "" : ",") + p;
-    s += " --expected " + ShellQuote(list);
-  }
-  if (f.num_outputs >= 0 && f.expected_files.empty()) s += " --outputs " + std::to_string(f.num_outputs);
-  s += ToleranceSpecFlags(f.tolerance);
-  if (f.repeat > 1) s += " --repeat " + std::to_string(f.repeat);
-  if (f.readback != Readback::kFull) s += std::string(" --readback ") + ReadbackName(f.readback);
-  if (f.trace) s += " --trace";
-  if (f.checked) s += " --checked";
-  if (!f.input_tensors.empty() && input_files.empty()) s += "   # the inputs were given as tensors: other data";
-  return s;
+  if (!attrs.empty()) c.Flag("--attrs", attrs.ToString());
+  c.Flag("--device", f.device);
+  if (!f.tunables.empty()) c.Flag("--tunables", TunablesText(f.tunables));
+  c.FlagIf(!f.baseline.empty(), "--baseline", f.baseline);
+  if (!f.expected_files.empty() && input_files.empty()) c.Flag("--expected", f.expected_files, ",");
+  if (f.num_outputs >= 0 && f.expected_files.empty()) c.Flag("--outputs", f.num_outputs);
+  c.Append(ToleranceSpecFlags(f.tolerance));
+  if (f.repeat > 1) c.Flag("--repeat", f.repeat);
+  if (f.readback != Readback::kFull) c.Flag("--readback", ReadbackName(f.readback));
+  if (f.trace) c.Switch("--trace");
+  if (f.checked) c.Switch("--checked");
+  if (!f.input_tensors.empty() && input_files.empty()) c.Append("   # the inputs were given as tensors: other data");
+  return c.str();
 }
 
 ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report) {

@@ -8,6 +8,7 @@
 
 #include "analysis/compare/compare_json.h"
 #include "analysis/report/report_json.h"
+#include "core/command_line.h"
 #include "core/file_util.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
@@ -102,8 +103,7 @@ StatusOr<CompareFilesReport> CompareFiles(const CompareFilesRequest& f) {
                                                             CompareOptions{.worst_k = f.tolerance.worst_k}));
     report.arrays.push_back({expected[i].first, actual[i].second.Describe(), std::move(r)});
   }
-  report.repro = "ops-debug compare " + ShellQuote(f.expected) + " " + ShellQuote(f.actual);
-  report.repro += ToleranceSpecFlags(f.tolerance);
+  report.repro = CommandLine("ops-debug compare").Arg(f.expected).Arg(f.actual).Append(ToleranceSpecFlags(f.tolerance)).str();
   if (!f.report.empty()) {
     OPSCOPE_RETURN_IF_ERROR(WriteReportFile(f.report, CompareReportJsonValue(report)));
     report.report_file = f.report;

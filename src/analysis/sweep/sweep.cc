@@ -182,7 +182,7 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
 
   SweepReport report{.op = op.name, .device = base.run.device, .key = InstanceKey(base.run),
                      .instance = InstanceText(base.run), .warmup = base.warmup, .iterations = base.iterations,
-                     .repro = r.repro};
+                     .repro = r.repro.empty() ? SweepCommand(r) : r.repro};
   TunableValues current;
   OPSCOPE_RETURN_IF_ERROR(Plan(op, r, report.axes, current));
   std::vector<TunableValues> planned = {current};

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "core/sha256.h"
 #include "core/text_format.h"
+#include "opscope/npy.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
@@ -292,6 +294,13 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
   }
   if (!r.complete) out << "partial   stopped after " << r.candidates.size() << " of " << r.total << " candidates\n";
   if (!r.cache_note.empty()) out << "cache     " << r.cache_note << "\n";
+}
+
+StatusOr<std::string> WriteSweepFiles(const SweepReport& report, const std::string& cache_file) {
+  const std::string page = (std::filesystem::path(cache_file).parent_path() / "sweep.html").string();
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(cache_file, SweepJson(report)).WithContext("--output-dir"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, SweepHtml(report)).WithContext("--output-dir"));
+  return page;
 }
 
 }  // namespace opscope

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/command_line.h"
 #include "core/file_util.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
@@ -87,19 +88,14 @@ RoofPeaks PeaksFor(const ModelRunRequest& r) {
 }
 
 std::string RunCommand(const ModelRunRequest& r) {
-  std::string s = "inspector-cli run " + ShellQuote(r.model) + " --output-dir " + ShellQuote(r.output_dir) +
-                  " --streams " + std::to_string(r.streams) + " --warmup " + std::to_string(r.warmup) +
-                  " --iterations " + std::to_string(r.iterations) +
-                  " --seed " + std::to_string(r.seed);
-  if (!r.input_files.empty()) {
-    std::string list;
-    for (const std::string& f : r.input_files) list += (list.empty() ? "" : ",") + f;
-    s += " --inputs " + ShellQuote(list);
-  }
-  for (const std::string& p : r.plugins) s += " --plugin " + ShellQuote(p);
-  if (r.peak_bw_gbs) s += " --peak-bw " + ShortNum(*r.peak_bw_gbs);
-  if (r.peak_gflops) s += " --peak-flops " + ShortNum(*r.peak_gflops);
-  return s;
+  CommandLine c("inspector-cli run");
+  c.Arg(r.model).Flag("--output-dir", r.output_dir).Flag("--streams", r.streams).Flag("--warmup", r.warmup);
+  c.Flag("--iterations", r.iterations).Flag("--seed", std::to_string(r.seed));
+  if (!r.input_files.empty()) c.Flag("--inputs", r.input_files, ",");
+  c.Repeated("--plugin", r.plugins);
+  if (r.peak_bw_gbs) c.Flag("--peak-bw", ShortNum(*r.peak_bw_gbs));
+  if (r.peak_gflops) c.Flag("--peak-flops", ShortNum(*r.peak_gflops));
+  return c.str();
 }
 
 ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
