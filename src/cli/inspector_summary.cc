@@ -11,8 +11,7 @@
 #include "graph/run/captured_run.h"
 #include "graph/run/node_path.h"
 #include "graph/run/summary.h"
-#include "graph/run/task_roofline.h"
-#include "graph/run/task_suspects.h"
+#include "graph/run/run_summary.h"
 #include "opscope/profile.h"
 
 namespace opscope::cli {
@@ -60,16 +59,15 @@ void PrintRoofline(const graph::RooflineSummary& r, int top, std::ostream& out) 
 }
 
 void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, const graph::CapturedRun* run) {
-  graph::Summary s = graph::Summarize(schedule, top);
+  // A run's summary is the one summary.json holds; a session's schedule has no timing or roofs.
+  graph::Summary s;
   std::optional<graph::RunTiming> timing;
   if (run) {
-    timing = graph::TimingOf(*run);
-    graph::AddTiming(s, schedule, *timing, top);
-  }
-  if (run && run->peaks) {
-    const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(schedule, run->model.compiled, *run->peaks);
-    graph::AddRoofline(s, schedule, roofs, *run->peaks);
-    graph::AddSuspects(s, schedule, run->model.compiled, roofs, *run->peaks, graph::ComputeUnitsOf(run->device));
+    graph::RunSummary summarized = graph::SummarizeRun(*run, top);
+    s = std::move(summarized.summary);
+    timing = summarized.timing;
+  } else {
+    s = graph::Summarize(schedule, top);
   }
   char line[512];
   if (timing) {

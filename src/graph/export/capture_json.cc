@@ -14,6 +14,7 @@
 #include "graph/onnx/onnx_import.h"
 #include "graph/run/mapping.h"
 #include "graph/run/run_identity.h"
+#include "graph/run/run_summary.h"
 #include "graph/run/summary.h"
 #include "graph/run/task_roofline.h"
 #include "graph/run/task_suspects.h"
@@ -264,7 +265,8 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
-  const RunTiming timing = TimingOf(run);
+  const RunSummary summarized = SummarizeRun(run, kSummaryTopTasks);
+  const RunTiming& timing = summarized.timing;
   json graph_json = GraphJson(run.model, run.passes);
   graph_json["run"] = RunIdentityJson(run.identity);
   AddTimingToGraphJson(graph_json, timing);
@@ -273,25 +275,16 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
   trace_data.run = run.identity;
   AddTiming(trace_data, timing);
-  Summary s = Summarize(run.schedule, kSummaryTopTasks);
-  AddTiming(s, run.schedule, timing, kSummaryTopTasks);
-  s.race_check = run.race_check;
-  std::vector<TaskRoof> roofs;
-  if (run.peaks) {
-    roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);
-    AddRoofline(trace_data, roofs);
-    AddRoofline(s, run.schedule, roofs, *run.peaks);
-    AddSuspects(s, run.schedule, run.model.compiled, roofs, *run.peaks, ComputeUnitsOf(run.device));
-  }
+  if (run.peaks) AddRoofline(trace_data, summarized.roofs);
   OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
-  json summary_json = SummaryJson(s);
+  json summary_json = SummaryJson(summarized.summary);
   summary_json["run"] = RunIdentityJson(run.identity);
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, JsonText(summary_json, 2) + "\n")
                               .WithContext("summary.json"));
   std::vector<std::string> files{graph, trace, summary};
   if (run.peaks) {
     files.push_back(run.dir + "/" + kRooflineFile);
-    const std::string svg = StampSvg(RunRooflineSvg(run.schedule, roofs, *run.peaks), run.identity);
+    const std::string svg = StampSvg(RunRooflineSvg(run.schedule, summarized.roofs, *run.peaks), run.identity);
     OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(files.back(), svg).WithContext(kRooflineFile));
   }
   return files;

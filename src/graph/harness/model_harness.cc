@@ -26,6 +26,7 @@
 #include "graph/run/mapping.h"
 #include "graph/run/run_diff.h"
 #include "graph/run/run_identity.h"
+#include "graph/run/run_summary.h"
 #include "graph/run/summary.h"
 #include "graph/run/task_roofline.h"
 #include "graph/run/task_suspects.h"
@@ -99,14 +100,12 @@ std::string RunCommand(const ModelRunRequest& r) {
 }
 
 ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
-  graph::Summary s = graph::Summarize(run.schedule, graph::kSummaryTopTasks);
-  const graph::RunTiming timing = graph::TimingOf(run);
-  graph::AddTiming(s, run.schedule, timing, graph::kSummaryTopTasks);
+  // RunModel always holds its run to roofs (PeaksFor), so the roofline and the suspects are there.
+  const graph::RunSummary summarized = graph::SummarizeRun(run, graph::kSummaryTopTasks);
+  const graph::Summary& s = summarized.summary;
+  const graph::RunTiming& timing = summarized.timing;
   const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
-  const std::vector<graph::TaskRoof> roofs = graph::TaskRooflines(run.schedule, run.model.compiled, peaks);
-  graph::AddRoofline(s, run.schedule, roofs, peaks);
-  const SuspectFacts facts = graph::RunSuspectFacts(run.schedule, run.model.compiled, roofs, s.critical_path,
-                                                    graph::ComputeUnitsOf(run.device), peaks.bandwidth_gbs);
+  const SuspectFacts facts = summarized.facts.value_or(SuspectFacts{});
   const graph::MemoryPlan& mem = run.model.compiled.memory();
   ModelRunReport out{.model = run.model.path,
                      .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
@@ -131,15 +130,17 @@ ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r)
     out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
   }
   out.peaks = peaks;
-  out.tasks_with_bound = s.roofline->tasks_with_bound;
-  for (const graph::OpTypeLoss& l : s.roofline->lost) {
-    out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
+  if (s.roofline) {
+    out.tasks_with_bound = s.roofline->tasks_with_bound;
+    for (const graph::OpTypeLoss& l : s.roofline->lost) {
+      out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
+    }
   }
   for (const SuspectNode& n : facts.nodes) {
     out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .inputs = n.inputs, .attrs = n.attrs,
                          .roofline = n.roofline, .on_critical_path = n.on_critical_path});
   }
-  out.suspects = FindSuspects(facts);
+  out.suspects = s.suspects.value_or(std::vector<Suspect>{});
   out.repro = RunCommand(r);
   return out;
 }

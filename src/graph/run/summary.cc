@@ -5,7 +5,6 @@
 
 #include "analysis/suspects/suspects_json.h"
 #include "core/json_text.h"
-#include "graph/run/task_suspects.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/npy.h"
 
@@ -131,11 +130,6 @@ void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoo
     t.efficiency = p.efficiency();
   }
   s.roofline = std::move(r);
-}
-
-void AddSuspects(Summary& s, const Schedule& schedule, const Graph& compiled, const std::vector<TaskRoof>& roofs,
-                 const RoofPeaks& peaks, int compute_units) {
-  s.suspects = FindSuspects(RunSuspectFacts(schedule, compiled, roofs, s.critical_path, compute_units, peaks.bandwidth_gbs));
 }
 
 namespace {

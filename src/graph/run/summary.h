@@ -85,7 +85,7 @@ struct Summary {
   double total_task_us = 0;  // sum of every task's calibrated duration
   CriticalPath critical_path;
   std::optional<RooflineSummary> roofline;  // AddRoofline
-  // The hot chain's suspects, ranked (AddSuspects; opscope/suspects.h).
+  // The hot chain's suspects, ranked (run_summary.h's SummarizeRun; opscope/suspects.h).
   std::optional<std::vector<Suspect>> suspects;
   // The race check of the run (run_races.h): "races" and "race_check" in
   // summary.json; absent for a run that was not checked (a capture session).
@@ -103,10 +103,6 @@ Summary Summarize(const Schedule& schedule, int top_n);
 void AddTiming(Summary& s, const Schedule& schedule, const RunTiming& timing, int top_n);
 // `roofs` indexed by task_id (TaskRooflines).
 void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks);
-// The run's suspects: its tasks held against the roofs (`roofs` as for
-// AddRoofline), on or off s.critical_path, on a device of `compute_units`.
-void AddSuspects(Summary& s, const Schedule& schedule, const Graph& compiled, const std::vector<TaskRoof>& roofs,
-                 const RoofPeaks& peaks, int compute_units);
 nlohmann::json SummaryJson(const Summary& s);
 Status WriteSummaryJson(const std::string& path, const Summary& s);
 
