@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -154,14 +155,65 @@ struct RunDiffRequest {
   std::string output;  // diff.json; empty: not written
 };
 
+// A time over a run's timed iterations.
+struct TimeSpread {
+  double median_us = 0, iqr_us = 0;
+  int samples = 0;  // 0: nothing timed (the row is new or gone on this side)
+};
+
+// One time compared, base -> new, with its verdict: "unchanged", "within
+// noise", "slower", "faster", "new" or "gone" (diff.json's words).
+struct TimeDiff {
+  std::string name;  // the op type or the compiled node; "span", "total task time"
+  TimeSpread base, now;
+  double change_pct = 0, change_us = 0;
+  std::string verdict;
+};
+
+struct SettingDiff {
+  std::string setting, base, now;  // the values as text
+};
+
+struct LayerNodesDiff {
+  std::string layer;  // "framework", "compiled"
+  int64_t base = 0, now = 0;
+  std::vector<std::string> added, removed;
+};
+
+struct OpTypeCountDiff {
+  std::string op_type;
+  int64_t base = 0, now = 0;
+};
+
+struct FusionDiff {
+  std::string kind;  // "added", "removed", "changed"
+  std::string node;
+};
+
 struct RunDiffReport {
-  std::string json;   // diff.json ("opscope.diff/1")
+  std::string json;   // diff.json ("opscope.diff/1"): all of what follows, and the two runs' identities
   std::string file;   // where it was written; empty: nowhere
   bool regressed = false;
   std::vector<std::string> regressions;  // why, in words
+  // What makes the times incomparable comes first.
+  bool same_model = true;
+  std::string base_model, new_model;     // the model files' paths
+  std::vector<SettingDiff> changed_settings;
+  std::vector<LayerNodesDiff> layers;    // framework, then compiled
+  std::vector<OpTypeCountDiff> op_type_mix;
+  std::vector<FusionDiff> fusions;
+  int base_iterations = 0, new_iterations = 0;
+  bool noise_known = false;              // both sides timed two or more iterations
+  TimeDiff span, total_task;
+  std::vector<TimeDiff> op_types, nodes;
 };
 
 StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& request);
+
+// `inspector-cli diff`'s text: the settings and graph changes, the noise,
+// span and total task time, then at most `top` rows per table (those that
+// moved first, then the largest), the regressions and the verdict.
+void PrintRunDiff(const RunDiffReport& diff, int top, std::ostream& out);
 
 // ---- ops-debug sweep --graph: a model's hot kernels swept ----------------
 // The model is run once as RunModel runs it; its compiled nodes whose ops

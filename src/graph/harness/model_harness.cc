@@ -20,6 +20,7 @@
 #include "graph/export/graph_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/export/session_graph.h"
+#include "graph/harness/run_diff_report.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/run/captured_run.h"
@@ -300,7 +301,7 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
   d.json["runs"] = {{"base", graph::RunIdentityJson(base.identity)}, {"new", graph::RunIdentityJson(now.identity)}};
   RunDiffReport out{.json = JsonText(d.json, 2) + "\n",
                     .file = r.output, .regressed = d.regressed};
-  for (const auto& why : d.json["regressions"]) out.regressions.push_back(why.get<std::string>());
+  FillRunDiffReport(d.json, out);
   if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("--output"));
   return out;
 }

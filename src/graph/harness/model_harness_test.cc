@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <unistd.h>
 
 namespace opscope {
@@ -117,6 +118,25 @@ TEST_F(ModelHarness, TheDiffOfTwoRunsIsOneCall) {
   EXPECT_EQ(d->file, file);  // where it was asked for, not into run folder b
   EXPECT_TRUE(std::filesystem::exists(file));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "b" / "diff.json"));
+  // The typed report says what diff.json says.
+  EXPECT_TRUE(d->same_model);
+  ASSERT_EQ(d->changed_settings.size(), 1u);
+  EXPECT_EQ(d->changed_settings[0].setting, "streams");
+  EXPECT_EQ(d->changed_settings[0].now, "1");
+  ASSERT_EQ(d->layers.size(), 2u);
+  EXPECT_EQ(d->layers[0].layer, "framework");
+  EXPECT_EQ(d->layers[1].base, d->layers[1].now);
+  EXPECT_TRUE(d->layers[1].added.empty());
+  EXPECT_EQ(d->base_iterations, d->new_iterations);
+  EXPECT_EQ(d->span.name, "span");
+  EXPECT_GT(d->span.base.median_us, 0);
+  EXPECT_EQ(d->span.verdict, "unchanged");  // within a threshold of 1e9 %
+  EXPECT_FALSE(d->nodes.empty());
+  for (const TimeDiff& n : d->nodes) EXPECT_EQ(n.verdict, "unchanged") << n.name;
+  std::ostringstream text;
+  PrintRunDiff(*d, 2, text);
+  EXPECT_NE(text.str().find("setting changed  streams  "), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\npassed  diff " + file + "\n"), std::string::npos) << text.str();
   auto none = DiffRunFolders({.base_dir = (dir_ / "a").string(), .new_dir = (dir_ / "nothing").string()});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("nothing"), std::string::npos);

@@ -1,0 +1,153 @@
+// DiffRunFolders' typed report read off the diff.json it wrote (one place
+// knows its fields), and `inspector-cli diff`'s text of it.
+#include "graph/harness/run_diff_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_text.h"
+#include "core/text_format.h"
+#include "opscope/model.h"
+
+namespace opscope {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kDiffNameWidth = 28;
+
+std::string Scalar(const json& v) { return v.is_string() ? v.get<std::string>() : JsonText(v); }
+double Number(const json& v) { return v.is_number() ? v.get<double>() : 0; }
+
+TimeSpread SpreadOf(const json& s) {
+  return TimeSpread{.median_us = Number(s["median_us"]), .iqr_us = Number(s["iqr_us"]),
+                    .samples = s["samples"].is_number_integer() ? s["samples"].get<int>() : 0};
+}
+
+TimeDiff TimeDiffOf(const json& e, const std::string& name) {
+  return TimeDiff{.name = name, .base = SpreadOf(e["base"]), .now = SpreadOf(e["new"]),
+                  .change_pct = Number(e["change_pct"]), .change_us = Number(e["change_us"]),
+                  .verdict = e["verdict"].get<std::string>()};
+}
+
+std::vector<TimeDiff> TimeDiffsOf(const json& rows, const char* key) {
+  std::vector<TimeDiff> out;
+  for (const json& e : rows) out.push_back(TimeDiffOf(e, e[key].get<std::string>()));
+  return out;
+}
+
+// "812.4 us (IQR 3.1)", or the median alone when nothing spread it.
+std::string Timed(const TimeSpread& s) {
+  char buf[64];
+  if (s.samples == 0) return "-";
+  if (s.samples < 2) {
+    std::snprintf(buf, sizeof(buf), "%.1f us", s.median_us);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f us (IQR %.1f)", s.median_us, s.iqr_us);
+  }
+  return buf;
+}
+
+std::string Change(const TimeDiff& e) {
+  if (e.verdict == "new" || e.verdict == "gone") return e.verdict;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%  %s", e.change_pct, e.verdict.c_str());
+  return buf;
+}
+
+void PrintRow(const TimeDiff& e, std::ostream& out) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "  %-*s %22s -> %-22s %s\n", static_cast<int>(kDiffNameWidth),
+                CutMiddle(e.name, kDiffNameWidth).c_str(), Timed(e.base).c_str(), Timed(e.now).c_str(),
+                Change(e).c_str());
+  out << line;
+}
+
+// The rows that moved first (slower, new, gone, faster, within noise), then
+// the largest; at most `top`, the rest counted.
+void PrintTable(const char* title, const std::vector<TimeDiff>& rows, int top, std::ostream& out) {
+  std::vector<const TimeDiff*> order;
+  for (const TimeDiff& e : rows) order.push_back(&e);
+  auto rank = [](const TimeDiff& e) {
+    const std::string& v = e.verdict;
+    return v == "slower" ? 0 : v == "new" ? 1 : v == "gone" ? 2 : v == "faster" ? 3 : v == "within noise" ? 4 : 5;
+  };
+  auto size = [](const TimeDiff& e) { return std::max(e.base.median_us, e.now.median_us); };
+  std::stable_sort(order.begin(), order.end(), [&](const TimeDiff* a, const TimeDiff* b) {
+    return rank(*a) != rank(*b) ? rank(*a) < rank(*b) : size(*a) > size(*b);
+  });
+  out << title << " (" << rows.size() << ")\n";
+  for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) PrintRow(*order[i], out);
+  if (order.size() > static_cast<size_t>(std::max(top, 0))) {
+    out << "  ... " << order.size() - top << " more (--top, or diff.json with --output)\n";
+  }
+}
+
+}  // namespace
+
+void FillRunDiffReport(const json& j, RunDiffReport& d) {
+  d.same_model = j["models"]["same"].get<bool>();
+  d.base_model = j["models"]["base"].get<std::string>();
+  d.new_model = j["models"]["new"].get<std::string>();
+  for (const json& s : j["changed_settings"]) {
+    d.changed_settings.push_back({s["setting"].get<std::string>(), Scalar(s["base"]), Scalar(s["new"])});
+  }
+  for (const char* layer : {"framework", "compiled"}) {
+    const json& n = j["nodes"][layer];
+    d.layers.push_back({.layer = layer, .base = n["base"].get<int64_t>(), .now = n["new"].get<int64_t>(),
+                        .added = n["added"].get<std::vector<std::string>>(),
+                        .removed = n["removed"].get<std::vector<std::string>>()});
+  }
+  for (const json& m : j["op_type_mix"]) {
+    d.op_type_mix.push_back({m["op_type"].get<std::string>(), m["base"].get<int64_t>(), m["new"].get<int64_t>()});
+  }
+  for (const char* kind : {"added", "removed", "changed"}) {
+    for (const json& f : j["fusions"][kind]) d.fusions.push_back({kind, f["node"].get<std::string>()});
+  }
+  d.base_iterations = j["noise"]["base_iterations"].get<int>();
+  d.new_iterations = j["noise"]["new_iterations"].get<int>();
+  d.noise_known = j["noise"]["known"].get<bool>();
+  d.span = TimeDiffOf(j["span"], "span");
+  d.total_task = TimeDiffOf(j["total_task"], "total task time");
+  d.op_types = TimeDiffsOf(j["op_types"], "op_type");
+  d.nodes = TimeDiffsOf(j["node_times"], "node");
+  for (const json& why : j["regressions"]) d.regressions.push_back(why.get<std::string>());
+}
+
+void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
+  if (!d.same_model) out << "models differ  " << d.base_model << " -> " << d.new_model << " (--allow-different-models)\n";
+  for (const SettingDiff& s : d.changed_settings) {
+    out << "setting changed  " << s.setting << "  " << s.base << " -> " << s.now << "\n";
+  }
+  for (const LayerNodesDiff& n : d.layers) {
+    out << n.layer << " nodes  " << n.base << " -> " << n.now << "\n";
+    // The names behind the counts: at most `top` of each, the rest counted.
+    for (const auto& [kind, names] : {std::pair{"added", &n.added}, std::pair{"removed", &n.removed}}) {
+      for (size_t i = 0; i < names->size() && static_cast<int>(i) < top; ++i) {
+        out << "  " << kind << "  " << (*names)[i] << "\n";
+      }
+      if (names->size() > static_cast<size_t>(std::max(top, 0))) {
+        out << "  ... " << names->size() - top << " more " << kind << " (--top, or diff.json with --output)\n";
+      }
+    }
+  }
+  for (const OpTypeCountDiff& m : d.op_type_mix) out << "  " << m.op_type << "  " << m.base << " -> " << m.now << "\n";
+  for (const FusionDiff& f : d.fusions) out << "fusion " << f.kind << ": " << f.node << "\n";
+  out << "noise  " << d.base_iterations << " -> " << d.new_iterations << " timed iterations; "
+      << (d.noise_known ? "medians compared, a change inside the runs' quartiles is not a regression"
+                        : "noise unknown (one iteration on a side: run with --iterations 5 or more)")
+      << "\n";
+  out << "times (median of the iterations)\n";
+  PrintRow(d.span, out);
+  PrintRow(d.total_task, out);
+  PrintTable("op types", d.op_types, top, out);
+  PrintTable("nodes", d.nodes, top, out);
+  for (const std::string& why : d.regressions) out << "REGRESSION " << why << "\n";
+  out << (d.regressed ? "FAILED" : "passed");
+  if (!d.file.empty()) out << "  diff " << d.file;
+  out << "\n";
+}
+
+}  // namespace opscope
