@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cli/plugin_flags.h"
+#include "core/text_format.h"
 #include "opscope/op.h"
 
 namespace opscope::cli {
@@ -12,8 +13,7 @@ namespace opscope::cli {
 namespace {
 
 std::string DTypeList(const std::vector<DType>& dtypes) {
-  std::string s;
-  for (DType d : dtypes) s += (s.empty() ? "" : ", ") + std::string(DTypeName(d));
+  const std::string s = JoinMapped(dtypes, ", ", [](DType d) { return std::string(DTypeName(d)); });
   return s;
 }
 

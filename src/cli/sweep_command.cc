@@ -75,8 +75,7 @@ int PrintSwept(const SweepReport& report, const std::string& json, const std::st
 }
 
 std::string ShapesText(const std::vector<Shape>& shapes) {
-  std::string s;
-  for (const Shape& shape : shapes) s += (s.empty() ? "" : ";") + shape.ToString();
+  const std::string s = JoinMapped(shapes, ";", [](const Shape& shape) { return shape.ToString(); });
   return s;
 }
 

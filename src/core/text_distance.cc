@@ -34,13 +34,4 @@ std::vector<std::string> ClosestStrings(std::string_view name, const std::vector
   return out;
 }
 
-std::string JoinStrings(const std::vector<std::string>& items, std::string_view sep) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) s += sep;
-    s += items[i];
-  }
-  return s;
-}
-
 }  // namespace opscope

@@ -11,6 +11,5 @@ namespace opscope {
 int EditDistance(std::string_view a, std::string_view b);
 // Up to k candidates closest to `name`, closest first; only reasonably close ones.
 std::vector<std::string> ClosestStrings(std::string_view name, const std::vector<std::string>& candidates, int k);
-std::string JoinStrings(const std::vector<std::string>& items, std::string_view sep);
 
 }  // namespace opscope

@@ -37,6 +37,10 @@ size_t CountOccurrences(std::string_view text, std::string_view part) {
   return n;
 }
 
+std::string JoinStrings(const std::vector<std::string>& items, std::string_view sep) {
+  return JoinMapped(items, sep, [](const std::string& s) -> const std::string& { return s; });
+}
+
 std::string AsciiLower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -32,6 +32,21 @@ std::string ShortNum(double v);
 std::string CoordsText(const std::vector<int64_t>& coords);
 // How many times `part` occurs in `text`, overlapping ones included.
 size_t CountOccurrences(std::string_view text, std::string_view part);
+// The items joined by `sep` ("a, b, c"); "" for none.
+std::string JoinStrings(const std::vector<std::string>& items, std::string_view sep);
+// The same, each item written by `text`:
+//   JoinMapped(op.tunables, ", ", [](const TunableDef& t) { return t.name; })
+template <typename Range, typename ToText>
+std::string JoinMapped(const Range& items, std::string_view sep, ToText text) {
+  std::string s;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) s += sep;
+    first = false;
+    s += text(item);
+  }
+  return s;
+}
 // ASCII letters in lower case, every other byte as it is (names, flags, headers).
 std::string AsciiLower(std::string_view text);
 // Collapses newlines so an error stays one line.

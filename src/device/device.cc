@@ -4,6 +4,7 @@
 
 #include "opscope/device.h"
 #include "core/text_distance.h"
+#include "core/text_format.h"
 #include "device/stream_observer.h"
 
 namespace opscope {

@@ -1,6 +1,7 @@
 #include <mutex>
 
 #include "core/text_distance.h"
+#include "core/text_format.h"
 #include "opscope/op.h"
 #include "ops/registry_internal.h"
 

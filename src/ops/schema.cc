@@ -9,6 +9,7 @@
 
 #include "opscope/op.h"
 #include "core/text_distance.h"
+#include "core/text_format.h"
 #include "ops/registry_internal.h"
 #include "ops/undeclared_reads.h"
 
@@ -215,8 +216,7 @@ Status OpSchema::CheckInputs(const std::vector<TensorDesc>& in) const {
     auto tc = type_constraints.find(arg.type_var);
     std::vector<DType> allowed = tc != type_constraints.end() ? tc->second : FloatDTypes();
     if (std::find(allowed.begin(), allowed.end(), in[i].dtype) == allowed.end()) {
-      std::string list;
-      for (DType t : allowed) list += (list.empty() ? "" : " ") + std::string(DTypeName(t));
+      const std::string list = JoinMapped(allowed, " ", [](DType t) { return std::string(DTypeName(t)); });
       return InvalidArgumentError("op " + name + " input " + std::to_string(i) + " (" + arg.name +
                                   ") has dtype " + DTypeName(in[i].dtype) + "; the op supports " + list);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text_distance.h"
+#include "core/text_format.h"
 
 namespace opscope {
 

@@ -41,14 +41,12 @@ Status CheckTunables(const OpSchema& op, const std::map<std::string, int64_t>& t
   for (const auto& [name, value] : tunables) {
     const TunableDef* t = op.FindTunable(name);
     if (t == nullptr) {
-      std::string have;
-      for (const TunableDef& d : op.tunables) have += (have.empty() ? "" : ", ") + d.name;
+      const std::string have = JoinMapped(op.tunables, ", ", [](const TunableDef& d) { return d.name; });
       return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
                                   (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
     }
     if (t->values.empty() || std::find(t->values.begin(), t->values.end(), value) != t->values.end()) continue;
-    std::string values;
-    for (int64_t v : t->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+    const std::string values = JoinMapped(t->values, ", ", [](int64_t v) { return std::to_string(v); });
     return InvalidArgumentError("--tunables: op " + op.name + "'s tunable '" + name + "' takes " + values + "; " +
                                 std::to_string(value) + " is not one of them");
   }

@@ -73,8 +73,7 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
           << ")\n";
     }
     if (p.repro.found) {
-      std::string shapes;
-      for (const Tensor& t : p.repro.inputs) shapes += (shapes.empty() ? "" : ", ") + t.shape().ToString();
+      const std::string shapes = JoinMapped(p.repro.inputs, ", ", [](const Tensor& t) { return t.shape().ToString(); });
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1fx", p.repro.Ratio());
       out << "reproducer  " << r.repro_outcome->files.front().substr(0, r.repro_outcome->files.front().rfind('/') + 1)

@@ -9,6 +9,7 @@
 
 #include "opscope/calibrate.h"
 #include "core/file_util.h"
+#include "core/text_format.h"
 #include "opscope/npy.h"
 #include "opscope/op.h"
 #include "opscope/plugin.h"
@@ -18,14 +19,12 @@ namespace opscope {
 namespace {
 
 std::string ValueList(const std::vector<int64_t>& values) {
-  std::string s;
-  for (int64_t v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  const std::string s = JoinMapped(values, ", ", [](int64_t v) { return std::to_string(v); });
   return s;
 }
 
 std::string DeclaredNames(const OpSchema& op) {
-  std::string s;
-  for (const TunableDef& t : op.tunables) s += (s.empty() ? "" : ", ") + t.name;
+  const std::string s = JoinMapped(op.tunables, ", ", [](const TunableDef& t) { return t.name; });
   return s.empty() ? "it declares none" : "it declares: " + s;
 }
 
@@ -93,11 +92,9 @@ std::vector<TunableValues> Grid(const std::vector<SweepAxis>& axes) {
 }
 
 std::string InstanceText(const OpRunRequest& r) {
-  std::string s;
-  for (const Shape& sh : r.input_shapes) s += (s.empty() ? "" : ";") + sh.ToString();
+  std::string s = JoinMapped(r.input_shapes, ";", [](const Shape& sh) { return sh.ToString(); });
   for (const std::string& f : r.input_files) s += (s.empty() ? "" : ";") + f;
-  std::string d;
-  for (DType t : r.dtypes) d += (d.empty() ? "" : ",") + std::string(DTypeName(t));
+  const std::string d = JoinMapped(r.dtypes, ",", [](DType t) { return std::string(DTypeName(t)); });
   return s + " " + (d.empty() ? "float32" : d);
 }
 

@@ -5,6 +5,7 @@
 #include "analysis/harness/inputs.h"
 #include "analysis/harness/repro.h"
 #include "core/command_line.h"
+#include "core/text_format.h"
 #include "opscope/sweep.h"
 
 namespace opscope {
@@ -12,8 +13,7 @@ namespace opscope {
 namespace {
 
 std::string ValuesText(const std::vector<int64_t>& values) {
-  std::string s;
-  for (int64_t v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
+  const std::string s = JoinMapped(values, ",", [](int64_t v) { return std::to_string(v); });
   return s;
 }
 

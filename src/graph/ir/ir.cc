@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/text_distance.h"
+#include "core/text_format.h"
 
 namespace opscope::graph {
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 
+#include "core/text_format.h"
 #include "graph/passes/passes.h"
 
 namespace opscope::graph {
@@ -49,8 +50,7 @@ Status CompileContext::Commit() {
 Status PassManager::KeepOnly(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     if (std::none_of(passes_.begin(), passes_.end(), [&](const Pass& p) { return p.name == name; })) {
-      std::string known;
-      for (const Pass& p : passes_) known += (known.empty() ? "" : ", ") + p.name;
+      const std::string known = JoinMapped(passes_, ", ", [](const Pass& p) { return p.name; });
       return InvalidArgumentError("unknown pass '" + name + "'; the passes are " + known);
     }
   }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/text_distance.h"
+#include "core/text_format.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/critical_path.h"
 

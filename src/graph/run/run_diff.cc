@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/text_format.h"
 #include "graph/run/summary.h"
 
 namespace opscope::graph {
@@ -58,11 +59,7 @@ json NodeSets(const Graph& base, const Graph& now) {
   return {{"added", added}, {"removed", removed}};
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
-  return s.empty() ? "none" : s;
-}
+std::string Join(const std::vector<std::string>& v) { return v.empty() ? "none" : JoinStrings(v, ","); }
 
 // Settings that make two runs' times incomparable, when they differ.
 json ChangedSettings(const CapturedRun& b, const CapturedRun& n) {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "ops/builtin/shape_util.h"
+#include "core/text_format.h"
 #include "ops/kernel_util.h"
 
 namespace opscope {
@@ -112,8 +113,7 @@ StatusOr<Tensor> ConstantValue(const Attrs& a) {
   std::vector<std::string> given;
   for (const char* n : kNames) if (a.has(n)) given.push_back(n);
   if (given.size() != 1) {
-    std::string list;
-    for (const auto& g : given) list += (list.empty() ? "" : ", ") + g;
+    const std::string list = JoinMapped(given, ", ", [](const auto& g) { return std::string(g); });
     return InvalidArgumentError("Constant: exactly one of value, value_float(s), value_int(s) must be given, got " +
                                 (given.empty() ? std::string("none") : list));
   }
