@@ -1,5 +1,6 @@
-// What the end-to-end tests share: spawning a tool with its output captured,
-// a temporary folder, reading a file whole.
+// What the end-to-end tests share: running a tool with its output captured
+// (spawned, or in process through its own entry point), a temporary folder,
+// reading a file whole.
 #pragma once
 
 #include <sys/wait.h>
@@ -63,6 +64,27 @@ inline ToolResult Shell(const std::string& command) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = Slurp(out);
   r.err = Slurp(err);
+  return r;
+}
+
+// A tool's entry point (cli/apps.h: OpsDebugMain, InspectorMain), of which
+// each binary's main is one line.
+using ToolMain = int (*)(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// The tool run through its entry point in this process, argv[0] first: a
+// spawn of the sanitizer build costs more than most runs it would make. For
+// what only a process shows (exit by signal, a kill, the binary's own
+// start-up), spawn it. The test program links opscope_cli.
+inline ToolResult InProcess(ToolMain main, const std::vector<std::string>& argv) {
+  // As Shell does: OPSCOPE_PLUGINS would change what the tool loads.
+  ::unsetenv("OPSCOPE_PLUGINS");
+  std::vector<const char*> args;
+  for (const std::string& a : argv) args.push_back(a.c_str());
+  std::ostringstream out, err;
+  ToolResult r;
+  r.exit_code = main(static_cast<int>(args.size()), args.data(), out, err);
+  r.out = out.str();
+  r.err = err.str();
   return r;
 }
 
