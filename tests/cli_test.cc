@@ -43,7 +43,12 @@ const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 const std::string kMyOps = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
 const std::string kDupPlugin = std::string(OPSCOPE_BINARY_DIR) + "/lib/libdup_plugin.so";
 
-ToolResult OpsDebug(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
+// Most cases call ops-debug through its entry point in this process; those
+// named ...Process spawn the binary, so its start-up and exit stay covered.
+ToolResult OpsDebug(const std::string& args) {
+  return ::opscope::testing::InProcessLine(OpsDebugMain, kBin + "ops-debug", args);
+}
+ToolResult OpsDebugProcess(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
 
 // The one shape every bad-input failure of ops-debug takes (ExpectUsageError).
 const UsageError kOpsDebugUsage{.tool = "ops-debug", .no_report = true};
@@ -58,7 +63,7 @@ std::string ReproOf(const std::string& out) {
 // ---- end to end ---------------------------------------------------------------
 
 TEST(OpsDebugCli, PassingRunPrintsTheVerdictAndARepeatableRepro) {
-  ToolResult r = OpsDebug("run --op Relu --input-shapes '[4,8]' --seed 3");
+  ToolResult r = OpsDebugProcess("run --op Relu --input-shapes '[4,8]' --seed 3");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.rfind("Relu  cpu  kernel relu_cpu  grid=", 0), 0u) << r.out;
@@ -340,10 +345,10 @@ TEST(OpsDebugCli, AKernelReadingAnUndeclaredAttributeFailsNamingIt) {
 }
 
 TEST(OpsDebugCli, HelpAndVersionExitZero) {
-  ToolResult help = OpsDebug("run --help");
+  ToolResult help = OpsDebugProcess("run --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(Contains(help.out, "--input-shapes")) << help.out;
-  ToolResult version = OpsDebug("--version");
+  ToolResult version = OpsDebugProcess("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_TRUE(Contains(version.out, "ops-debug ")) << version.out;
 }

@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,19 @@ inline ToolResult InProcess(ToolMain main, const std::vector<std::string>& argv)
   r.out = out.str();
   r.err = err.str();
   return r;
+}
+
+// The same with the arguments written as on a command line ("run --op Relu
+// --input-shapes '[4]'"), split as sh splits words (wordexp, never running a
+// command substitution). A line sh would need for more than words (a pipe, a
+// redirection, $VAR) goes to Shell instead, as before.
+inline ToolResult InProcessLine(ToolMain main, const std::string& tool_path, const std::string& args) {
+  wordexp_t words;
+  if (wordexp(args.c_str(), &words, WRDE_NOCMD | WRDE_UNDEF) != 0) return Shell(tool_path + " " + args);
+  std::vector<std::string> argv{tool_path};
+  argv.insert(argv.end(), words.we_wordv, words.we_wordv + words.we_wordc);
+  wordfree(&words);
+  return InProcess(main, argv);
 }
 
 inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
