@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const OpRunOutput& y = report->outputs.at(0);
-    std::printf("%-46s %-8s %lld / %lld mismatched, max abs err %.3g\n", c.what.c_str(), report->status().c_str(),
+    std::printf("%-46s %-8s %lld / %lld mismatched, max abs err %.3g\n", c.what.c_str(), RunStatusName(report->status()),
                 static_cast<long long>(y.compare.mismatched), static_cast<long long>(y.compare.total),
                 y.compare.max_abs_err);
     if (!report->passed()) {

@@ -100,8 +100,14 @@ struct DiagLink {
   std::string text;          // "this op instance passed ops-debug run with input fingerprint X; ..."
 };
 
+// How the supervised program ended, as diagnosis.json writes it:
+// "clean", "crashed" (a signal), "hung" (past the timeout), "error" (a
+// nonzero exit, or a clean exit with a cause found).
+enum class DiagnosisStatus { kClean, kCrashed, kHung, kError };
+const char* DiagnosisStatusName(DiagnosisStatus s);
+
 struct Diagnosis {
-  std::string status;  // "clean" | "crashed" | "hung" | "error"
+  DiagnosisStatus status = DiagnosisStatus::kClean;
   int signal = 0;      // the signal that ended the program, 0 if none
   std::string signal_name;
   int exit_code = -1;  // -1 when it died of a signal

@@ -136,6 +136,12 @@ struct OpProfile {
   std::string html_file;              // the page showing it, when written
 };
 
+// An op instance's verdict, as report.json and the text write it: "error"
+// (the kernel failed), "nondeterministic" (--repeat saw bits differ),
+// "passed" or "failed" (against the golden).
+enum class RunStatus { kPassed, kFailed, kNondeterministic, kError };
+const char* RunStatusName(RunStatus s);
+
 struct OpRunReport {
   std::string op;
   std::string device;
@@ -165,8 +171,7 @@ struct OpRunReport {
 
   double median_us() const;  // over repeat_us; -1 when nothing ran
   bool passed() const;
-  // "passed" | "failed" | "nondeterministic" | "error"
-  std::string status() const;
+  RunStatus status() const;
   int ExitCode() const { return passed() ? 0 : 1; }
 };
 

@@ -28,9 +28,13 @@ struct VerifyRequest {
   std::string run_command, profile_command, diagnose_command;
 };
 
+// A gate's verdict, as report.json writes it: "passed", "failed", "not run".
+enum class GateStatus { kPassed, kFailed, kNotRun };
+const char* GateStatusName(GateStatus s);
+
 struct VerifyGate {
   std::string name;    // "run" | "profile" | "diagnose"
-  std::string status;  // "passed" | "failed" | "not run"
+  GateStatus status = GateStatus::kNotRun;
   std::string detail;  // one line: why
   std::string repro;
 };

@@ -79,7 +79,7 @@ StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::str
   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildDiagnosisHtml(json, path));
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, html));
   out << "page " << page << "\n";
-  return d.status == "clean" ? 0 : 1;
+  return d.status == DiagnosisStatus::kClean ? 0 : 1;
 }
 
 }  // namespace opscope::cli

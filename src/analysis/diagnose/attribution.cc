@@ -247,7 +247,7 @@ const DiagThread* KernelThread(const Diagnosis& d, const DiagLaunch& l) {
 
 void Hang(const AttributionInput& in, std::vector<DiagCause>& out) {
   const Diagnosis& d = *in.diagnosis;
-  if (d.status != "hung") return;
+  if (d.status != DiagnosisStatus::kHung) return;
   DiagCause cause;
   cause.rule = "hang";
   if (in.failing < 0) {
@@ -421,7 +421,7 @@ void Races(const AttributionInput& in, std::vector<DiagCause>& out) {
                 " wait for it before the second (or put both on one stream)";
     cause.score = 80;
     // The race fed the launch that failed: it ranks above that launch's own symptom.
-    if (failing && d.status != "clean") {
+    if (failing && d.status != DiagnosisStatus::kClean) {
       for (const DiagTensor& t : failing->tensors) {
         if (r.begin < t.address + t.bytes && t.address < r.begin + r.bytes) cause.score = 100;
       }
@@ -535,14 +535,14 @@ void Signals(const AttributionInput& in, std::vector<DiagCause>& out) {
     if (!why.empty()) cause.evidence.push_back(why);
     cause.fix = "a failed assert or an uncaught exception: the message and the stack say which";
     cause.score = 75;
-  } else if (d.signal == SIGKILL && d.status != "hung") {
+  } else if (d.signal == SIGKILL && d.status != DiagnosisStatus::kHung) {
     cause.rule = "killed";
     cause.confidence = "medium";
     cause.cause = "killed by SIGKILL" + in_what + ": the out-of-memory killer, or another process";
     cause.evidence.push_back(std::to_string(d.launches_recorded) + " launches recorded before it");
     cause.fix = "check `dmesg` for the OOM killer and the sizes the op allocates";
     cause.score = 65;
-  } else if (d.status == "error" && d.signal == 0 && d.exit_code != 0 && out.empty()) {
+  } else if (d.status == DiagnosisStatus::kError && d.signal == 0 && d.exit_code != 0 && out.empty()) {
     cause.rule = "exit";
     cause.confidence = "low";
     std::string last = LastLine(d.stderr_tail);

@@ -199,10 +199,10 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   d.checked_allocation = req.checked_allocation;
   d.version = OPSCOPE_VERSION;
   d.environment = RelevantEnvironment(sup.env);
-  if (child.timed_out) d.status = "hung";
-  else if (child.signal) d.status = "crashed";
-  else if (child.exit_code != 0) d.status = "error";
-  else d.status = "clean";
+  if (child.timed_out) d.status = DiagnosisStatus::kHung;
+  else if (child.signal) d.status = DiagnosisStatus::kCrashed;
+  else if (child.exit_code != 0) d.status = DiagnosisStatus::kError;
+  else d.status = DiagnosisStatus::kClean;
   if (!hang_stack_error.empty()) d.notes.push_back("the hung program's thread stacks could not be taken: " + hang_stack_error);
 
   auto ring = ReadFlightRing(ring_path);
@@ -239,7 +239,7 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
       d.threads.insert(d.threads.begin(), std::move(t));
     }
     races = FindRaces(*ring);
-    if (d.status != "clean") failing = FindFailingLaunch(d.trajectory, d.status);
+    if (d.status != DiagnosisStatus::kClean) failing = FindFailingLaunch(d.trajectory, d.status);
     if (failing >= 0) {
       DiagLaunch& l = d.trajectory[failing];
       l.failing = true;
@@ -250,7 +250,7 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   AttributionInput in{.diagnosis = &d, .crash = crash, .races = &races, .failing = failing};
   d.causes = Attribute(in);
   // A run that exited 0 but raced is not clean: the race is the finding.
-  if (d.status == "clean" && !d.causes.empty()) d.status = "error";
+  if (d.status == DiagnosisStatus::kClean && !d.causes.empty()) d.status = DiagnosisStatus::kError;
   StaticChecks(req, d);
   std::vector<std::string> history = req.history_dirs;
   history.insert(history.begin(), dir);

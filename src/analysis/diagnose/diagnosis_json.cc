@@ -11,6 +11,16 @@
 #include "opscope/npy.h"
 
 namespace opscope {
+
+const char* DiagnosisStatusName(DiagnosisStatus s) {
+  switch (s) {
+    case DiagnosisStatus::kClean: return "clean";
+    case DiagnosisStatus::kCrashed: return "crashed";
+    case DiagnosisStatus::kHung: return "hung";
+    case DiagnosisStatus::kError: return "error";
+  }
+  return "error";
+}
 namespace {
 
 using nlohmann::json;
@@ -42,7 +52,7 @@ json FrameJson(const DiagFrame& f) {
 std::string DiagnosisJson(const Diagnosis& d) {
   json j;
   j["schema"] = "opscope.diagnosis/1";
-  j["status"] = d.status;
+  j["status"] = DiagnosisStatusName(d.status);
   j["signal"] = d.signal ? json(d.signal_name) : json(nullptr);
   j["signal_number"] = d.signal;
   j["exit_code"] = d.exit_code >= 0 ? json(d.exit_code) : json(nullptr);

@@ -40,7 +40,7 @@ std::string Sig3(double v) {
 }  // namespace
 
 std::string FormatDiagnosis(const Diagnosis& d) {
-  std::string out = "diagnose  " + d.status;
+  std::string out = std::string("diagnose  ") + DiagnosisStatusName(d.status);
   if (d.signal) out += "  " + d.signal_name;
   else if (d.exit_code >= 0) out += "  exit " + std::to_string(d.exit_code);
   out += "  after " + Sig3(d.wall_s) + " s\n";
@@ -49,7 +49,7 @@ std::string FormatDiagnosis(const Diagnosis& d) {
   }
   if (!d.fault_message.empty()) out += "  fault  " + d.fault_message + "\n";
   if (d.causes.empty()) {
-    out += d.status == "clean" ? "no cause: the run is clean\n" : "no rule fired: see the snapshot below\n";
+    out += d.status == DiagnosisStatus::kClean ? "no cause: the run is clean\n" : "no rule fired: see the snapshot below\n";
   } else {
     out += "causes, most likely first\n";
     for (size_t i = 0; i < d.causes.size(); ++i) {
@@ -60,7 +60,7 @@ std::string FormatDiagnosis(const Diagnosis& d) {
     }
   }
   for (const DiagThread& t : d.threads) {
-    if (!t.faulting && d.status != "hung") continue;
+    if (!t.faulting && d.status != DiagnosisStatus::kHung) continue;
     out += std::string(t.faulting ? "stack of the faulting thread " : "stack of thread ") + std::to_string(t.tid) +
            (t.name.empty() ? "" : " (" + t.name + ")") + "\n";
     const size_t shown = std::min<size_t>(t.frames.size(), 12);

@@ -41,7 +41,7 @@ DiagLaunch Sync(uint64_t seq, const std::string& kind, int stream, double at, ui
 // whose end was inferred, the reference on the host, the failing launch.
 Diagnosis Crashed() {
   Diagnosis d;
-  d.status = "crashed", d.signal = 11, d.signal_name = "SIGSEGV", d.op = "pool", d.op_id = "cc…03";
+  d.status = DiagnosisStatus::kCrashed, d.signal = 11, d.signal_name = "SIGSEGV", d.op = "pool", d.op_id = "cc…03";
   d.trajectory = {Launch(1, 0, "scale", "aa…01", "finished", 10, 50), Sync(2, "record", 0, 52, 0x10),
                   Sync(3, "wait", 1, 55, 0x10), Launch(4, 1, "bias", "bb…02", "finished", 60, -1),
                   Launch(5, 1, "relu", "dd…04", "finished", 90, 130), Launch(6, 0, "pool", "cc…03",

@@ -47,7 +47,7 @@ std::vector<DiagLink> LinkEarlierReports(const Diagnosis& d, const std::vector<s
         const std::string verb = link.status == "passed" ? "passed" : "was " + link.status + " under";
         link.text = "this op instance (" + l->op + ") " + verb + " ops-debug " + link.kind + " (" + file +
                     ") with input fingerprint " + then + "; " +
-                    (d.status == "clean" ? "it ran clean" : "it " + std::string(d.status == "hung" ? "hung" : d.status == "crashed" ? "crashed" : "failed")) +
+                    (d.status == DiagnosisStatus::kClean ? "it ran clean" : "it " + std::string(d.status == DiagnosisStatus::kHung ? "hung" : d.status == DiagnosisStatus::kCrashed ? "crashed" : "failed")) +
                     " with fingerprint " + l->input_fingerprint +
                     (link.same_data ? " (the same data: the difference is elsewhere)" : " (other data)");
         links.push_back(std::move(link));

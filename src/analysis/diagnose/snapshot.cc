@@ -121,7 +121,7 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring) {
   return out;
 }
 
-int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, const std::string& status) {
+int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, DiagnosisStatus status) {
   auto last_failed = [&] {
     for (int i = static_cast<int>(trajectory.size()) - 1; i >= 0; --i) {
       const DiagLaunch& d = trajectory[i];
@@ -135,7 +135,7 @@ int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, const std::stri
     }
     return -1;
   };
-  if (status == "error") {
+  if (status == DiagnosisStatus::kError) {
     const int f = last_failed();
     return f >= 0 ? f : first_unfinished();
   }

@@ -23,7 +23,7 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring);
 // trajectory, or -1. A crash, hang or kill: the earliest started and never
 // finished, else the last failed one; an error exit: the last failed or
 // refused one (an error status, a shape), else the earliest unfinished.
-int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, const std::string& status);
+int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, DiagnosisStatus status);
 
 std::string HexId(uint64_t v);  // "0x7f3a…" in full: addresses and keys
 DiagTensor ToDiagTensor(const FlightTensor& t, const std::string& role);

@@ -129,10 +129,20 @@ bool OpRunReport::passed() const {
   return true;
 }
 
-std::string OpRunReport::status() const {
-  if (!kernel_error.empty()) return "error";
-  if (!nondeterminism.empty()) return "nondeterministic";
-  return passed() ? "passed" : "failed";
+const char* RunStatusName(RunStatus s) {
+  switch (s) {
+    case RunStatus::kPassed: return "passed";
+    case RunStatus::kFailed: return "failed";
+    case RunStatus::kNondeterministic: return "nondeterministic";
+    case RunStatus::kError: return "error";
+  }
+  return "error";
+}
+
+RunStatus OpRunReport::status() const {
+  if (!kernel_error.empty()) return RunStatus::kError;
+  if (!nondeterminism.empty()) return RunStatus::kNondeterministic;
+  return passed() ? RunStatus::kPassed : RunStatus::kFailed;
 }
 
 double OpRunReport::median_us() const {

@@ -45,7 +45,7 @@ TEST(OpHarness, GivenTensorsAreJudgedAgainstTheReference) {
   auto report = RunOpInstance({.op = "Relu", .input_tensors = {x}});
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->passed());
-  EXPECT_EQ(report->status(), "passed");
+  EXPECT_EQ(report->status(), RunStatus::kPassed);
   ASSERT_EQ(report->outputs.size(), 1u);
   EXPECT_EQ(report->outputs[0].compare.total, 51);
   EXPECT_EQ(report->inputs[0].origin, "given");

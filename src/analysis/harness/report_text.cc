@@ -83,7 +83,7 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
     }
   }
   for (const std::string& file : r.saved_files) out << "saved " << file << "\n";
-  out << "status " << r.status() << "\n";
+  out << "status " << RunStatusName(r.status()) << "\n";
   out << "repro: " << r.repro << "\n";
 }
 

@@ -174,7 +174,7 @@ void PrintChainProfile(const ChainProfile& c, std::ostream& out, bool color) {
     const OpRunReport& r = c.stages[k].report;
     char head[64];
     std::snprintf(head, sizeof head, "  %zu. %-18s", k + 1, c.stages[k].name.c_str());
-    out << head << " " << r.status();
+    out << head << " " << RunStatusName(r.status());
     if (!r.kernel_error.empty()) out << "  " << r.kernel_error;
     if (r.profile) {
       const RooflinePoint& p = r.profile->roofline;

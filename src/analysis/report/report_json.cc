@@ -40,7 +40,7 @@ nlohmann::json EmptyReport(const std::string& status) {
 }
 
 nlohmann::json OpReportJsonValue(const OpRunReport& r) {
-  nlohmann::json j = EmptyReport(r.status());
+  nlohmann::json j = EmptyReport(RunStatusName(r.status()));
   j["op"] = r.op;
   j["op_id"] = ShortHex(r.op_id);
   if (r.instance_key) {

@@ -21,16 +21,25 @@ std::string Fixed(double v, const char* fmt) {
 
 }  // namespace
 
+const char* GateStatusName(GateStatus s) {
+  switch (s) {
+    case GateStatus::kPassed: return "passed";
+    case GateStatus::kFailed: return "failed";
+    case GateStatus::kNotRun: return "not run";
+  }
+  return "not run";
+}
+
 bool VerifyResult::passed() const {
   for (const VerifyGate& g : gates) {
-    if (g.status != "passed") return false;
+    if (g.status != GateStatus::kPassed) return false;
   }
   return !gates.empty();
 }
 
 const VerifyGate* VerifyResult::first_failed() const {
   for (const VerifyGate& g : gates) {
-    if (g.status != "passed") return &g;
+    if (g.status != GateStatus::kPassed) return &g;
   }
   return nullptr;
 }
@@ -40,35 +49,36 @@ StatusOr<VerifyResult> VerifyOpInstance(const VerifyRequest& req) {
   v.max_bound_ratio = req.max_bound_ratio;
   OPSCOPE_ASSIGN_OR_RETURN(v.diagnosis, Diagnose(req.diagnose));
   const Diagnosis& d = v.diagnosis;
-  VerifyGate run{"run", "not run", "", req.run_command};
-  VerifyGate profile{"profile", "not run", "", req.profile_command};
-  VerifyGate diagnose{"diagnose", d.status == "clean" ? "passed" : "failed", "", req.diagnose_command};
-  diagnose.detail = d.status == "clean" ? "clean under sync points and guard pages"
-                                        : d.status + (d.causes.empty() ? "" : ": " + d.causes.front().cause);
-  if (d.status == "crashed" || d.status == "hung") {
+  const bool clean = d.status == DiagnosisStatus::kClean;
+  VerifyGate run{"run", GateStatus::kNotRun, "", req.run_command};
+  VerifyGate profile{"profile", GateStatus::kNotRun, "", req.profile_command};
+  VerifyGate diagnose{"diagnose", clean ? GateStatus::kPassed : GateStatus::kFailed, "", req.diagnose_command};
+  diagnose.detail = clean ? "clean under sync points and guard pages"
+                                        : DiagnosisStatusName(d.status) + (d.causes.empty() ? "" : ": " + d.causes.front().cause);
+  if (d.status == DiagnosisStatus::kCrashed || d.status == DiagnosisStatus::kHung) {
     // The op did not survive run: that gate fails first, with the same cause.
-    run.status = "failed";
-    run.detail = "the kernel " + std::string(d.status == "hung" ? "hung" : "crashed") + " under run (see diagnose)";
+    run.status = GateStatus::kFailed;
+    run.detail = "the kernel " + std::string(d.status == DiagnosisStatus::kHung ? "hung" : "crashed") + " under run (see diagnose)";
     profile.detail = "not run: the kernel does not finish";
   } else {
     auto report = ProfileOpInstance(req.profile);
     if (!report.ok()) return std::move(report).status();
     v.report = std::move(report).value();
     const OpRunReport& r = *v.report;
-    run.status = r.passed() ? "passed" : "failed";
+    run.status = r.passed() ? GateStatus::kPassed : GateStatus::kFailed;
     run.detail = r.passed() ? "matches its golden (" + r.golden + ")"
-                            : r.kernel_error.empty() ? "does not match its golden: " + r.status() : r.kernel_error;
+                            : r.kernel_error.empty() ? "does not match its golden: " + std::string(RunStatusName(r.status())) : r.kernel_error;
     if (!r.passed() || !r.profile) {
       profile.detail = "not judged: the kernel is wrong";
     } else {
       const RooflinePoint& p = r.profile->roofline;
       v.bound_ratio = p.slowdown();
       if (!p.has_cost || v.bound_ratio <= 0) {
-        profile.status = "failed";
+        profile.status = GateStatus::kFailed;
         profile.detail = "the op has no cost model: no lower bound to be within (declare .Cost(...))";
       } else {
         const bool ok = v.bound_ratio <= req.max_bound_ratio;
-        profile.status = ok ? "passed" : "failed";
+        profile.status = ok ? GateStatus::kPassed : GateStatus::kFailed;
         profile.detail = "median " + Fixed(p.measured_us, "%.3g") + " us, " + Fixed(v.bound_ratio, "%.2f") +
                          "x its " + BoundName(p.bound) + "-bound lower bound of " + Fixed(p.lower_bound_us, "%.3g") +
                          " us (the gate: " + Fixed(req.max_bound_ratio, "%.2g") + "x)";
@@ -93,7 +103,7 @@ std::string VerifyReportJson(const VerifyResult& v) {
   j["diagnosis"] = diag;
   nlohmann::json gates = nlohmann::json::array();
   for (const VerifyGate& g : v.gates) {
-    gates.push_back({{"gate", g.name}, {"status", g.status}, {"detail", g.detail}, {"repro", g.repro}});
+    gates.push_back({{"gate", g.name}, {"status", GateStatusName(g.status)}, {"detail", g.detail}, {"repro", g.repro}});
   }
   const VerifyGate* first = v.first_failed();
   j["verify"] = {{"passed", v.passed()}, {"gates", gates},
@@ -111,7 +121,7 @@ std::string FormatVerify(const VerifyResult& v) {
   std::string out;
   for (const VerifyGate& g : v.gates) {
     char line[64];
-    std::snprintf(line, sizeof line, "%-9s %-8s ", g.name.c_str(), g.status.c_str());
+    std::snprintf(line, sizeof line, "%-9s %-8s ", g.name.c_str(), GateStatusName(g.status));
     out += std::string("gate ") + line + g.detail + "\n";
   }
   if (const VerifyGate* f = v.first_failed()) {
