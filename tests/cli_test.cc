@@ -15,6 +15,7 @@
 
 #include "opscope/compare.h"
 #include "cli/apps.h"
+#include "cli/command_table.h"
 #include "cli/describe_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/verify_command.h"
@@ -557,6 +558,35 @@ TEST(SweepCommandLine, ThePrintedCommandParsesBackToTheSameRequest) {
   EXPECT_EQ(again->cache_file, request->cache_file);
   EXPECT_FALSE(again->use_cache);
   EXPECT_FALSE(fs::exists(tmp.path() / "pwned"));
+}
+
+// The table runs the one row that parsed; OPSCOPE_PLUGINS is loaded only for
+// the rows that take it, so a bad entry there refuses those and no other.
+TEST(CommandTable, RunsTheParsedRowAndLoadsEnvPluginsOnlyWhereAsked) {
+  const auto run = [](const std::vector<std::string>& args) {
+    CLI::App app("t", "t");
+    app.require_subcommand(1);
+    int ran = 0;
+    const std::vector<Command> table = {
+        {app.add_subcommand("plain", "p"), [&]() -> StatusOr<int> { ran = 1; return 0; }, false},
+        {app.add_subcommand("ops", "o"), [&]() -> StatusOr<int> { ran = 2; return 1; }, true},
+        {app.add_subcommand("bad", "b"), [&]() -> StatusOr<int> { return InvalidArgumentError("--x: no"); }, false},
+    };
+    std::vector<const char*> argv{"t"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    const int code = RunCommandTable(app, table, "t", static_cast<int>(argv.size()), argv.data(), out, err);
+    return std::tuple{code, ran, err.str()};
+  };
+  ASSERT_EQ(::setenv("OPSCOPE_PLUGINS", "/nonexistent/libnope.so", 1), 0);
+  EXPECT_EQ(run({"plain"}), std::tuple(0, 1, std::string()));
+  const auto [code, ran, err] = run({"ops"});
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(ran, 0) << "the row ran although its plugins did not load";
+  EXPECT_TRUE(Contains(err, "libnope.so")) << err;
+  ::unsetenv("OPSCOPE_PLUGINS");
+  EXPECT_EQ(run({"ops"}), std::tuple(1, 2, std::string()));
+  EXPECT_EQ(run({"bad"}), std::tuple(2, 0, std::string("t: error: --x: no\n")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "cli/app_driver.h"
 #include "cli/apps.h"
+#include "cli/command_table.h"
 #include "cli/flag_parsing.h"
 #include "cli/inspector_diff.h"
 #include "cli/inspector_export.h"
@@ -23,33 +24,23 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   app.set_version_flag("--version", std::string("inspector-cli ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Exit codes: 0 passed, 1 check failed (diff over a threshold), 2 bad usage or input.");
-  InspectorRunFlags run_flags;
-  InspectorStartFlags start_flags;
-  InspectorExportFlags export_flags;
-  InspectorSummaryFlags summary_flags;
-  InspectorPathFlags path_flags;
-  InspectorDiffFlags diff_flags;
-  InspectorServeFlags serve_flags;
-  CLI::App* run = AddInspectorRun(app, run_flags);
-  CLI::App* start = AddInspectorStart(app, start_flags);
-  CLI::App* exp = AddInspectorExport(app, export_flags);
-  CLI::App* summary = AddInspectorSummary(app, summary_flags);
-  CLI::App* path = AddInspectorPath(app, path_flags);
-  CLI::App* diff = AddInspectorDiff(app, diff_flags);
-  CLI::App* serve = AddInspectorServe(app, serve_flags);
-
-  if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
-  if (run->parsed()) return FinishCommand(RunInspectorRun(run_flags, out), kTool, err);
-  if (start->parsed()) return FinishCommand(RunInspectorStart(start_flags, out), kTool, err);
-  if (exp->parsed()) return FinishCommand(RunInspectorExport(export_flags, out), kTool, err);
-  if (summary->parsed()) return FinishCommand(RunInspectorSummary(summary_flags, out), kTool, err);
-  if (path->parsed()) return FinishCommand(RunInspectorPath(path_flags, out), kTool, err);
-  if (serve->parsed()) return FinishCommand(RunInspectorServe(serve_flags, out), kTool, err);
-  if (diff->parsed()) {
-    StatusOr<int> code = RunInspectorDiff(diff_flags, out);
-    return code.ok() ? *code : UsageError(err, kTool, code.status().ToString());
-  }
-  return UsageError(err, kTool, "no command given (see inspector-cli --help)");
+  InspectorRunFlags run;
+  InspectorStartFlags start;
+  InspectorExportFlags exp;
+  InspectorSummaryFlags summary;
+  InspectorPathFlags path;
+  InspectorDiffFlags diff;
+  InspectorServeFlags serve;
+  const std::vector<Command> table = {
+      {AddInspectorRun(app, run), [&] { return ExitZero(RunInspectorRun(run, out)); }},
+      {AddInspectorStart(app, start), [&] { return ExitZero(RunInspectorStart(start, out)); }},
+      {AddInspectorExport(app, exp), [&] { return ExitZero(RunInspectorExport(exp, out)); }},
+      {AddInspectorSummary(app, summary), [&] { return ExitZero(RunInspectorSummary(summary, out)); }},
+      {AddInspectorPath(app, path), [&] { return ExitZero(RunInspectorPath(path, out)); }},
+      {AddInspectorDiff(app, diff), [&] { return RunInspectorDiff(diff, out); }},
+      {AddInspectorServe(app, serve), [&] { return ExitZero(RunInspectorServe(serve, out)); }},
+  };
+  return RunCommandTable(app, table, kTool, argc, argv, out, err);
 }
 
 }  // namespace opscope::cli

@@ -9,16 +9,16 @@
 #include "cli/apps.h"
 #include "cli/calibrate_command.h"
 #include "cli/check_command.h"
+#include "cli/command_table.h"
 #include "cli/compare_command.h"
 #include "cli/describe_command.h"
+#include "cli/diagnose_command.h"
 #include "cli/flag_parsing.h"
 #include "cli/list_command.h"
-#include "cli/diagnose_command.h"
 #include "cli/profile_command.h"
-#include "cli/verify_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
-#include "opscope/plugin.h"
+#include "cli/verify_command.h"
 
 namespace opscope::cli {
 
@@ -49,86 +49,66 @@ class SweepInterruptScope {
   struct sigaction previous_ {};
 };
 
+namespace {
+
+// A report printed, then where it was written; 0 passed, 1 a check failed.
+template <typename Report, typename Print>
+StatusOr<int> Printed(StatusOr<Report> report, Print print, std::ostream& out) {
+  if (!report.ok()) return std::move(report).status();
+  print(*report, out);
+  if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
+  return report->ExitCode();
+}
+
+}  // namespace
+
 int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app("ops-debug: run, compare, profile, sweep, diagnose, check and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
   app.footer("Plugins listed in OPSCOPE_PLUGINS=a.so:b.so are loaded first. Exit codes: 0 passed, 1 check failed, 2 bad usage or input.");
-  RunFlags run_flags;
-  ListFlags list_flags;
-  DescribeFlags describe_flags;
-  CompareFlags compare_flags;
-  CLI::App* run = AddRunCommand(app, run_flags);
-  CLI::App* compare = AddCompareCommand(app, compare_flags);
-  CLI::App* list = AddListCommand(app, list_flags);
-  CLI::App* describe = AddDescribeCommand(app, describe_flags);
-  CalibrateFlags calibrate_flags;
-  CLI::App* calibrate = AddCalibrateCommand(app, calibrate_flags);
-  ProfileFlags profile_flags;
-  CLI::App* profile = AddProfileCommand(app, profile_flags);
-  SweepFlags sweep_flags;
-  CLI::App* sweep = AddSweepCommand(app, sweep_flags);
-  DiagnoseFlags diagnose_flags;
-  CLI::App* diagnose = AddDiagnoseCommand(app, diagnose_flags);
-  VerifyFlags verify_flags;
-  CLI::App* verify = AddVerifyCommand(app, verify_flags);
-  CheckFlags check_flags;
-  CLI::App* check = AddCheckCommand(app, check_flags);
-
-  if (std::optional<int> done = ParseCommandLine(app, kTool, argc, argv, out, err)) return *done;
-
-  // A static check loads no op: OPSCOPE_PLUGINS has no say in it.
-  if (check->parsed()) {
-    auto code = RunCheck(check_flags, out);
-    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
-    return *code;
-  }
-
-  Status env = LoadPluginsFromEnv();
-  if (!env.ok()) return UsageError(err, kTool, env.ToString());
-
-  if (run->parsed()) {
-    auto report = RunOp(run_flags);
-    if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
-    PrintOpReport(*report, out);
-    if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
-    return report->ExitCode();
-  }
-  if (diagnose->parsed()) {
-    auto code = RunDiagnose(diagnose_flags, ArgsForRun(*diagnose, argc, argv), out);
-    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
-    return *code;
-  }
-  if (verify->parsed()) {
-    auto code = RunVerify(verify_flags, ArgsForRun(*verify, argc, argv), out);
-    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
-    return *code;
-  }
-  if (profile->parsed()) {
-    auto code = RunProfile(profile_flags, out);
-    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
-    return *code;
-  }
-  if (sweep->parsed()) {
-    SweepInterruptScope interrupt;
-    auto code = sweep_flags.graph.empty() ? RunSweepCommand(sweep_flags, out, err, &g_sweep_interrupted)
-                                          : RunGraphSweep(sweep_flags, out, err, &g_sweep_interrupted);
-    if (!code.ok()) return UsageError(err, kTool, code.status().ToString());
-    return *code;
-  }
-  if (compare->parsed()) {
-    auto report = CompareFiles(compare_flags);
-    if (!report.ok()) return UsageError(err, kTool, report.status().ToString());
-    PrintCompareReport(*report, out);
-    if (!report->report_file.empty()) out << "report " << report->report_file << "\n";
-    return report->ExitCode();
-  }
-  Status st = list->parsed()        ? ListOps(list_flags, out)
-              : describe->parsed()  ? DescribeOp(describe_flags, out)
-              : calibrate->parsed() ? RunCalibrate(calibrate_flags, out)
-                                    : InternalError("no command ran");
-  if (!st.ok()) return UsageError(err, kTool, st.ToString());
-  return 0;
+  RunFlags run;
+  CompareFlags compare;
+  ListFlags list;
+  DescribeFlags describe;
+  CalibrateFlags calibrate;
+  ProfileFlags profile;
+  SweepFlags sweep;
+  DiagnoseFlags diagnose;
+  VerifyFlags verify;
+  CheckFlags check;
+  // Built before the table: diagnose and verify forward the flags they do
+  // not declare themselves to their `run` children (ArgsForRun).
+  CLI::App* run_cli = AddRunCommand(app, run);
+  CLI::App* compare_cli = AddCompareCommand(app, compare);
+  CLI::App* list_cli = AddListCommand(app, list);
+  CLI::App* describe_cli = AddDescribeCommand(app, describe);
+  CLI::App* calibrate_cli = AddCalibrateCommand(app, calibrate);
+  CLI::App* profile_cli = AddProfileCommand(app, profile);
+  CLI::App* sweep_cli = AddSweepCommand(app, sweep);
+  CLI::App* diagnose_cli = AddDiagnoseCommand(app, diagnose);
+  CLI::App* verify_cli = AddVerifyCommand(app, verify);
+  CLI::App* check_cli = AddCheckCommand(app, check);
+  const std::vector<Command> table = {
+      {run_cli, [&] { return Printed(RunOp(run), PrintOpReport, out); }, true},
+      {compare_cli, [&] { return Printed(CompareFiles(compare), PrintCompareReport, out); }, true},
+      {list_cli, [&] { return ExitZero(ListOps(list, out)); }, true},
+      {describe_cli, [&] { return ExitZero(DescribeOp(describe, out)); }, true},
+      {calibrate_cli, [&] { return ExitZero(RunCalibrate(calibrate, out)); }, true},
+      {profile_cli, [&] { return RunProfile(profile, out); }, true},
+      {sweep_cli,
+       [&] {
+         SweepInterruptScope interrupt;
+         return sweep.graph.empty() ? RunSweepCommand(sweep, out, err, &g_sweep_interrupted)
+                                    : RunGraphSweep(sweep, out, err, &g_sweep_interrupted);
+       },
+       true},
+      {diagnose_cli, [&] { return RunDiagnose(diagnose, ArgsForRun(*diagnose_cli, argc, argv), out); }, true},
+      {verify_cli, [&] { return RunVerify(verify, ArgsForRun(*verify_cli, argc, argv), out); }, true},
+      // A static check loads no op: OPSCOPE_PLUGINS has no say in it.
+      {check_cli, [&] { return RunCheck(check, out); }, false},
+  };
+  return RunCommandTable(app, table, kTool, argc, argv, out, err);
 }
 
 }  // namespace opscope::cli

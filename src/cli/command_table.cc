@@ -1,0 +1,33 @@
+#include "cli/command_table.h"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "cli/app_driver.h"
+#include "opscope/plugin.h"
+
+namespace opscope::cli {
+
+StatusOr<int> ExitZero(const Status& st) {
+  if (!st.ok()) return st;
+  return 0;
+}
+
+int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::string_view tool, int argc,
+                    const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (std::optional<int> done = ParseCommandLine(app, tool, argc, argv, out, err)) return *done;
+  for (const Command& c : table) {
+    if (!c.cli->parsed()) continue;
+    if (c.loads_env_plugins) {
+      const Status env = LoadPluginsFromEnv();
+      if (!env.ok()) return UsageError(err, tool, env.ToString());
+    }
+    StatusOr<int> code = c.run();
+    return code.ok() ? *code : UsageError(err, tool, code.status().ToString());
+  }
+  return UsageError(err, tool, "no command given (see " + std::string(tool) + " --help)");
+}
+
+}  // namespace opscope::cli
