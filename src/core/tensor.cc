@@ -10,6 +10,8 @@
 #include <numeric>
 #include <type_traits>
 
+#include "core/flat_offset.h"
+
 namespace opscope {
 
 namespace {
@@ -140,16 +142,6 @@ double Tensor::GetAsDouble(const std::vector<int64_t>& index) const {
   int64_t off = 0;
   for (int i = 0; i < rank(); ++i) off += index[i] * strides_[i];
   return LoadAsDouble(static_cast<char*>(raw_data()) + off * static_cast<int64_t>(element_size()), dtype_);
-}
-
-static int64_t FlatToOffset(int64_t flat, const Shape& shape, const std::vector<int64_t>& strides) {
-  int64_t off = 0;
-  for (int i = shape.rank() - 1; i >= 0; --i) {
-    int64_t d = shape[i];
-    off += (flat % d) * strides[i];
-    flat /= d;
-  }
-  return off;
 }
 
 double Tensor::FlatGetAsDouble(int64_t flat_index) const {

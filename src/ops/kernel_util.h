@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/flat_offset.h"
 #include "opscope/op.h"
 
 namespace opscope::kernels {
@@ -14,17 +15,9 @@ namespace opscope::kernels {
 // (0 on broadcast dims; `in` is right-aligned against `out`).
 std::vector<int64_t> BroadcastStrides(const Shape& in, const std::vector<int64_t>& in_strides, const Shape& out);
 
-// Maps a row-major flat index of `out` to an element offset through `strides`
-// (which are per-dim of `out`). Incremental iterators below are faster.
-inline int64_t OffsetOf(int64_t flat, const Shape& out, const std::vector<int64_t>& strides) {
-  int64_t off = 0;
-  for (int i = out.rank() - 1; i >= 0; --i) {
-    int64_t d = out[i];
-    off += (flat % d) * strides[i];
-    flat /= d;
-  }
-  return off;
-}
+// A flat index of `out` as an offset through its per-dim `strides`:
+// core/flat_offset.h's FlatToOffset. The incremental iterators below are faster.
+using ::opscope::FlatToOffset;
 
 // Walks the row-major index space of `shape` from `start`, keeping element
 // offsets for N operands in step (each with its own strides per dim of `shape`).

@@ -73,8 +73,8 @@ void BatchOffsets(const MatMulDims& d, std::vector<int64_t>& a_off, std::vector<
   std::vector<int64_t> abs = kernels::BroadcastStrides(d.a_batch, as, d.batch);
   std::vector<int64_t> bbs = kernels::BroadcastStrides(d.b_batch, bs, d.batch);
   for (int64_t i = 0; i < nb; ++i) {
-    a_off[i] = kernels::OffsetOf(i, d.batch, abs);
-    b_off[i] = kernels::OffsetOf(i, d.batch, bbs);
+    a_off[i] = kernels::FlatToOffset(i, d.batch, abs);
+    b_off[i] = kernels::FlatToOffset(i, d.batch, bbs);
   }
 }
 

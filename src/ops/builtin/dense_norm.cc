@@ -288,7 +288,7 @@ std::vector<double> ExpandParam(const Tensor& p, const Shape& norm) {
   std::vector<double> v = kernels::ToDoubles(p);
   std::vector<int64_t> strides = kernels::BroadcastStrides(p.shape(), p.shape().ContiguousStrides(), norm);
   std::vector<double> out(norm.numel());
-  for (int64_t i = 0; i < norm.numel(); ++i) out[i] = v[kernels::OffsetOf(i, norm, strides)];
+  for (int64_t i = 0; i < norm.numel(); ++i) out[i] = v[kernels::FlatToOffset(i, norm, strides)];
   return out;
 }
 
