@@ -10,7 +10,6 @@
 #pragma once
 
 #include <optional>
-#include <source_location>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,12 +17,13 @@
 namespace opscope {
 
 // Where an error was made, captured at the call site by a default argument.
-#if defined(__cpp_lib_source_location)
-using SourceLocation = std::source_location;
-#else
-// clang 14 over libstdc++ 12 (the fuzz build): <source_location> is empty, as
-// libstdc++ needs __builtin_source_location (clang 15). The same two fields
-// from the builtins clang has long had, evaluated at the caller likewise.
+// Our own class, never std::source_location, on every compiler: the type
+// is part of the signature of every error maker a plugin calls
+// (InvalidArgumentError(std::string, SourceLocation)), and std::source_location
+// differs between compilers (g++ 12 has it; clang 14 over libstdc++ 12 does
+// not, lacking __builtin_source_location), so a plugin built by g++ could not
+// load into a library built by clang. Both compilers have had these two
+// builtins for years, evaluated at the caller as std::source_location is.
 class SourceLocation {
  public:
   static constexpr SourceLocation current(const char* file = __builtin_FILE(),
@@ -40,7 +40,6 @@ class SourceLocation {
   const char* file_ = "";
   int line_ = 0;
 };
-#endif
 
 enum class StatusCode {
   kOk = 0,
