@@ -10,6 +10,7 @@
 
 #include "core/json_field.h"
 #include "core/json_text.h"
+#include "core/trace_event.h"
 
 namespace opscope {
 namespace {
@@ -151,12 +152,11 @@ json TraceOf(const std::vector<Record>& records) {
   const double min_extent = std::max(1.0, 0.02 * (rec_end - rec_begin));
   json events = json::array();
   for (const auto& [device, pid] : pid_of) {
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "process_name"}, {"args", {{"name", device}}}});
+    events.push_back(trace_event::Metadata(pid, 0, "process_name", device));
   }
   for (const auto& lane : lanes) {
     const std::string name = lane.second >= 0 ? "stream " + std::to_string(lane.second) : "no stream";
-    events.push_back({{"ph", "M"}, {"pid", lane.first}, {"tid", lane.second}, {"name", "thread_name"},
-                      {"args", {{"name", name}}}});
+    events.push_back(trace_event::Metadata(lane.first, lane.second, "thread_name", name));
   }
   // The latest record of each event, for the flow from a record to its waits.
   std::map<std::string, const Record*> recorded;
@@ -181,8 +181,7 @@ json TraceOf(const std::vector<Record>& records) {
     }
     const bool bar = r.kind == "launch" || r.end.has_value();
     if (!bar) {
-      events.push_back({{"ph", "i"}, {"s", "t"}, {"pid", pid}, {"tid", r.stream}, {"ts", r.start},
-                        {"name", r.kind}, {"cat", r.kind == "memcpy" ? "memcpy" : "sync"}, {"args", args}});
+      events.push_back(trace_event::Instant(pid, r.stream, r.kind, r.kind == "memcpy" ? "memcpy" : "sync", r.start, args));
     } else {
       double end = r.start;
       if (r.end) {
@@ -204,9 +203,8 @@ json TraceOf(const std::vector<Record>& records) {
         args["extent"] = "end not recorded: drawn to the next record on its stream";
       }
       const std::string op = Text(j, "op");
-      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", r.stream}, {"ts", r.start},
-                        {"dur", std::max(0.0, end - r.start)}, {"name", op.empty() ? r.kind : op},
-                        {"cat", r.kind == "launch" ? "kernel" : r.kind}, {"args", args}});
+      events.push_back(trace_event::Complete(pid, r.stream, op.empty() ? r.kind : op, r.kind == "launch" ? "kernel" : r.kind,
+                                             r.start, std::max(0.0, end - r.start), args));
     }
     const std::string event = Text(j, "event");
     if (event.empty()) continue;
@@ -216,10 +214,8 @@ json TraceOf(const std::vector<Record>& records) {
       const Record& from = *recorded[event];
       ++flow_id;
       const std::string name = "event " + event;
-      events.push_back({{"ph", "s"}, {"id", flow_id}, {"pid", pid_of[from.device]}, {"tid", from.stream},
-                        {"ts", from.start}, {"name", name}, {"cat", "event"}});
-      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", flow_id}, {"pid", pid}, {"tid", r.stream}, {"ts", r.start},
-                        {"name", name}, {"cat", "event"}});
+      events.push_back(trace_event::FlowStart(flow_id, pid_of[from.device], from.stream, from.start, name, "event"));
+      events.push_back(trace_event::FlowEnd(flow_id, pid, r.stream, r.start, name, "event"));
     }
   }
   return {{"schema", "opscope.diagnosis_timeline/1"}, {"traceEvents", events}};

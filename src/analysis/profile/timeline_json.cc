@@ -4,16 +4,13 @@
 #include "analysis/compare/launch_resources_json.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
+#include "core/trace_event.h"
 
 namespace opscope {
 
 namespace {
 
 constexpr int kHostPid = 1, kDevicePid = 2;
-
-nlohmann::json Meta(int pid, int tid, const char* what, const std::string& name) {
-  return {{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}};
-}
 
 nlohmann::json Dims(const int64_t d[3]) { return nlohmann::json::array({d[0], d[1], d[2]}); }
 
@@ -67,50 +64,45 @@ std::string ProfileTimelineJson(const TimelineInput& in) {
   nlohmann::json events = nlohmann::json::array();
   const int64_t t0 = in.calls.empty() ? 0 : in.calls.front().api_begin_ns;
   auto us = [t0](int64_t host_ns) { return (host_ns - t0) / 1e3; };
-  events.push_back(Meta(kHostPid, 0, "process_name", "host"));
-  events.push_back(Meta(kDevicePid, 0, "process_name", in.device));
+  events.push_back(trace_event::Metadata(kHostPid, 0, "process_name", "host"));
+  events.push_back(trace_event::Metadata(kDevicePid, 0, "process_name", in.device));
   std::vector<int> host_tids, stream_tids;
   auto note = [&](std::vector<int>& seen, int pid, int tid, const std::string& name) {
     if (std::find(seen.begin(), seen.end(), tid) != seen.end()) return;
     seen.push_back(tid);
-    events.push_back(Meta(pid, tid, "thread_name", name));
+    events.push_back(trace_event::Metadata(pid, tid, "thread_name", name));
   };
   int64_t flow_id = 1;
   for (const ProfiledCall& c : in.calls) {
     const int host_tid = c.has_entry ? static_cast<int>(c.entry.thread_index) + 1 : 1;
     note(host_tids, kHostPid, host_tid, "host thread " + std::to_string(host_tid));
     const std::string op_id = ShortHex(in.instance_op_id);
-    events.push_back({{"ph", "X"}, {"pid", kHostPid}, {"tid", host_tid}, {"name", in.op}, {"cat", "api"},
-                      {"ts", us(c.api_begin_ns)}, {"dur", (c.api_end_ns - c.api_begin_ns) / 1e3},
-                      {"args", {{"op", in.op}, {"op_id", op_id}, {"seq", c.seq}, {"iteration", c.iteration}}}});
+    events.push_back(trace_event::Complete(kHostPid, host_tid, in.op, "api", us(c.api_begin_ns),
+                                           (c.api_end_ns - c.api_begin_ns) / 1e3,
+                                           {{"op", in.op}, {"op_id", op_id}, {"seq", c.seq}, {"iteration", c.iteration}}));
     for (int p = 0; p < kDispatchPhaseCount && c.times.timed(); ++p) {
       if (c.times.end_ns[p] == 0) continue;
       const int64_t from = c.times.PhaseBeginNs(p);
-      events.push_back({{"ph", "X"}, {"pid", kHostPid}, {"tid", host_tid},
-                        {"name", DispatchPhaseName(static_cast<DispatchPhase>(p))}, {"cat", "phase"},
-                        {"ts", us(from)}, {"dur", (c.times.end_ns[p] - from) / 1e3},
-                        {"args", {{"op_id", op_id}, {"phase", DispatchPhaseName(static_cast<DispatchPhase>(p))}}}});
+      const std::string phase = DispatchPhaseName(static_cast<DispatchPhase>(p));
+      events.push_back(trace_event::Complete(kHostPid, host_tid, phase, "phase", us(from), (c.times.end_ns[p] - from) / 1e3,
+                                             {{"op_id", op_id}, {"phase", phase}}));
     }
     if (c.readback_end_ns) {
       const int64_t from = c.times.end_ns[static_cast<int>(DispatchPhase::kFinish)];
-      events.push_back({{"ph", "X"}, {"pid", kHostPid}, {"tid", host_tid}, {"name", "read back"}, {"cat", "phase"},
-                        {"ts", us(from)}, {"dur", (c.readback_end_ns - from) / 1e3},
-                        {"args", {{"op_id", op_id}, {"phase", "read back"}}}});
+      events.push_back(trace_event::Complete(kHostPid, host_tid, "read back", "phase", us(from),
+                                             (c.readback_end_ns - from) / 1e3, {{"op_id", op_id}, {"phase", "read back"}}));
     }
     if (!c.has_entry || !c.entry.has_device_times()) continue;
     const int stream_tid = c.entry.stream_id + 1;
     note(stream_tids, kDevicePid, stream_tid, "stream " + std::to_string(c.entry.stream_id));
     const double k_ts = us(c.entry.device_start_ns - in.device_clock_offset_ns);
-    events.push_back({{"ph", "X"}, {"pid", kDevicePid}, {"tid", stream_tid}, {"name", c.entry.kernel}, {"cat", "kernel"},
-                      {"ts", k_ts}, {"dur", (c.entry.device_end_ns - c.entry.device_start_ns) / 1e3},
-                      {"args", KernelArgs(in, c)}});
+    events.push_back(trace_event::Complete(kDevicePid, stream_tid, c.entry.kernel, "kernel", k_ts,
+                                           (c.entry.device_end_ns - c.entry.device_start_ns) / 1e3, KernelArgs(in, c)));
     // The arrow leaves the call where it handed the kernel over.
     const int64_t handoff = c.times.timed() ? c.times.PhaseBeginNs(static_cast<int>(DispatchPhase::kEnqueue))
                                             : c.api_begin_ns;
-    events.push_back({{"ph", "s"}, {"id", flow_id}, {"pid", kHostPid}, {"tid", host_tid}, {"ts", us(handoff)},
-                      {"name", "launch"}, {"cat", "launch"}});
-    events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", flow_id}, {"pid", kDevicePid}, {"tid", stream_tid},
-                      {"ts", k_ts}, {"name", "launch"}, {"cat", "launch"}});
+    events.push_back(trace_event::FlowStart(flow_id, kHostPid, host_tid, us(handoff), "launch", "launch"));
+    events.push_back(trace_event::FlowEnd(flow_id, kDevicePid, stream_tid, k_ts, "launch", "launch"));
     ++flow_id;
   }
   nlohmann::json doc = {{"schema", "opscope.timeline/1"}, {"displayTimeUnit", "ns"}, {"traceEvents", events}};
