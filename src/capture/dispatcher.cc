@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "capture/dispatch_steps.h"
 #include "capture/op_instance.h"
 #include "core/clock.h"
 #include "device/stream_observer.h"
@@ -162,25 +163,6 @@ static int DefaultOutputCount(const OpSchema& op, const std::vector<const Tensor
   return required;
 }
 
-// A kernel that read an attribute or tunable its op does not declare computed
-// with a fallback value: whatever it returned, that read is the error to report.
-static Status FinishKernel(Status st, const KernelContext& ctx, const std::string& context) {
-  OPSCOPE_RETURN_IF_ERROR(ctx.undeclared_read());
-  if (!st.ok()) return std::move(st).WithContext(context);
-  return Status::Ok();
-}
-
-// RunOptions::poison_outputs: 0xFF in every byte, written where the tensor lives.
-static Status Poison(const Tensor& t, Device* device) {
-  if (t.nbytes() == 0) return Status::Ok();
-  if (device->host_accessible()) {
-    std::memset(t.raw_data(), 0xFF, t.nbytes());
-    return Status::Ok();
-  }
-  std::vector<unsigned char> pattern(t.nbytes(), 0xFF);
-  return device->CopySync(t.raw_data(), pattern.data(), pattern.size(), CopyKind::kHostToDevice);
-}
-
 static std::vector<TensorDesc> Describe(const std::vector<Tensor>& inputs) {
   std::vector<TensorDesc> d(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -241,15 +223,175 @@ StatusOr<OpRun> Dispatcher::Run(std::string_view op_name, const std::vector<Tens
   return Run(*op, inputs, std::move(attrs), options);
 }
 
+namespace {
+
+// RunOptions::time_phases: the end of each phase, one clock read each, only
+// for the caller who asked (profile).
+class PhaseClock {
+ public:
+  explicit PhaseClock(bool on) : on_(on) {
+    if (on_) times_.begin_ns = SteadyNowNs();
+  }
+  void Mark(DispatchPhase p) {
+    if (on_) times_.end_ns[static_cast<int>(p)] = SteadyNowNs();
+  }
+  DispatchTimes* record() { return on_ ? &times_ : nullptr; }
+  const DispatchTimes& times() const { return times_; }
+
+ private:
+  bool on_;
+  DispatchTimes times_;
+};
+
+// The launch as the hooks see it, before it runs. Buffers and fingerprints
+// are for the hooks only: without one, their cost is skipped.
+LaunchRecord NewLaunchRecord(uint64_t seq, const OpSchema& op, Device* device, const std::string& kernel,
+                             std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const Attrs& attrs,
+                             bool hooked, bool fingerprint) {
+  LaunchRecord rec;
+  rec.seq = seq;
+  rec.op_id = ComputeOpId(inputs, rec.seq);
+  rec.op = &op;
+  rec.device = device;
+  rec.kernel = kernel;
+  rec.inputs = &inputs;
+  rec.outputs = &outputs;
+  rec.attrs = &attrs;
+  if (hooked) {
+    for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
+    for (const Tensor& t : outputs) rec.writes.push_back({t.raw_data(), t.nbytes()});
+    if (fingerprint) {
+      for (const Tensor& t : inputs) rec.fingerprints.push_back(ComputeFingerprint(t));
+    }
+  }
+  return rec;
+}
+
+// The reference kernel runs inline on the calling thread, on the host.
+StatusOr<OpRun> RunReference(const OpSchema& op, const KernelFn& kernel, LaunchRecord& rec, const HookList& hooks,
+                             const std::shared_ptr<TunableValues>& tunables, PhaseClock& clock, OpRun run,
+                             const RunOptions& options) {
+  rec.host_enqueue_ns = SteadyNowNs();
+  CallHooks(hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
+  KernelContext ctx(op.name, *rec.inputs, *rec.outputs, *rec.attrs, nullptr, nullptr, *tunables);
+  ctx.SetTrace(rec.op_id, options.trace);
+  clock.Mark(DispatchPhase::kSetup);
+  clock.Mark(DispatchPhase::kEnqueue);  // nothing is handed over
+  Status st;
+  {
+    ScopedRunningKernel running(op.name.c_str(), rec.op_id);
+    st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
+  }
+  if (!st.ok()) {
+    CallHooks(hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+    return st;
+  }
+  clock.Mark(DispatchPhase::kWait);
+  rec.launches = ctx.launches();
+  CallHooks(hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
+  run.outputs = std::move(ctx.outputs());
+  run.launches = std::move(rec.launches);
+  clock.Mark(DispatchPhase::kFinish);
+  run.times = clock.times();
+  return run;
+}
+
+// The kernel function on a device: in stream order on the stream's thread
+// where the device reads host memory (so one host thread keeps several
+// streams busy), on the calling thread otherwise; timed by two events.
+StatusOr<OpRun> LaunchOnDevice(const OpSchema& op, const KernelFn& kernel, LaunchRecord& rec, const HookList& hooks,
+                               const std::shared_ptr<Attrs>& attrs, const std::shared_ptr<TunableValues>& tunables,
+                               PhaseClock& clock, OpRun run, const RunOptions& options, bool sync_points) {
+  Device* device = rec.device;
+  Stream* stream = options.stream ? options.stream : &device->default_stream();
+  rec.stream_id = stream->id();
+  rec.stream = stream;
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start_ev, device->CreateEvent());
+  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end_ev, device->CreateEvent());
+  rec.start = std::shared_ptr<Event>(std::move(start_ev));
+  rec.end = std::shared_ptr<Event>(std::move(end_ev));
+  rec.host_enqueue_ns = SteadyNowNs();
+  CallHooks(hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
+  auto failed = [&](Status st) {
+    CallHooks(hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
+    return st;
+  };
+
+  auto ctx = std::make_shared<KernelContext>(op.name, *rec.inputs, *rec.outputs, *attrs, device, stream, *tunables);
+  ctx->SetTrace(rec.op_id, options.trace);
+  clock.Mark(DispatchPhase::kSetup);
+  // An asynchronous run learns its launch configs only when the kernel ran:
+  // the kernel's own thread copies them here, before `end` is recorded.
+  std::shared_ptr<std::vector<KernelLaunchInfo>> async_launches;
+  if (!options.synchronize) async_launches = std::make_shared<std::vector<KernelLaunchInfo>>();
+  {
+    PauseStreamObserver own_event;  // the dispatcher's timing event, not the program's edge
+    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
+  }
+  const uint64_t op_id = rec.op_id;
+  if (device->host_accessible()) {
+    std::string name = op.name;
+    // A launch made while the observer is paused (a tensor summary) keeps it
+    // paused on the stream's thread too: its copies are not the program's.
+    const bool paused = StreamObserverPausedHere();
+    OPSCOPE_RETURN_IF_ERROR(
+        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches, op_id, paused]() -> Status {
+          std::optional<PauseStreamObserver> pause;
+          if (paused) pause.emplace();
+          ScopedRunningKernel running(name.c_str(), op_id);
+          Status st = kernel(*ctx);
+          if (async_launches) *async_launches = ctx->launches();
+          return FinishKernel(std::move(st), *ctx, "op " + name + " kernel");
+        }));
+  } else {
+    Status st;
+    {
+      ScopedRunningKernel running(op.name.c_str(), op_id);
+      st = kernel(*ctx);
+    }
+    if (async_launches) *async_launches = ctx->launches();
+    st = FinishKernel(std::move(st), *ctx, "op " + op.name + " kernel");
+    if (!st.ok()) return failed(std::move(st));
+  }
+  rec.async_launches = async_launches;
+  run.async_launches = async_launches;
+  {
+    PauseStreamObserver own_event;
+    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
+  }
+  clock.Mark(DispatchPhase::kEnqueue);
+  run.outputs = ctx->outputs();
+  run.start = rec.start;
+  run.end = rec.end;
+  if (options.synchronize) {
+    if (Status st = stream->Synchronize(); !st.ok()) return failed(std::move(st));
+    clock.Mark(DispatchPhase::kWait);
+    rec.launches = ctx->launches();
+    run.launches = rec.launches;
+    auto us = run.end->ElapsedUsSince(*run.start);
+    if (us.ok()) run.device_us = *us;
+  } else if (sync_points) {
+    // The program did not ask to wait; diagnose does, so the kernel that
+    // fails is the call that fails: the error the program would have met at
+    // its own synchronisation, it meets here.
+    const int64_t t0 = SteadyNowNs();
+    MarkNextStreamSyncInserted();
+    Status st = stream->Synchronize();
+    ClearInsertedStreamSync();
+    rec.sync_point_ns = SteadyNowNs() - t0;
+    if (!st.ok()) return failed(std::move(st));
+  }
+  CallHooks(hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
+  clock.Mark(DispatchPhase::kFinish);
+  run.times = clock.times();
+  return run;
+}
+
+}  // namespace
+
 StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_given, Attrs attrs_in,
                                 const RunOptions& options) {
-  // Phase spans for the caller who asked (profile): one clock read each.
-  DispatchTimes times;
-  const bool timed = options.time_phases;
-  if (timed) times.begin_ns = SteadyNowNs();
-  auto mark = [&](DispatchPhase p) {
-    if (timed) times.end_ns[static_cast<int>(p)] = SteadyNowNs();
-  };
+  PhaseClock clock(options.time_phases);
   auto attrs = std::make_shared<Attrs>(std::move(attrs_in));
   // Older-opset attributes reach the kernels as the inputs they stand for.
   std::vector<Tensor> inputs_in = inputs_given;
@@ -272,204 +414,27 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
     return st;
   };
   if (Status st = Validate(op, inputs_in, *attrs); !st.ok()) return rejected(std::move(st));
-  mark(DispatchPhase::kValidate);
+  clock.Mark(DispatchPhase::kValidate);
   auto inferred = InferValidated(op, inputs_in, *attrs, options.num_outputs);
   if (!inferred.ok()) return rejected(inferred.status());
-  std::vector<TensorDesc> out_desc = std::move(inferred).value();
-  Device* device = options.device;
-  const bool reference = device == nullptr;
-  KernelFn kernel;
-  std::string kernel_name;
-  if (reference) {
-    if (!op.reference) return UnimplementedError("op " + op.name + " has no reference kernel");
-    kernel = op.reference;
-    kernel_name = op.name + "_reference";
-  } else {
-    auto it = op.kernels.find(device->backend());
-    if (it == op.kernels.end()) {
-      std::string have;
-      for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;
-      return UnimplementedError("op " + op.name + " has no kernel for device " + device->name() +
-                                (have.empty() ? "" : " (it has: " + have + ")"));
-    }
-    kernel = it->second;
-    kernel_name = op.kernel_names.at(it->first);
-  }
-  mark(DispatchPhase::kInfer);
+  Device* device = options.device;  // nullptr: the reference kernel
+  OPSCOPE_ASSIGN_OR_RETURN(SelectedKernel kernel, SelectKernel(op, device));
+  clock.Mark(DispatchPhase::kInfer);
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PlaceInputs(inputs_in, device));
+  clock.Mark(DispatchPhase::kPlaceInputs);
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, AllocateOutputs(*inferred, device, options.poison_outputs));
+  clock.Mark(DispatchPhase::kAllocate);
+  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<TunableValues> tunables, SettleTunables(op, options.tunables));
 
-  // Inputs live where the kernel runs: host for the reference, the device otherwise.
-  std::vector<Tensor> inputs(inputs_in.size());
-  for (size_t i = 0; i < inputs_in.size(); ++i) {
-    const Tensor& t = inputs_in[i];
-    if (!t.defined()) continue;
-    if (reference) {
-      OPSCOPE_ASSIGN_OR_RETURN(inputs[i], ToHost(t));
-    } else if (t.device() == device ||
-               (t.device() == nullptr && device->host_accessible() && !device->checked_allocation())) {
-      inputs[i] = t;
-    } else {
-      OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(t));
-      OPSCOPE_ASSIGN_OR_RETURN(inputs[i], ToDevice(host, device));
-    }
-  }
-  mark(DispatchPhase::kPlaceInputs);
-  std::vector<Tensor> outputs(out_desc.size());
-  for (size_t i = 0; i < out_desc.size(); ++i) {
-    DType dt = reference ? ReferenceDType(out_desc[i].dtype) : out_desc[i].dtype;
-    OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, out_desc[i].shape, device));
-    if (options.poison_outputs && !reference) OPSCOPE_RETURN_IF_ERROR(Poison(outputs[i], device));
-  }
-  mark(DispatchPhase::kAllocate);
-
-  // Every tunable has a value: the caller's, else the first listed.
-  auto tunables = std::make_shared<std::map<std::string, int64_t>>();
-  for (const auto& t : op.tunables) {
-    auto it = options.tunables.find(t.name);
-    (*tunables)[t.name] = it != options.tunables.end() ? it->second : (t.values.empty() ? 0 : t.values[0]);
-  }
-  for (const auto& [k, v] : options.tunables) {
-    if (!op.FindTunable(k)) return InvalidArgumentError("op " + op.name + " has no tunable '" + k + "'");
-  }
-
-  LaunchRecord rec;
-  rec.seq = seq_.fetch_add(1, std::memory_order_relaxed);
-  rec.op_id = ComputeOpId(inputs, rec.seq);
-  rec.op = &op;
-  rec.device = device;
-  rec.kernel = kernel_name;
-  rec.times = timed ? &times : nullptr;
-  rec.inputs = &inputs;
-  rec.outputs = &outputs;
-  rec.attrs = attrs.get();
-  // Buffers and fingerprints are for the hooks only: without one, skip their cost.
-  if (!hooks->empty()) {
-    for (const Tensor& t : inputs) if (t.defined()) rec.reads.push_back({t.raw_data(), t.nbytes()});
-    for (const Tensor& t : outputs) rec.writes.push_back({t.raw_data(), t.nbytes()});
-    if (options.fingerprint) {
-      for (const Tensor& t : inputs) rec.fingerprints.push_back(ComputeFingerprint(t));
-    }
-  }
+  LaunchRecord rec = NewLaunchRecord(seq_.fetch_add(1, std::memory_order_relaxed), op, device, kernel.name, inputs,
+                                     outputs, *attrs, !hooks->empty(), options.fingerprint);
+  rec.times = clock.record();
   OpRun run;
   run.op_id = rec.op_id;
   run.seq = rec.seq;
-  run.kernel = kernel_name;
-
-  if (reference) {
-    rec.host_enqueue_ns = SteadyNowNs();
-    CallHooks(*hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
-    KernelContext ctx(op.name, inputs, outputs, *attrs, nullptr, nullptr, *tunables);
-    ctx.SetTrace(rec.op_id, options.trace);
-    mark(DispatchPhase::kSetup);
-    mark(DispatchPhase::kEnqueue);  // a reference runs inline: nothing is handed over
-    Status st;
-    {
-      ScopedRunningKernel running(op.name.c_str(), rec.op_id);
-      st = FinishKernel(kernel(ctx), ctx, "op " + op.name + " reference kernel");
-    }
-    if (!st.ok()) {
-      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
-      return st;
-    }
-    mark(DispatchPhase::kWait);
-    rec.launches = ctx.launches();
-    CallHooks(*hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
-    run.outputs = std::move(ctx.outputs());
-    run.launches = std::move(rec.launches);
-    mark(DispatchPhase::kFinish);
-    run.times = times;
-    return run;
-  }
-
-  Stream* stream = options.stream ? options.stream : &device->default_stream();
-  rec.stream_id = stream->id();
-  rec.stream = stream;
-  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start_ev, device->CreateEvent());
-  OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end_ev, device->CreateEvent());
-  rec.start = std::shared_ptr<Event>(std::move(start_ev));
-  rec.end = std::shared_ptr<Event>(std::move(end_ev));
-  rec.host_enqueue_ns = SteadyNowNs();
-  CallHooks(*hooks, [&](DispatchHook& h) { h.BeforeLaunch(rec); });
-
-  auto ctx = std::make_shared<KernelContext>(op.name, inputs, outputs, *attrs, device, stream, *tunables);
-  ctx->SetTrace(rec.op_id, options.trace);
-  mark(DispatchPhase::kSetup);
-  // An asynchronous run learns its launch configs only when the kernel ran:
-  // the kernel's own thread copies them here, before `end` is recorded.
-  std::shared_ptr<std::vector<KernelLaunchInfo>> async_launches;
-  if (!options.synchronize) async_launches = std::make_shared<std::vector<KernelLaunchInfo>>();
-  {
-    PauseStreamObserver own_event;  // the dispatcher's timing event, not the program's edge
-    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.start));
-  }
-  const uint64_t op_id = rec.op_id;
-  if (device->host_accessible()) {
-    // The whole kernel function runs in stream order on the stream's thread,
-    // so a host thread can keep several streams busy at once.
-    std::string name = op.name;
-    // A launch made while the observer is paused (a tensor summary) keeps it
-    // paused on the stream's thread too: its copies are not the program's.
-    const bool paused = StreamObserverPausedHere();
-    OPSCOPE_RETURN_IF_ERROR(
-        stream->EnqueueHostFunction([ctx, kernel, attrs, tunables, name, async_launches, op_id, paused]() -> Status {
-          std::optional<PauseStreamObserver> pause;
-          if (paused) pause.emplace();
-          ScopedRunningKernel running(name.c_str(), op_id);
-          Status st = kernel(*ctx);
-          if (async_launches) *async_launches = ctx->launches();
-          return FinishKernel(std::move(st), *ctx, "op " + name + " kernel");
-        }));
-  } else {
-    Status st;
-    {
-      ScopedRunningKernel running(op.name.c_str(), op_id);
-      st = kernel(*ctx);
-    }
-    if (async_launches) *async_launches = ctx->launches();
-    st = FinishKernel(std::move(st), *ctx, "op " + op.name + " kernel");
-    if (!st.ok()) {
-      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
-      return st;
-    }
-  }
-  rec.async_launches = async_launches;
-  run.async_launches = async_launches;
-  {
-    PauseStreamObserver own_event;
-    OPSCOPE_RETURN_IF_ERROR(stream->Record(*rec.end));
-  }
-  mark(DispatchPhase::kEnqueue);
-  run.outputs = ctx->outputs();
-  run.start = rec.start;
-  run.end = rec.end;
-  if (options.synchronize) {
-    if (Status st = stream->Synchronize(); !st.ok()) {
-      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
-      return st;
-    }
-    mark(DispatchPhase::kWait);
-    rec.launches = ctx->launches();
-    run.launches = rec.launches;
-    auto us = run.end->ElapsedUsSince(*run.start);
-    if (us.ok()) run.device_us = *us;
-  } else if (sync_points()) {
-    // The program did not ask to wait; diagnose does, so the kernel that
-    // fails is the call that fails: the error the program would have met at
-    // its own synchronisation, it meets here.
-    const int64_t t0 = SteadyNowNs();
-    Status st;
-    MarkNextStreamSyncInserted();
-    st = stream->Synchronize();
-    ClearInsertedStreamSync();
-    rec.sync_point_ns = SteadyNowNs() - t0;
-    if (!st.ok()) {
-      CallHooks(*hooks, [&](DispatchHook& h) { h.LaunchFailed(rec, st); });
-      return st;
-    }
-  }
-  CallHooks(*hooks, [&](DispatchHook& h) { h.AfterLaunch(rec); });
-  mark(DispatchPhase::kFinish);
-  run.times = times;
-  return run;
+  run.kernel = kernel.name;
+  if (device == nullptr) return RunReference(op, kernel.fn, rec, *hooks, tunables, clock, std::move(run), options);
+  return LaunchOnDevice(op, kernel.fn, rec, *hooks, attrs, tunables, clock, std::move(run), options, sync_points());
 }
 
 StatusOr<OpRun> Dispatch(std::string_view op, const std::vector<Tensor>& inputs, Attrs attrs,
