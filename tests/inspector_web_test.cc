@@ -625,7 +625,7 @@ TEST_F(InspectorWebDir, AFolderWithADiagnosisIsShownAsItsTimelineAndPanel) {
   std::ofstream(dir_ / "diagnosis.json") << "{\"schema\": \"opscope.report/1\"}";
   const HttpResponse refused = Get("/");
   EXPECT_EQ(refused.status, 422);
-  EXPECT_NE(refused.body.find("diagnosis.json: schema \"opscope.report/1\", not \"opscope.diagnosis/1\""),
+  EXPECT_NE(refused.body.find("diagnosis.json: field schema: \"opscope.report/1\", not \"opscope.diagnosis/1\""),
             std::string::npos) << refused.body;
   // Beside a run's files it is not what the folder is shown by.
   fs::remove(dir_ / "diagnosis.json");
@@ -645,7 +645,7 @@ TEST(InspectorWeb, DiagnosisPageEmbedsTheConvertedTraceAndThePanel) {
   EXPECT_EQ(CountOccurrences(*html, "<script"), CountOccurrences(*html, "</script>"));
   StatusOr<std::string> bad = BuildDiagnosisHtml("not json", "x/diagnosis.json");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("x/diagnosis.json: not JSON"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("x/diagnosis.json: not valid JSON"), std::string::npos) << bad.status().ToString();
 }
 
 int Inspector(std::vector<std::string> args, std::string* err = nullptr) {
@@ -772,8 +772,8 @@ TEST(InspectorWebCli, ExportOfADiagnosisFolderAndOfABrokenOne) {
   EXPECT_EQ(Embedded(Slurp(dir / "report.html"), "diagnosis")["status"], "crashed");
   fs::remove(dir / "report.html");
   const std::vector<std::pair<std::string, std::string>> broken = {
-      {"{\"schema\": \"opscope.diagnosis/1\", \"status\": ", "diagnosis.json: not JSON (at byte "},
-      {"{\"schema\": \"opscope.timeline/1\"}", "diagnosis.json: schema \"opscope.timeline/1\", not"},
+      {"{\"schema\": \"opscope.diagnosis/1\", \"status\": ", "diagnosis.json: not valid JSON (line 1, column "},
+      {"{\"schema\": \"opscope.timeline/1\"}", "diagnosis.json: field schema: \"opscope.timeline/1\", not"},
   };
   for (const auto& [text, expected] : broken) {
     std::ofstream(dir / "diagnosis.json") << text;

@@ -826,7 +826,7 @@ test('bad input: one line, exit 2, no half-written report', () => {
   fs.writeFileSync(path.join(broken, 'diagnosis.json'), '{"schema": "opscope.diagnosis/1", "status": "crashed"');
   for (const args of [['serve', broken, '--port', '0'], ['export', '--input-dir', broken, '--format', 'html']]) {
     const b = inspector(args, 2);
-    assert.match(b.stderr, new RegExp(`^inspector-cli: error: .*${broken}/diagnosis\\.json: not JSON .*expected an opscope\\.diagnosis/1 file.*\\n$`));
+    assert.match(b.stderr, new RegExp(`^inspector-cli: error: .*${broken}/diagnosis\\.json: not valid JSON .*expected an opscope\\.diagnosis/1 file.*\\n$`));
   }
   assert.deepEqual(fs.readdirSync(broken), ['diagnosis.json']);
   const r = inspector(['export', '--input-dir', runs.twoBranch.dir, '--format', 'pdf'], 2);

@@ -1,6 +1,7 @@
 #include "analysis/diagnose/diagnosis_timeline.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,61 +20,6 @@ using nlohmann::json;
 
 constexpr char kDiagnosisSchema[] = "opscope.diagnosis/1";
 
-// What a field must hold; the *OrNull kinds also take null.
-enum class Want { kString, kStringOrNull, kNumber, kNumberOrNull, kInt, kIntOrNull, kBool, kArray, kObject, kObjectOrNull };
-
-const char* WantText(Want w) {
-  switch (w) {
-    case Want::kString: return "a string";
-    case Want::kStringOrNull: return "a string or null";
-    case Want::kNumber: return "a number";
-    case Want::kNumberOrNull: return "a number or null";
-    case Want::kInt: return "an integer";
-    case Want::kIntOrNull: return "an integer or null";
-    case Want::kBool: return "true or false";
-    case Want::kArray: return "an array";
-    case Want::kObject: return "an object";
-    case Want::kObjectOrNull: return "an object or null";
-  }
-  return "?";
-}
-
-bool Holds(const json& v, Want w) {
-  const bool null_ok = w == Want::kStringOrNull || w == Want::kNumberOrNull || w == Want::kIntOrNull ||
-                       w == Want::kObjectOrNull;
-  if (v.is_null() && null_ok) return true;
-  switch (w) {
-    case Want::kString: case Want::kStringOrNull: return v.is_string();
-    case Want::kNumber: case Want::kNumberOrNull: return v.is_number();
-    case Want::kInt: case Want::kIntOrNull: return v.is_number_integer();
-    case Want::kBool: return v.is_boolean();
-    case Want::kArray: return v.is_array();
-    case Want::kObject: case Want::kObjectOrNull: return v.is_object();
-  }
-  return false;
-}
-
-// Checks fields against the schema, naming the first wrong one by its path
-// ("snapshot.trajectory[3].start_us") and the file.
-class SchemaCheck {
- public:
-  explicit SchemaCheck(const std::string& source) : source_(source) {}
-
-  Status Field(const json& parent, const std::string& key, const std::string& path, Want want) const {
-    const std::string where = path.empty() ? key : path + "." + key;
-    if (!parent.contains(key)) return Refuse(where + ": missing (should be " + WantText(want) + ")");
-    if (!Holds(parent[key], want)) return Refuse(where + ": should be " + WantText(want));
-    return Status::Ok();
-  }
-  Status Refuse(const std::string& what) const {
-    return InvalidArgumentError(source_ + ": " + what + "; expected an " + kDiagnosisSchema +
-                                " file, as ops-debug diagnose writes");
-  }
-
- private:
-  const std::string& source_;
-};
-
 // One trajectory record, checked.
 struct Record {
   const json* j = nullptr;
@@ -85,28 +31,18 @@ struct Record {
   bool failing = false;
 };
 
-StatusOr<std::vector<Record>> ReadTrajectory(const json& trajectory, const SchemaCheck& check) {
+// The trajectory's records; a wrong field is left in `f` (read as empty).
+std::vector<Record> ReadTrajectory(const JsonField& trajectory) {
   std::vector<Record> out;
-  for (size_t i = 0; i < trajectory.size(); ++i) {
-    const json& r = trajectory[i];
-    const std::string path = "snapshot.trajectory[" + std::to_string(i) + "]";
-    if (!r.is_object()) return check.Refuse(path + ": should be an object");
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "seq", path, Want::kInt));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "kind", path, Want::kString));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "device", path, Want::kString));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "stream", path, Want::kInt));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "state", path, Want::kString));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "start_us", path, Want::kNumber));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "end_us", path, Want::kNumberOrNull));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "failing", path, Want::kBool));
-    OPSCOPE_RETURN_IF_ERROR(check.Field(r, "tensors", path, Want::kArray));
-    Record rec{.j = &r, .seq = r["seq"].get<uint64_t>(), .kind = r["kind"].get<std::string>(),
-               .device = r["device"].get<std::string>(), .state = r["state"].get<std::string>(),
-               .stream = r["stream"].get<int>(), .start = r["start_us"].get<double>(),
-               .failing = r["failing"].get<bool>()};
-    if (!r["end_us"].is_null()) rec.end = r["end_us"].get<double>();
+  for (size_t i = 0; i < trajectory.Size(); ++i) {
+    const JsonField r = trajectory[i];
+    Record rec{.j = &r.raw(), .seq = r["seq"].Uint(), .kind = r["kind"].String(), .device = r["device"].String(),
+               .state = r["state"].String(), .stream = static_cast<int>(r["stream"].IntInRange(INT32_MIN, INT32_MAX)),
+               .start = r["start_us"].Number(), .failing = r["failing"].Bool()};
+    if (r["end_us"].Present()) rec.end = r["end_us"].Number();
+    r["tensors"].Size();  // an array, read where the timeline shows it
     if (rec.kind == "launch") {
-      for (const char* key : {"op", "kernel", "op_id"}) OPSCOPE_RETURN_IF_ERROR(check.Field(r, key, path, Want::kString));
+      for (const char* key : {"op", "kernel", "op_id"}) r[key].String();
     }
     out.push_back(std::move(rec));
   }
@@ -249,47 +185,47 @@ json LaunchesNamed(const json& cause, const std::vector<Record>& records) {
   return seqs;
 }
 
-StatusOr<json> PanelOf(const json& d, const std::vector<Record>& records, const SchemaCheck& check) {
-  OPSCOPE_RETURN_IF_ERROR(check.Field(d, "causes", "", Want::kArray));
+json PanelOf(const JsonField& d, const std::vector<Record>& records) {
   json causes = json::array();
-  for (size_t i = 0; i < d["causes"].size(); ++i) {
-    const json& c = d["causes"][i];
-    const std::string path = "causes[" + std::to_string(i) + "]";
-    if (!c.is_object()) return check.Refuse(path + ": should be an object");
-    for (const char* key : {"cause", "confidence", "rule", "fix"}) {
-      OPSCOPE_RETURN_IF_ERROR(check.Field(c, key, path, Want::kString));
-    }
-    OPSCOPE_RETURN_IF_ERROR(check.Field(c, "evidence", path, Want::kArray));
-    for (const json& e : c["evidence"]) {
-      if (!e.is_string()) return check.Refuse(path + ".evidence: should be an array of strings");
-    }
-    causes.push_back({{"rank", i + 1}, {"cause", c["cause"]}, {"confidence", c["confidence"]}, {"rule", c["rule"]},
-                      {"evidence", c["evidence"]}, {"fix", c["fix"]}, {"launches", LaunchesNamed(c, records)}});
+  const JsonField given = d["causes"];
+  for (size_t i = 0; i < given.Size(); ++i) {
+    const JsonField c = given[i];
+    json cause = {{"rank", i + 1}};
+    for (const char* key : {"cause", "confidence", "rule", "fix"}) cause[key] = c[key].String();
+    json evidence = json::array();
+    for (size_t k = 0; k < c["evidence"].Size(); ++k) evidence.push_back(c["evidence"][k].String());
+    cause["evidence"] = evidence;
+    cause["launches"] = LaunchesNamed(cause, records);
+    causes.push_back(std::move(cause));
   }
-  const json& snapshot = d["snapshot"];
-  OPSCOPE_RETURN_IF_ERROR(check.Field(snapshot, "stack", "snapshot", Want::kArray));
-  OPSCOPE_RETURN_IF_ERROR(check.Field(snapshot, "threads", "snapshot", Want::kArray));
-  json panel = {{"schema", "opscope.diagnosis_panel/1"}, {"status", d["status"]}, {"causes", causes},
-                {"stack", snapshot["stack"]}, {"threads", snapshot["threads"]}};
-  const auto copy = [&](const char* key, Want want) -> Status {
-    if (!d.contains(key)) return Status::Ok();  // optional for the page; the checked ones are above
-    if (!Holds(d[key], want)) return check.Refuse(std::string(key) + ": should be " + WantText(want));
-    panel[key] = d[key];
-    return Status::Ok();
+  const JsonField snapshot = d["snapshot"];
+  snapshot["stack"].Size();
+  snapshot["threads"].Size();
+  json panel = {{"schema", "opscope.diagnosis_panel/1"}, {"status", d["status"].raw()}, {"causes", causes},
+                {"stack", snapshot["stack"].raw()}, {"threads", snapshot["threads"].raw()}};
+  // Optional for the page; checked when there. `null_ok`: null means unknown.
+  const auto copy = [&](const char* key, bool null_ok, auto check) {
+    if (!d.Has(key)) return;
+    const JsonField v = d[key];
+    if (!(null_ok && v.raw().is_null())) check(v);
+    panel[key] = v.raw();
   };
-  OPSCOPE_RETURN_IF_ERROR(copy("signal", Want::kStringOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("exit_code", Want::kIntOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("command", Want::kArray));
-  OPSCOPE_RETURN_IF_ERROR(copy("op", Want::kStringOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("op_id", Want::kStringOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("kernel", Want::kStringOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("fault", Want::kObjectOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("wall_s", Want::kNumber));
-  OPSCOPE_RETURN_IF_ERROR(copy("device", Want::kStringOrNull));
-  OPSCOPE_RETURN_IF_ERROR(copy("links", Want::kArray));
-  OPSCOPE_RETURN_IF_ERROR(copy("static_findings", Want::kArray));
-  OPSCOPE_RETURN_IF_ERROR(copy("notes", Want::kArray));
-  OPSCOPE_RETURN_IF_ERROR(copy("sync_points", Want::kBool));
+  const auto text = [](const JsonField& v) { v.String(); };
+  const auto integer = [](const JsonField& v) { v.Int(); };
+  const auto array = [](const JsonField& v) { v.Size(); };
+  copy("signal", true, text);
+  copy("exit_code", true, integer);
+  copy("command", false, array);
+  copy("op", true, text);
+  copy("op_id", true, text);
+  copy("kernel", true, text);
+  copy("fault", true, [](const JsonField& v) { v.Object(); });
+  copy("wall_s", false, [](const JsonField& v) { v.Number(); });
+  copy("device", true, text);
+  copy("links", false, array);
+  copy("static_findings", false, array);
+  copy("notes", false, array);
+  copy("sync_points", false, [](const JsonField& v) { v.Bool(); });
   const auto failing = std::find_if(records.begin(), records.end(), [](const Record& r) { return r.failing; });
   panel["failing_seq"] = failing != records.end() ? json(failing->seq) : json(nullptr);
   return panel;
@@ -314,23 +250,24 @@ std::string TitleOf(const json& d) {
 }  // namespace
 
 StatusOr<DiagnosisTimeline> DiagnosisTimelineFromJson(std::string_view diagnosis_json, const std::string& source) {
-  const SchemaCheck check(source);
-  json d;
-  try {
-    d = json::parse(diagnosis_json);
-  } catch (const json::parse_error& e) {
-    return check.Refuse("not JSON (at byte " + std::to_string(e.byte) + ")");
+  // Every refusal is core/json_field's one line, saying what file was expected.
+  const auto refuse = [](const Status& st) {
+    return InvalidArgumentError(st.message() + "; expected an " + kDiagnosisSchema + " file, as ops-debug diagnose writes");
+  };
+  StatusOr<json> parsed = ParseJsonText(diagnosis_json, source);
+  if (!parsed.ok()) return refuse(parsed.status());
+  const json& d = *parsed;
+  JsonFields f(source);
+  const JsonField root = f.Root(d);
+  if (!f.ok()) return refuse(f.status());
+  if (const std::string schema = root["schema"].String(); f.ok() && schema != kDiagnosisSchema) {
+    root["schema"].Fail("\"" + schema + "\", not \"" + kDiagnosisSchema + "\"");
   }
-  if (!d.is_object()) return check.Refuse("not a JSON object");
-  if (!d.contains("schema") || !d["schema"].is_string()) return check.Refuse("no \"schema\" string");
-  if (d["schema"] != kDiagnosisSchema) {
-    return check.Refuse("schema \"" + d["schema"].get<std::string>() + "\", not \"" + kDiagnosisSchema + "\"");
-  }
-  OPSCOPE_RETURN_IF_ERROR(check.Field(d, "status", "", Want::kString));
-  OPSCOPE_RETURN_IF_ERROR(check.Field(d, "snapshot", "", Want::kObject));
-  OPSCOPE_RETURN_IF_ERROR(check.Field(d["snapshot"], "trajectory", "snapshot", Want::kArray));
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Record> records, ReadTrajectory(d["snapshot"]["trajectory"], check));
-  OPSCOPE_ASSIGN_OR_RETURN(json panel, PanelOf(d, records, check));
+  if (!f.ok()) return refuse(f.status());
+  root["status"].String();
+  std::vector<Record> records = ReadTrajectory(root["snapshot"]["trajectory"]);
+  json panel = PanelOf(root, records);
+  if (!f.ok()) return refuse(f.status());
   // Invalid UTF-8 (a kernel's message) is replaced, never thrown on.
   return DiagnosisTimeline{.trace = JsonText(TraceOf(records)), .panel = JsonText(panel), .title = TitleOf(d)};
 }

@@ -197,18 +197,19 @@ TEST(DiagnosisTimeline, TheBrowserTestsFixtureConverts) {
 }
 
 TEST(DiagnosisTimeline, BadInputIsOneLineNamingTheFileAndWhatWasExpected) {
+  // The lines core/json_field writes for every file opscope reads, with what file was expected.
   json wrong_type = json::parse(DiagnosisJson(Crashed()));
   wrong_type["snapshot"]["trajectory"][3]["start_us"] = "soon";
   json no_causes = json::parse(DiagnosisJson(Crashed()));
   no_causes.erase("causes");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"{not json", "d/diagnosis.json: not JSON (at byte 3)"},
-      {"[1, 2]", "d/diagnosis.json: not a JSON object"},
-      {R"({"schema": "opscope.report/1"})", "schema \"opscope.report/1\", not \"opscope.diagnosis/1\""},
-      {R"({"status": "crashed"})", "no \"schema\" string"},
-      {R"({"schema": "opscope.diagnosis/1", "status": "crashed"})", "snapshot: missing (should be an object)"},
-      {wrong_type.dump(), "d/diagnosis.json: snapshot.trajectory[3].start_us: should be a number"},
-      {no_causes.dump(), "causes: missing (should be an array)"},
+      {"{not json", "d/diagnosis.json: not valid JSON (line 1, column 3: unexpected 'o')"},
+      {"[1, 2]", "d/diagnosis.json: expected a JSON object, found an array"},
+      {R"({"schema": "opscope.report/1"})", "field schema: \"opscope.report/1\", not \"opscope.diagnosis/1\""},
+      {R"({"status": "crashed"})", "field schema: missing (expected a string)"},
+      {R"({"schema": "opscope.diagnosis/1", "status": "crashed"})", "field snapshot: missing (expected an array)"},
+      {wrong_type.dump(), "d/diagnosis.json: field snapshot.trajectory[3].start_us: expected a number, found a string"},
+      {no_causes.dump(), "field causes: missing (expected an array)"},
   };
   for (const auto& [text, expected] : cases) {
     StatusOr<DiagnosisTimeline> t = DiagnosisTimelineFromJson(text, "d/diagnosis.json");
