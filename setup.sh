@@ -49,18 +49,19 @@ ninja -C build -j"$jobs"
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
   rm -rf build-asan
 fi
-# The sanitizer trees are unity builds (CMake joins up to 8 sources of a
-# target into one): the heavy headers (CLI11, nlohmann/json, fmt, gtest) are
-# then parsed and their inline code instrumented once per batch, not once
-# per file, which halves these trees' build time (docs/testing.md, "CI time"). build/
+# The sanitizer trees are unity builds (cmake/unity_batches.cmake joins up
+# to 8 sources of a target into one, with paths a second clone shares): the
+# heavy headers (CLI11, nlohmann/json, fmt, gtest) are then parsed and their
+# inline code instrumented once per batch, not once per file, which halves
+# these trees' build time (docs/testing.md, "CI time"). build/
 # stays one object per file: a file that forgets an include fails there, and
 # a developer's rebuild after one edit stays one file's.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
-  -DOPSCOPE_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
+  -DOPSCOPE_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=OFF -DOPSCOPE_UNITY=ON >/dev/null
 ninja -C build-asan -j"$jobs"
 # Only what the ThreadSanitizer run needs: see OPSCOPE_SANITIZE=thread in CMakeLists.txt.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=thread \
-  -DOPSCOPE_BUILD_BENCH=OFF -DOPSCOPE_BUILD_TOOLS=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
+  -DOPSCOPE_BUILD_BENCH=OFF -DOPSCOPE_BUILD_TOOLS=OFF -DCMAKE_UNITY_BUILD=OFF -DOPSCOPE_UNITY=ON >/dev/null
 ninja -C build-tsan -j"$jobs"
 # The tools on PATH (root installs into /usr/local/bin; others get a hint).
 if [ -w /usr/local/bin ]; then
