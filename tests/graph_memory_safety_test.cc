@@ -248,5 +248,34 @@ TEST(GraphMemorySafety, ZeroStridesAreRefusedBeforeOnnxInference) {
   }
 }
 
+// ---- what ONNX's conv inference reads from the weight unchecked ----------------------
+
+// A Conv without kernel_shape whose weight has more dims than its input:
+// libonnx's inference took the kernel's rank from the weight and indexed the
+// input's dims by it, past their end (a SIGSEGV in convPoolShapeInference,
+// found by onnx_fuzzer). The weight an initializer, or known only through an
+// Identity: both are refused by opscope's own inference, in one line, and
+// the node keeps the attributes the file gave it.
+TEST(GraphMemorySafety, AConvWeightOfHigherRankThanItsInputIsRefusedNotCrashed) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    for (bool through_identity : {false, true}) {
+      onnx::ModelProto m = PoolLikeModel();
+      auto* g = m.mutable_graph();
+      AddFloatInitializer(g, "w", {1, 1, 3, 3, 1});
+      if (through_identity) AddNode(g, "Identity", {"w"}, {"w2"}, "/w");
+      AddNode(g, op, {"x", through_identity ? "w2" : "w"}, {"y"}, "/conv");
+      auto imported = ImportOnnxModel(m, "rank.onnx");
+      Status st = imported.ok() ? CompileAndRun(*imported).status() : imported.status();
+      ASSERT_FALSE(st.ok()) << op << (through_identity ? " through Identity" : "");
+      ExpectMentions(st, {"rank", "[1,1,3,3,1]"});
+      if (imported.ok()) {
+        StatusOr<const Node*> conv = FindNodeByName(imported->framework, "/conv");
+        ASSERT_TRUE(conv.ok()) << conv.status().ToString();
+        EXPECT_FALSE((*conv)->attrs.has("kernel_shape")) << "no attribute the file did not have";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opscope::graph

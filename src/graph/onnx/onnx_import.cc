@@ -8,6 +8,7 @@
 
 #include "graph/onnx/onnx_adapter.h"
 #include "graph/onnx/onnx_convert.h"
+#include "graph/onnx/onnx_inference_guard.h"
 #include "graph/onnx/onnx_precheck.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -220,6 +221,7 @@ class Importer {
 
   // ONNX's inference fills value_info; a model it cannot infer still imports.
   void InferShapes() {
+    OnnxInferenceGuard guard(proto_);  // what ONNX's conv inference assumes unchecked
     try {
       onnx::ShapeInferenceOptions options;
       options.check_type = false;
