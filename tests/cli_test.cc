@@ -397,18 +397,20 @@ TEST(RunCommand, ReportsEveryOutputAndItsComparison) {
   EXPECT_TRUE(Contains(out.str(), "repro: " + report->repro)) << out.str();
 }
 
+// The library names the request's fields; ops-debug says their flags (NameFlags).
 TEST(RunCommand, ChecksBeforeRunning) {
   auto dtype = RunOp(RunFlags{.op = "Relu", .input_shapes = "[2];[2]"});
   ASSERT_FALSE(dtype.ok());
-  EXPECT_TRUE(Contains(dtype.status().ToString(), "--input-shapes: op Relu takes 1 input(s) (X), got 2 shapes"))
+  EXPECT_TRUE(Contains(dtype.status().ToString(), "input_shapes: op Relu takes 1 input(s) (X), got 2 shapes"))
       << dtype.status().ToString();
   auto both = RunOp(RunFlags{.op = "Relu", .input_shapes = "[2]", .inputs = {"x.npy"}});
   ASSERT_FALSE(both.ok());
-  EXPECT_TRUE(Contains(both.status().ToString(), "not used with --inputs")) << both.status().ToString();
+  EXPECT_TRUE(Contains(both.status().ToString(), "not used with `input_files`")) << both.status().ToString();
+  EXPECT_EQ(NameFlags(both.status().ToString(), kOpsDebugFieldFlags).rfind("--input-shapes: not used with --inputs (", 0), 0u);
   auto dtypes = RunOp(RunFlags{.op = "my_bias_gelu", .input_shapes = "[2,3];[3]", .dtypes = "float32,float16,float64",
                                .plugins = {kMyOps}});
   ASSERT_FALSE(dtypes.ok());
-  EXPECT_TRUE(Contains(dtypes.status().ToString(), "--dtype: 3 dtypes for 2 inputs")) << dtypes.status().ToString();
+  EXPECT_TRUE(Contains(dtypes.status().ToString(), "dtypes: 3 dtypes for 2 inputs")) << dtypes.status().ToString();
 }
 
 TEST(AppsAsLibraryCalls, OneLineErrorsAndExitCodes) {
@@ -570,12 +572,13 @@ TEST(CommandTable, RunsTheParsedRowAndLoadsEnvPluginsOnlyWhereAsked) {
     const std::vector<Command> table = {
         {app.add_subcommand("plain", "p"), [&]() -> StatusOr<int> { ran = 1; return 0; }, false},
         {app.add_subcommand("ops", "o"), [&]() -> StatusOr<int> { ran = 2; return 1; }, true},
-        {app.add_subcommand("bad", "b"), [&]() -> StatusOr<int> { return InvalidArgumentError("--x: no"); }, false},
+        {app.add_subcommand("bad", "b"), [&]() -> StatusOr<int> { return InvalidArgumentError("x_field: no"); }, false},
     };
     std::vector<const char*> argv{"t"};
     for (const std::string& a : args) argv.push_back(a.c_str());
     std::ostringstream out, err;
-    const int code = RunCommandTable(app, table, "t", static_cast<int>(argv.size()), argv.data(), out, err);
+    static constexpr FieldFlag kFields[] = {{"x_field", "--x"}};
+    const int code = RunCommandTable(app, table, kFields, "t", static_cast<int>(argv.size()), argv.data(), out, err);
     return std::tuple{code, ran, err.str()};
   };
   ASSERT_EQ(::setenv("OPSCOPE_PLUGINS", "/nonexistent/libnope.so", 1), 0);
@@ -586,7 +589,23 @@ TEST(CommandTable, RunsTheParsedRowAndLoadsEnvPluginsOnlyWhereAsked) {
   EXPECT_TRUE(Contains(err, "libnope.so")) << err;
   ::unsetenv("OPSCOPE_PLUGINS");
   EXPECT_EQ(run({"ops"}), std::tuple(1, 2, std::string()));
-  EXPECT_EQ(run({"bad"}), std::tuple(2, 0, std::string("t: error: --x: no\n")));
+  EXPECT_EQ(run({"bad"}), std::tuple(2, 0, std::string("t: error: --x: no\n"))) << "the field named as its flag";
+}
+
+// The library names fields; the tools say the flags that set them.
+TEST(NameFlags, TheLeadingFieldAndBackquotedOnesBecomeFlags) {
+  static constexpr FieldFlag kTable[] = {{"input_files", "--inputs"}, {"input_shapes", "--input-shapes"},
+                                         {"op", "--op"}, {"baseline", "--baseline"}};
+  const auto named = [](std::string_view m) { return NameFlags(m, kTable); };
+  EXPECT_EQ(named("input_shapes: required unless `input_files` is given"),
+            "--input-shapes: required unless --inputs is given");
+  EXPECT_EQ(named("baseline 'Add>Nope': stage 'Nope': unknown op"), "--baseline 'Add>Nope': stage 'Nope': unknown op");
+  EXPECT_EQ(named("`op`, `baseline` and `other`: pick one"), "--op, --baseline and other: pick one");
+  // A field word that does not lead a "field:" or "field VALUE:" is prose.
+  EXPECT_EQ(named("op Relu has no kernel for device cuda (it has: cpu)"), "op Relu has no kernel for device cuda (it has: cpu)");
+  EXPECT_EQ(named("input_files, then more: x"), "input_files, then more: x");
+  EXPECT_EQ(named("unknown: `x y` and `` and `a"), "unknown: `x y` and `` and `a");
+  EXPECT_EQ(named(""), "");
 }
 
 }  // namespace

@@ -15,17 +15,17 @@ StatusOr<int> ExitZero(const Status& st) {
   return 0;
 }
 
-int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::string_view tool, int argc,
-                    const char* const* argv, std::ostream& out, std::ostream& err) {
+int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::span<const FieldFlag> fields,
+                    std::string_view tool, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   if (std::optional<int> done = ParseCommandLine(app, tool, argc, argv, out, err)) return *done;
   for (const Command& c : table) {
     if (!c.cli->parsed()) continue;
     if (c.loads_env_plugins) {
       const Status env = LoadPluginsFromEnv();
-      if (!env.ok()) return UsageError(err, tool, env.ToString());
+      if (!env.ok()) return UsageError(err, tool, NameFlags(env.ToString(), fields));
     }
     StatusOr<int> code = c.run();
-    return code.ok() ? *code : UsageError(err, tool, code.status().ToString());
+    return code.ok() ? *code : UsageError(err, tool, NameFlags(code.status().ToString(), fields));
   }
   return UsageError(err, tool, "no command given (see " + std::string(tool) + " --help)");
 }

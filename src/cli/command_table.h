@@ -9,14 +9,16 @@
 //   std::vector<Command> table = {
 //       {AddListCommand(app, list), [&] { return ExitZero(ListOps(list, out)); }},
 //       ...};
-//   return RunCommandTable(app, table, "ops-debug", argc, argv, out, err);
+//   return RunCommandTable(app, table, kOpsDebugFieldFlags, "ops-debug", argc, argv, out, err);
 #pragma once
 
 #include <functional>
+#include <span>
 #include <ostream>
 #include <string_view>
 #include <vector>
 
+#include "cli/field_flags.h"
 #include "opscope/status.h"
 
 namespace CLI {
@@ -35,8 +37,9 @@ struct Command {
 StatusOr<int> ExitZero(const Status& st);
 
 // The exit code of the tool: the parse's (help, version, a usage error), or
-// that of the row that parsed.
-int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::string_view tool, int argc,
-                    const char* const* argv, std::ostream& out, std::ostream& err);
+// that of the row that parsed. A row's error names the flags of `fields`
+// where the library named their fields (cli/field_flags.h).
+int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::span<const FieldFlag> fields,
+                    std::string_view tool, int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace opscope::cli

@@ -40,7 +40,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
       {AddInspectorDiff(app, diff), [&] { return RunInspectorDiff(diff, out); }},
       {AddInspectorServe(app, serve), [&] { return ExitZero(RunInspectorServe(serve, out)); }},
   };
-  return RunCommandTable(app, table, kTool, argc, argv, out, err);
+  return RunCommandTable(app, table, kInspectorFieldFlags, kTool, argc, argv, out, err);
 }
 
 }  // namespace opscope::cli

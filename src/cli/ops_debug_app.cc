@@ -108,7 +108,7 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
       // A static check loads no op: OPSCOPE_PLUGINS has no say in it.
       {check_cli, [&] { return RunCheck(check, out); }, false},
   };
-  return RunCommandTable(app, table, kTool, argc, argv, out, err);
+  return RunCommandTable(app, table, kOpsDebugFieldFlags, kTool, argc, argv, out, err);
 }
 
 }  // namespace opscope::cli

@@ -351,7 +351,7 @@ StatusOr<Attrs> OpSchema::ParseAttrs(std::string_view text) const {
     if (part.empty()) continue;
     size_t eq = part.find('=');
     if (eq == std::string_view::npos) {
-      return InvalidArgumentError("--attrs: '" + std::string(part) + "' is not name=value");
+      return InvalidArgumentError("attrs: '" + std::string(part) + "' is not name=value");
     }
     std::string key(Trim(part.substr(0, eq)));
     std::string_view val = Trim(part.substr(eq + 1));
@@ -360,10 +360,10 @@ StatusOr<Attrs> OpSchema::ParseAttrs(std::string_view text) const {
       Attrs probe;
       probe.Set(key, int64_t{0});
       Status st = ValidateAttrs(probe);  // produces the "did you mean" message
-      return std::move(st).WithContext("--attrs");
+      return std::move(st).WithContext("attrs");
     }
     auto bad = [&](const char* what) {
-      return InvalidArgumentError("--attrs: " + key + "=" + std::string(val) + ": expected " + what +
+      return InvalidArgumentError("attrs: " + key + "=" + std::string(val) + ": expected " + what +
                                   " for op " + name);
     };
     bool bracketed = false;
@@ -427,7 +427,7 @@ StatusOr<Attrs> OpSchema::ParseAttrs(std::string_view text) const {
     }
   }
   Attrs checked = out;
-  OPSCOPE_RETURN_IF_ERROR(ValidateAttrs(checked).WithContext("--attrs"));
+  OPSCOPE_RETURN_IF_ERROR(ValidateAttrs(checked).WithContext("attrs"));
   return out;
 }
 

@@ -28,7 +28,7 @@ StatusOr<OpRunReport> ProfileOpWithPage(const ProfileRequest& request) {
     OPSCOPE_ASSIGN_OR_RETURN(std::string page,
                              BuildTimelineHtml(p.timeline_json, svg, "ops-debug profile · " + report.op));
     const std::string html = ProfilePagePath(request.timeline);
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(html, page).WithContext("--output"));
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(html, page).WithContext("timeline"));
     p.html_file = html;
   }
   if (!request.run.report.empty()) {

@@ -112,7 +112,7 @@ StatusOr<std::string> WriteReportHtml(const std::string& dir, const ReportBaseli
                                                 .new_dir = dir,
                                                 .threshold_time_pct = baseline.threshold_time_pct,
                                                 .allow_different_models = baseline.allow_different_models});
-    if (!d.ok()) return Status(d.status()).WithContext("--baseline " + baseline.dir);
+    if (!d.ok()) return Status(d.status()).WithContext("baseline " + baseline.dir);
     data.diff = std::move(d->json);
   }
   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildReportHtml(data));

@@ -294,12 +294,12 @@ StatusOr<DevicePeaks> CalibrateByCopies(Device* device, const CalibrateRequest& 
 }  // namespace
 
 StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
-  if (r.repetitions < 1) return InvalidArgumentError("--repetitions: must be >= 1, got " + std::to_string(r.repetitions));
+  if (r.repetitions < 1) return InvalidArgumentError("repetitions: must be >= 1, got " + std::to_string(r.repetitions));
   if (r.buffer_bytes < 0 || r.gemm_n < 1 || r.fma_steps < 1) {
     return InvalidArgumentError("calibrate: buffer size, GEMM size and FMA steps must be positive");
   }
   auto device_or = GetDevice(r.device);
-  if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
+  if (!device_or.ok()) return std::move(device_or).status().WithContext("device");
   Device* device = *device_or;
   DevicePeaks p;
   p.device = device->name();

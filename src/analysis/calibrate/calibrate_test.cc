@@ -92,17 +92,17 @@ TEST_F(Calibrate, AnotherSizeIsAnotherEntry) {
   EXPECT_NE(f->cache_file, p->cache_file);
 }
 
-TEST_F(Calibrate, BadRequestsNameTheFlag) {
+TEST_F(Calibrate, BadRequestsNameTheField) {
   CalibrateRequest bad = Small();
   bad.device = "tpu";
   auto d = CalibrateDevice(bad);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("--device"), std::string::npos) << d.status().message();
+  EXPECT_NE(d.status().message().find("device: "), std::string::npos) << d.status().message();
   CalibrateRequest reps = Small();
   reps.repetitions = 0;
   auto r = CalibrateDevice(reps);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("--repetitions"), std::string::npos);
+  EXPECT_NE(r.status().message().find("repetitions: "), std::string::npos);
 }
 
 }  // namespace

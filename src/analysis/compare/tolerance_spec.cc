@@ -31,31 +31,31 @@ StatusOr<Tolerance> ResolveTolerance(const ToleranceSpec& f, DType dtype) {
       } catch (...) {
         n = -1;
       }
-      if (n < 0) return InvalidArgumentError("--mode '" + f.rule + "': expected ulp:N with N a whole number >= 0");
+      if (n < 0) return InvalidArgumentError("rule '" + f.rule + "': expected ulp:N with N a whole number >= 0");
       rule = "ulp";
       max_ulp = n;
     }
     auto parsed = ParseCompareRule(rule);
-    if (!parsed.ok()) return std::move(parsed).status().WithContext("--mode");
+    if (!parsed.ok()) return std::move(parsed).status().WithContext("rule");
     t.rule = *parsed;
     if (t.rule != CompareRule::kBitExact && !IsFloat(dtype) && t.rule != CompareRule::kUlp) t = {0, 0, t.rule};
   } else if ((f.atol || f.rtol) && t.rule == CompareRule::kBitExact) {
     t.rule = CompareRule::kMixed;  // a tolerance given for integers asks for a tolerant rule
   }
   if (f.atol) {
-    if (!(*f.atol >= 0)) return InvalidArgumentError("--atol: must be >= 0, got " + ShortNum(*f.atol));
+    if (!(*f.atol >= 0)) return InvalidArgumentError("atol: must be >= 0, got " + ShortNum(*f.atol));
     t.atol = *f.atol;
   }
   if (f.rtol) {
-    if (!(*f.rtol >= 0)) return InvalidArgumentError("--rtol: must be >= 0, got " + ShortNum(*f.rtol));
+    if (!(*f.rtol >= 0)) return InvalidArgumentError("rtol: must be >= 0, got " + ShortNum(*f.rtol));
     t.rtol = *f.rtol;
   }
   if (max_ulp) {
-    if (*max_ulp < 0) return InvalidArgumentError("--max-ulp: must be >= 0, got " + std::to_string(*max_ulp));
-    if (t.rule != CompareRule::kUlp) return InvalidArgumentError("--max-ulp: only used with --mode ulp");
+    if (*max_ulp < 0) return InvalidArgumentError("max_ulp: must be >= 0, got " + std::to_string(*max_ulp));
+    if (t.rule != CompareRule::kUlp) return InvalidArgumentError("max_ulp: only used with `rule` ulp");
     t.max_ulp = *max_ulp;
   }
-  if (f.worst_k < 0) return InvalidArgumentError("--worst: must be >= 0, got " + std::to_string(f.worst_k));
+  if (f.worst_k < 0) return InvalidArgumentError("worst_k: must be >= 0, got " + std::to_string(f.worst_k));
   return t;
 }
 

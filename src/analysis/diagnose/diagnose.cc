@@ -75,10 +75,10 @@ std::map<std::string, std::string> RelevantEnvironment(const std::vector<std::pa
 }
 
 Status CheckOutputDir(const std::string& dir) {
-  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "--output-dir"));
-  if (!fs::is_directory(dir)) return InvalidArgumentError("--output-dir " + dir + ": not a directory");
+  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "output_dir"));
+  if (!fs::is_directory(dir)) return InvalidArgumentError("output_dir " + dir + ": not a directory");
   if (access(dir.c_str(), W_OK) != 0) {
-    return InvalidArgumentError("--output-dir " + dir + ": not writable: " + std::strerror(errno));
+    return InvalidArgumentError("output_dir " + dir + ": not writable: " + std::strerror(errno));
   }
   return Status::Ok();
 }
@@ -128,7 +128,7 @@ void StaticChecks(const DiagnoseRequest& req, Diagnosis& d) {
 }  // namespace
 
 StatusOr<double> ParseDuration(const std::string& text) {
-  const std::string bad = "--timeout '" + text + "': expected a duration such as 10s, 500ms, 2m or 1.5";
+  const std::string bad = "timeout_s '" + text + "': expected a duration such as 10s, 500ms, 2m or 1.5";
   if (text.empty()) return InvalidArgumentError(bad);
   char* end = nullptr;
   errno = 0;

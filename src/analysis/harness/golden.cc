@@ -37,7 +37,7 @@ StatusOr<Baseline> ParseBaseline(const std::string& text, const OpSchema& op, co
   if (at != std::string::npos && text.find('}', at) == std::string::npos) {
     chain = text.substr(0, at);
     auto dev = GetDevice(Trim(text.substr(at + 1)));
-    if (!dev.ok()) return std::move(dev).status().WithContext("--baseline '" + text + "'");
+    if (!dev.ok()) return std::move(dev).status().WithContext("baseline '" + text + "'");
     b.device = *dev;
   }
   const std::string backend = b.device->backend();
@@ -47,26 +47,26 @@ StatusOr<Baseline> ParseBaseline(const std::string& text, const OpSchema& op, co
     const size_t brace = stage.find('{');
     if (brace != std::string::npos) {
       if (stage.back() != '}') {
-        return InvalidArgumentError("--baseline '" + text + "': stage '" + stage + "': expected OP{name=value,...}");
+        return InvalidArgumentError("baseline '" + text + "': stage '" + stage + "': expected OP{name=value,...}");
       }
       name = Trim(stage.substr(0, brace));
       attr_text = stage.substr(brace + 1, stage.size() - brace - 2);
     }
     if (name.empty()) {
-      return InvalidArgumentError("--baseline '" + text + "': empty stage (expected OP[{attrs}][>OP...][@DEVICE])");
+      return InvalidArgumentError("baseline '" + text + "': empty stage (expected OP[{attrs}][>OP...][@DEVICE])");
     }
     auto found = OpRegistry::Global().Lookup(name);
-    if (!found.ok()) return std::move(found).status().WithContext("--baseline");
+    if (!found.ok()) return std::move(found).status().WithContext("baseline");
     BaselineStage s{.op = *found};
     if (brace == std::string::npos && name == op.name) {
       s.attrs = attrs;
     } else {
       auto parsed = s.op->ParseAttrs(attr_text);
-      if (!parsed.ok()) return std::move(parsed).status().WithContext("--baseline stage " + name);
+      if (!parsed.ok()) return std::move(parsed).status().WithContext("baseline: stage " + name);
       s.attrs = *parsed;
     }
     if (!s.op->kernels.count(backend)) {
-      return InvalidArgumentError("--baseline: op " + name + " has no " + backend + " kernel");
+      return InvalidArgumentError("baseline: op " + name + " has no " + backend + " kernel");
     }
     b.stages.push_back(std::move(s));
   }
@@ -75,7 +75,7 @@ StatusOr<Baseline> ParseBaseline(const std::string& text, const OpSchema& op, co
   for (const BaselineStage& s : b.stages) {
     Attrs a = s.attrs;
     auto outs = Dispatcher::Global().InferOutputs(*s.op, current, a, -1);
-    if (!outs.ok()) return std::move(outs).status().WithContext("--baseline stage " + s.op->name);
+    if (!outs.ok()) return std::move(outs).status().WithContext("baseline: stage " + s.op->name);
     current.clear();
     b.outputs = *outs;
     for (const TensorDesc& d : *outs) {
@@ -94,7 +94,7 @@ StatusOr<std::vector<Tensor>> RunBaseline(const Baseline& b, const std::vector<T
   }
   for (const BaselineStage& s : b.stages) {
     auto run = Dispatcher::Global().Run(*s.op, current, s.attrs, RunOptions{.device = b.device});
-    if (!run.ok()) return std::move(run).status().WithContext("baseline stage " + s.op->name);
+    if (!run.ok()) return std::move(run).status().WithContext("baseline: stage " + s.op->name);
     current = std::move(run->outputs);
   }
   std::vector<Tensor> host;
@@ -111,7 +111,7 @@ StatusOr<std::vector<Tensor>> ReadExpected(const std::vector<std::string>& files
   std::vector<Tensor> read;
   for (const std::string& file : files) {
     auto t = ReadNpy(file);
-    if (!t.ok()) return std::move(t).status().WithContext("--expected");
+    if (!t.ok()) return std::move(t).status().WithContext("expected_files");
     read.push_back(*std::move(t));
   }
   return CheckExpected(read, files, outputs, names);
@@ -121,7 +121,7 @@ StatusOr<std::vector<Tensor>> CheckExpected(const std::vector<Tensor>& tensors, 
                                             const std::vector<TensorDesc>& outputs,
                                             const std::vector<std::string>& names) {
   if (tensors.size() != outputs.size()) {
-    return InvalidArgumentError("--expected: " + std::to_string(tensors.size()) + " file(s) for " +
+    return InvalidArgumentError("expected_files: " + std::to_string(tensors.size()) + " file(s) for " +
                                 std::to_string(outputs.size()) + " output(s) (give one .npy per output, in order)");
   }
   std::vector<Tensor> out;
@@ -129,7 +129,7 @@ StatusOr<std::vector<Tensor>> CheckExpected(const std::vector<Tensor>& tensors, 
     const Tensor* t = &tensors[i];
     const std::string what = i < files.size() ? files[i] : "tensor " + std::to_string(i);
     if (t->shape() != outputs[i].shape) {
-      return InvalidArgumentError("--expected " + what + ": holds " + t->Describe() + " but output " + names[i] +
+      return InvalidArgumentError("expected_files " + what + ": holds " + t->Describe() + " but output " + names[i] +
                                   " is " + std::string(DTypeName(outputs[i].dtype)) + outputs[i].shape.ToString());
     }
     out.push_back(*t);

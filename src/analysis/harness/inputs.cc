@@ -68,7 +68,7 @@ StatusOr<std::vector<DType>> ResolveDTypes(const OpSchema& op, const std::vector
     return out;
   }
   if (given.size() != n) {
-    return InvalidArgumentError("--dtype: " + std::to_string(given.size()) + " dtypes for " + std::to_string(n) +
+    return InvalidArgumentError("dtypes: " + std::to_string(given.size()) + " dtypes for " + std::to_string(n) +
                                 " inputs (give one for all, or one per input)");
   }
   return given;
@@ -100,17 +100,17 @@ StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunReq
   const int sources = !f.input_files.empty() + !f.input_tensors.empty() + !f.input_shapes.empty();
   if (sources > 1) {
     return InvalidArgumentError(!f.input_files.empty() && !f.input_shapes.empty()
-                                    ? "--input-shapes: not used with --inputs (the .npy files carry their shapes)"
+                                    ? "input_shapes: not used with `input_files` (the .npy files carry their shapes)"
                                     : "inputs: give files, tensors or shapes, not several of them");
   }
   if (!f.input_files.empty() || !f.input_tensors.empty()) {
     if (!f.dtypes.empty()) {
-      return InvalidArgumentError(!f.input_files.empty() ? "--dtype: not used with --inputs (the .npy files carry their dtypes)"
-                                                         : "--dtype: not used with given tensors (they carry their dtypes)");
+      return InvalidArgumentError(!f.input_files.empty() ? "dtypes: not used with `input_files` (the .npy files carry their dtypes)"
+                                                         : "dtypes: not used with given tensors (they carry their dtypes)");
     }
     const bool files = !f.input_files.empty();
     const size_t n = files ? f.input_files.size() : f.input_tensors.size();
-    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, files ? "--inputs" : "inputs", n, files ? "file" : "tensor"));
+    OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, files ? "input_files" : "inputs", n, files ? "file" : "tensor"));
     for (size_t i = 0; i < n; ++i) {
       if (!files) {
         inputs.push_back({InputName(op, i), f.input_tensors[i], "given"});
@@ -119,31 +119,31 @@ StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunReq
       // An empty entry ("x.npy,,max.npy") leaves an optional input out, as an ONNX node's "" does.
       if (f.input_files[i].empty()) {
         if (i >= op.inputs.size() || op.inputs[i].kind != ArgDef::Kind::kOptional) {
-          return InvalidArgumentError("--inputs: entry " + std::to_string(i + 1) + " is empty, but input " +
+          return InvalidArgumentError("input_files: entry " + std::to_string(i + 1) + " is empty, but input " +
                                       InputName(op, i) + " of op " + op.name + " is required (only optional inputs can be left out)");
         }
         inputs.push_back({InputName(op, i), Tensor(), "omitted"});
         continue;
       }
       auto t = ReadNpy(f.input_files[i]);
-      if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+      if (!t.ok()) return std::move(t).status().WithContext("input_files");
       inputs.push_back({InputName(op, i), *t, f.input_files[i]});
     }
     return inputs;
   }
   if (f.input_shapes.empty() && op.MinInputs() > 0) {
-    return InvalidArgumentError("--input-shapes: required unless --inputs is given (op " + op.name + " takes " +
+    return InvalidArgumentError("input_shapes: required unless `input_files` is given (op " + op.name + " takes " +
                                 InputList(op) + ")");
   }
-  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "--input-shapes", f.input_shapes.size(), "shape"));
+  OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "input_shapes", f.input_shapes.size(), "shape"));
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, f.input_shapes.size()));
   for (size_t i = 0; i < f.input_shapes.size(); ++i) {
     if (InputArg(op, i).value_input) {
-      return InvalidArgumentError("--input-shapes: op " + op.name + " reads the values of input '" +
-                                  InputArg(op, i).name + "': give the inputs as .npy files with --inputs");
+      return InvalidArgumentError("input_shapes: op " + op.name + " reads the values of input '" +
+                                  InputArg(op, i).name + "': give the inputs as .npy files with `input_files`");
     }
     StatusOr<Tensor> made = Tensor::Empty(dtypes[i], f.input_shapes[i]);
-    if (!made.ok()) return std::move(made).status().WithContext("--input-shapes: input " + InputName(op, i));
+    if (!made.ok()) return std::move(made).status().WithContext("input_shapes: input " + InputName(op, i));
     Tensor t = std::move(made).value();
     FillSpec spec{.kind = f.fill, .seed = f.seed + i};
     OPSCOPE_RETURN_IF_ERROR(Fill(t, spec).WithContext("input " + InputName(op, i)));

@@ -42,12 +42,12 @@ Status CheckTunables(const OpSchema& op, const std::map<std::string, int64_t>& t
     const TunableDef* t = op.FindTunable(name);
     if (t == nullptr) {
       const std::string have = JoinMapped(op.tunables, ", ", [](const TunableDef& d) { return d.name; });
-      return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "'" +
+      return InvalidArgumentError("tunables: op " + op.name + " has no tunable '" + name + "'" +
                                   (have.empty() ? " (it has none)" : " (it has: " + have + ")"));
     }
     if (t->values.empty() || std::find(t->values.begin(), t->values.end(), value) != t->values.end()) continue;
     const std::string values = JoinMapped(t->values, ", ", [](int64_t v) { return std::to_string(v); });
-    return InvalidArgumentError("--tunables: op " + op.name + "'s tunable '" + name + "' takes " + values + "; " +
+    return InvalidArgumentError("tunables: op " + op.name + "'s tunable '" + name + "' takes " + values + "; " +
                                 std::to_string(value) + " is not one of them");
   }
   return Status::Ok();
@@ -64,8 +64,8 @@ Status CheckOutputCount(const OpSchema& op, int n) {
   if (n >= lo && n <= hi) return Status::Ok();
   const std::string range = lo == hi ? std::to_string(lo) : hi == INT32_MAX ? "at least " + std::to_string(lo)
                                                                             : std::to_string(lo) + " to " + std::to_string(hi);
-  return InvalidArgumentError("--outputs: op " + op.name + " has " + range + " output(s), " + std::to_string(n) +
-                              " asked for (an --expected file per output sets the count)");
+  return InvalidArgumentError("num_outputs: op " + op.name + " has " + range + " output(s), " + std::to_string(n) +
+                              " asked for (a file per output in `expected_files` sets the count)");
 }
 
 StatusOr<std::vector<Tensor>> HostOutputs(const std::vector<Tensor>& outputs) {
@@ -155,38 +155,38 @@ double OpRunReport::median_us() const {
 StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   for (const std::string& path : request.plugins) {
     auto p = LoadPlugin(path);
-    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+    if (!p.ok()) return std::move(p).status().WithContext("plugins");
   }
-  if (request.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  if (request.op.empty()) return InvalidArgumentError("op: required (an op name; ops-debug list shows them)");
   auto found = OpRegistry::Global().Lookup(request.op);
-  if (!found.ok()) return std::move(found).status().WithContext("--op");
+  if (!found.ok()) return std::move(found).status().WithContext("op");
   const OpSchema& op = **found;
-  OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(request.attrs));  // its errors name --attrs
+  OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(request.attrs));  // its errors name `attrs`
   for (const auto& [name, value] : request.attr_values.all()) attrs.Set(name, value);
   const std::map<std::string, int64_t>& tunables = request.tunables;
   OPSCOPE_RETURN_IF_ERROR(CheckTunables(op, tunables));
-  if (request.repeat < 1) return InvalidArgumentError("--repeat: must be >= 1, got " + std::to_string(request.repeat));
+  if (request.repeat < 1) return InvalidArgumentError("repeat: must be >= 1, got " + std::to_string(request.repeat));
   const bool expected_given = !request.expected_files.empty() || !request.expected_tensors.empty();
   if (!request.expected_files.empty() && !request.expected_tensors.empty()) {
-    return InvalidArgumentError("--expected: give files or tensors, not both");
+    return InvalidArgumentError("expected_files: give files or tensors, not both");
   }
   if (expected_given + !request.baseline.empty() + request.reference > 1) {
-    return InvalidArgumentError("--reference, --expected and --baseline: give one golden (none: the op's reference)");
+    return InvalidArgumentError("`reference`, `expected_files` and `baseline`: give one golden (none: the op's reference)");
   }
 
   auto device_or = GetDevice(request.device);
-  if (!device_or.ok()) return std::move(device_or).status().WithContext("--device");
+  if (!device_or.ok()) return std::move(device_or).status().WithContext("device");
   Device* device = *device_or;
   const std::string backend = device->backend();
   if (!op.kernels.count(backend)) {
     std::string have;
     for (const auto& [k, v] : op.kernels) have += (have.empty() ? "" : ", ") + k;
-    return InvalidArgumentError("--device: op " + op.name + " has no " + backend + " kernel" +
+    return InvalidArgumentError("device: op " + op.name + " has no " + backend + " kernel" +
                                 (have.empty() ? "" : " (it has: " + have + ")"));
   }
   if (!expected_given && request.baseline.empty() && !op.reference) {
-    return InvalidArgumentError("--op: op " + op.name +
-                                " has no reference kernel to compare with (give --expected or --baseline)");
+    return InvalidArgumentError("op: op " + op.name +
+                                " has no reference kernel to compare with (give `expected_files` or `baseline`)");
   }
   const Readback readback = request.readback;
   OPSCOPE_RETURN_IF_ERROR(CheckReadback(readback, backend));
@@ -199,7 +199,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   int num_outputs = request.num_outputs;
   const size_t expected_count = std::max(request.expected_files.size(), request.expected_tensors.size());
   if (num_outputs >= 0 && expected_given && static_cast<size_t>(num_outputs) != expected_count) {
-    return InvalidArgumentError("--outputs " + std::to_string(num_outputs) + ": but " + std::to_string(expected_count) +
+    return InvalidArgumentError("num_outputs " + std::to_string(num_outputs) + ": but " + std::to_string(expected_count) +
                                 " expected tensor(s) were given (one per output)");
   }
   if (num_outputs < 0 && expected_given) num_outputs = static_cast<int>(expected_count);
@@ -229,7 +229,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     // Files hold the golden of the original inputs only: a cropped reproducer cannot be judged.
     golden = [files, original = tensors](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
       if (in.size() != original.size() || (!in.empty() && in[0].raw_data() != original[0].raw_data())) {
-        return InvalidArgumentError("--expected files hold the golden of the original inputs only");
+        return InvalidArgumentError("expected_files hold the golden of the original inputs only");
       }
       return files;
     };
@@ -237,7 +237,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     OPSCOPE_ASSIGN_OR_RETURN(Baseline b, ParseBaseline(request.baseline, op, attrs, device, tensors));
     for (size_t i = 0; i < out_desc.size() && i < b.outputs.size(); ++i) {
       if (b.outputs[i].shape == out_desc[i].shape) continue;
-      return InvalidArgumentError("--baseline '" + request.baseline + "': its output " + std::to_string(i) + " is " +
+      return InvalidArgumentError("baseline '" + request.baseline + "': its output " + std::to_string(i) + " is " +
                                   DTypeName(b.outputs[i].dtype) + b.outputs[i].shape.ToString() + " but " + op.name +
                                   "'s output " + out_names[i] + " is " + DTypeName(out_desc[i].dtype) +
                                   out_desc[i].shape.ToString());
@@ -258,15 +258,15 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   CheckedAllocationScope checked_scope(device, request.checked);
   if (request.checked) {
     Status st = device->SetCheckedAllocation(true);
-    if (!st.ok()) return std::move(st).WithContext("--checked");
+    if (!st.ok()) return std::move(st).WithContext("checked");
   }
   if (!request.report.empty()) {
     const std::filesystem::path parent = std::filesystem::path(request.report).parent_path();
     if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-      return InvalidArgumentError("--report " + request.report + ": no folder " + parent.string());
+      return InvalidArgumentError("report " + request.report + ": no folder " + parent.string());
     }
   }
-  for (const auto& [dir, flag] : {std::pair{request.save_outputs, "--save-outputs"}, std::pair{request.repro_dir, "--repro-dir"}}) {
+  for (const auto& [dir, flag] : {std::pair{request.save_outputs, "save_outputs"}, std::pair{request.repro_dir, "repro_dir"}}) {
     if (dir.empty()) continue;
     OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, flag));
   }
@@ -351,8 +351,8 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     for (const OpRunOutput& out : report.outputs) {
       const std::string actual = (std::filesystem::path(request.save_outputs) / (out.name + ".npy")).string();
       const std::string expected = (std::filesystem::path(request.save_outputs) / (out.name + ".expected.npy")).string();
-      OPSCOPE_RETURN_IF_ERROR(WriteNpy(actual, out.actual).WithContext("--save-outputs"));
-      OPSCOPE_RETURN_IF_ERROR(WriteNpy(expected, out.expected).WithContext("--save-outputs"));
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(actual, out.actual).WithContext("save_outputs"));
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(expected, out.expected).WithContext("save_outputs"));
       report.saved_files.push_back(actual);
       report.saved_files.push_back(expected);
     }

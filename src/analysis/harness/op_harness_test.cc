@@ -106,12 +106,12 @@ TEST(OpHarness, AnOutputCountTheOpCannotGiveIsRefusedBeforeAnythingRuns) {
   const std::vector<Tensor> in = {Filled(Shape({2, 8}), 1), Filled(Shape({8}), 2)};
   auto too_many = RunOpInstance({.op = "LayerNormalization", .input_tensors = in, .num_outputs = 4});
   ASSERT_FALSE(too_many.ok());
-  EXPECT_NE(too_many.status().message().find("--outputs: op LayerNormalization has 1 to 3 output(s), 4 asked for"),
+  EXPECT_NE(too_many.status().message().find("num_outputs: op LayerNormalization has 1 to 3 output(s), 4 asked for"),
             std::string::npos) << too_many.status().message();
   const std::vector<Tensor> all = ReferenceOutputs("LayerNormalization", in, 3);
   auto disagree = RunOpInstance({.op = "LayerNormalization", .input_tensors = in, .expected_tensors = all, .num_outputs = 2});
   ASSERT_FALSE(disagree.ok());
-  EXPECT_NE(disagree.status().message().find("--outputs 2: but 3 expected tensor(s)"), std::string::npos)
+  EXPECT_NE(disagree.status().message().find("num_outputs 2: but 3 expected tensor(s)"), std::string::npos)
       << disagree.status().message();
 }
 
@@ -141,7 +141,7 @@ TEST_F(OpHarnessFiles, ABadRequestWritesNothing) {
   const std::string report = (dir_ / "report.json").string();
   auto bad = RunOpInstance({.op = "Relu", .input_shapes = {Shape({8})}, .tunables = {{"blok", 64}}, .report = report});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("--tunables: op Relu has no tunable 'blok'"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("tunables: op Relu has no tunable 'blok'"), std::string::npos)
       << bad.status().message();
   EXPECT_FALSE(std::filesystem::exists(report));
   auto undeclared = RunOpInstance({.op = "Relu", .input_shapes = {Shape({8})}, .tunables = {{"block", 12345}}, .report = report});

@@ -24,7 +24,7 @@ StatusOr<Tensor> Summarize(const char* op, const Tensor& t, Device* device) {
   Attrs attrs;
   if (std::string(op) == kSampleOp) attrs.Set("count", kReadbackSampleCount);
   auto run = Dispatcher::Global().Run(op, {t}, attrs, RunOptions{.device = device, .fingerprint = false});
-  if (!run.ok()) return std::move(run).status().WithContext("--readback");
+  if (!run.ok()) return std::move(run).status().WithContext("readback");
   return ToHost(run->outputs[0]);
 }
 
@@ -68,15 +68,15 @@ StatusOr<Readback> ParseReadbackName(std::string_view text) {
   if (text == "full") return Readback::kFull;
   if (text == "stats") return Readback::kStats;
   if (text == "sample") return Readback::kSample;
-  return InvalidArgumentError("--readback '" + std::string(text) + "': expected full, stats or sample");
+  return InvalidArgumentError("readback '" + std::string(text) + "': expected full, stats or sample");
 }
 
 Status CheckReadback(Readback r, const std::string& backend) {
   if (r == Readback::kFull) return Status::Ok();
   const OpSchema* op = OpRegistry::Global().Find(r == Readback::kStats ? kStatsOp : kSampleOp);
   if (op == nullptr || !op->kernels.count(backend)) {
-    return InvalidArgumentError(std::string("--readback ") + ReadbackName(r) + ": the " + backend +
-                                " backend has no kernel to summarise outputs on the device; use --readback full");
+    return InvalidArgumentError(std::string("readback ") + ReadbackName(r) + ": the " + backend +
+                                " backend has no kernel to summarise outputs on the device; use `readback` full");
   }
   return Status::Ok();
 }

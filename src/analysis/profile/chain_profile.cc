@@ -21,12 +21,12 @@ StatusOr<std::vector<Tensor>> StandIns(const OpRunRequest& run) {
   if (!run.input_files.empty()) {
     for (const std::string& f : run.input_files) {
       auto t = ReadNpy(f);
-      if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+      if (!t.ok()) return std::move(t).status().WithContext("input_files");
       out.push_back(*std::move(t));
     }
     return out;
   }
-  if (run.input_shapes.empty()) return InvalidArgumentError("--chain: expected --input-shapes or --inputs for stage 1");
+  if (run.input_shapes.empty()) return InvalidArgumentError("chain: expected `input_shapes` or `input_files` for stage 1");
   for (size_t i = 0; i < run.input_shapes.size(); ++i) {
     const DType dtype = run.dtypes.empty() ? DType::kF32 : run.dtypes[std::min(i, run.dtypes.size() - 1)];
     OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, run.input_shapes[i]));
@@ -60,21 +60,19 @@ std::string Mib(double bytes) {
 }  // namespace
 
 StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::string& chain) {
-  if (chain.empty()) return InvalidArgumentError("--chain: expected ops in the --baseline syntax, \"OpA{attrs}>OpB\"");
+  if (chain.empty()) return InvalidArgumentError("chain: expected ops in the `baseline` syntax, \"OpA{attrs}>OpB\"");
   for (const std::string& p : base.run.plugins) {
     auto loaded = LoadPlugin(p);
-    if (!loaded.ok()) return std::move(loaded).status().WithContext("--plugin");
+    if (!loaded.ok()) return std::move(loaded).status().WithContext("plugins");
   }
   OPSCOPE_ASSIGN_OR_RETURN(Device* device, GetDevice(base.run.device));
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> current, StandIns(base.run));
-  static const OpSchema kNoOpUnderTest;  // no stage reuses --attrs
+  static const OpSchema kNoOpUnderTest;  // no stage reuses `attrs`
   auto parsed = ParseBaseline(chain, kNoOpUnderTest, Attrs(), device, current);
   if (!parsed.ok()) {
-    // The parser speaks of --baseline, whose syntax this is.
+    // The parser speaks of `baseline`, whose syntax this is.
     std::string msg = parsed.status().message();
-    for (size_t at = msg.find("--baseline"); at != std::string::npos; at = msg.find("--baseline", at)) {
-      msg.replace(at, 10, "--chain");
-    }
+    if (msg.starts_with("baseline")) msg.replace(0, 8, "chain");
     return InvalidArgumentError(msg);
   }
   ChainProfile out{.chain = chain};
@@ -109,7 +107,7 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
       }
     }
     auto report = ProfileOpInstance(r);
-    if (!report.ok()) return std::move(report).status().WithContext("--chain stage " + std::to_string(k + 1) + " " + s.op->name);
+    if (!report.ok()) return std::move(report).status().WithContext("chain: stage " + std::to_string(k + 1) + " " + s.op->name);
     const int n = ++seen[s.op->name];
     ChainStageProfile stage{.name = n == 1 ? s.op->name : s.op->name + "#" + std::to_string(n), .report = *std::move(report)};
 
@@ -120,7 +118,7 @@ StatusOr<ChainProfile> ProfileChain(const ProfileRequest& base, const std::strin
     node.attrs = attrs;
     Attrs infer_attrs = s.attrs;
     auto outs = Dispatcher::Global().InferOutputs(*s.op, current, infer_attrs, -1);
-    if (!outs.ok()) return std::move(outs).status().WithContext("--chain stage " + s.op->name);
+    if (!outs.ok()) return std::move(outs).status().WithContext("chain: stage " + s.op->name);
     node.outputs = *outs;
     if (stage.report.profile) {
       node.launches = stage.report.profile->launches;

@@ -225,12 +225,12 @@ OpProfile Summarize(const ProfileRequest& r, const Instance& in, const Timed& t)
 }  // namespace
 
 StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
-  if (r.iterations < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(r.iterations));
-  if (r.warmup < 0) return InvalidArgumentError("--warmup: expected 0 or more calls, got " + std::to_string(r.warmup));
-  OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_bw_gbs, "--peak-bw", "GB/s"));
-  OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_gflops, "--peak-flops", "GFLOP/s"));
-  OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.timeline, "--output"));
-  OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.run.report, "--report"));
+  if (r.iterations < 1) return InvalidArgumentError("iterations: expected at least 1 call to time, got " + std::to_string(r.iterations));
+  if (r.warmup < 0) return InvalidArgumentError("warmup: expected 0 or more calls, got " + std::to_string(r.warmup));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_bw_gbs, "peak_bw_gbs", "GB/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak(r.peak_gflops, "peak_gflops", "GFLOP/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.timeline, "timeline"));
+  OPSCOPE_RETURN_IF_ERROR(CheckWritable(r.run.report, "report"));
 
   // Correctness first, through the harness; its report gets the profile section.
   OpRunRequest run = r.run;
@@ -265,7 +265,7 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
     TimelineInput tl{.op = in.op->name, .device = in.device->name(), .instance_op_id = report.op_id,
                      .device_clock_offset_ns = timed->clock_offset_ns, .calls = timed->recorded, .profile = &profile};
     profile.timeline_json = ProfileTimelineJson(tl);
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, profile.timeline_json).WithContext("--output"));
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.timeline, profile.timeline_json).WithContext("timeline"));
     profile.timeline_file = r.timeline;
   }
   report.profile = std::move(profile);

@@ -269,19 +269,19 @@ TEST_F(ProfileFiles, BadRequestsFailBeforeAnythingRunsOrIsWritten) {
     return r.ok() ? std::string() : r.status().message();
   };
   ProfileRequest zero = ReluRequest(16, 0);
-  EXPECT_EQ(message(zero), "--iters: expected at least 1 call to time, got 0");
+  EXPECT_EQ(message(zero), "iterations: expected at least 1 call to time, got 0");
   ProfileRequest warm = ReluRequest(16, 2);
   warm.warmup = -1;
-  EXPECT_EQ(message(warm), "--warmup: expected 0 or more calls, got -1");
+  EXPECT_EQ(message(warm), "warmup: expected 0 or more calls, got -1");
   ProfileRequest bw = ReluRequest(16, 2);
   bw.peak_bw_gbs = -3;
-  EXPECT_EQ(message(bw).rfind("--peak-bw: expected a positive number of GB/s", 0), 0u);
+  EXPECT_EQ(message(bw).rfind("peak_bw_gbs: expected a positive number of GB/s", 0), 0u);
   ProfileRequest nowhere = ReluRequest(16, 2);
   nowhere.timeline = Path("missing/timeline.json");
-  EXPECT_EQ(message(nowhere), "--output " + nowhere.timeline + ": no folder " + Path("missing"));
+  EXPECT_EQ(message(nowhere), "timeline " + nowhere.timeline + ": no folder " + Path("missing"));
   ProfileRequest tunable = ReluRequest(16, 2);
   tunable.run.tunables = {{"blok", 64}};
-  EXPECT_EQ(message(tunable).rfind("--tunables: op Relu has no tunable 'blok'", 0), 0u);
+  EXPECT_EQ(message(tunable).rfind("tunables: op Relu has no tunable 'blok'", 0), 0u);
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ std::string OpReportJson(const OpRunReport& r) { return JsonText(OpReportJsonVal
 Status WriteOpReport(const std::string& path, const OpRunReport& r) { return WriteReportFile(path, OpReportJsonValue(r)); }
 
 Status WriteReportFile(const std::string& path, const nlohmann::json& report) {
-  return WriteFileAtomic(path, JsonText(report, 2) + "\n").WithContext("--report");
+  return WriteFileAtomic(path, JsonText(report, 2) + "\n").WithContext("report");
 }
 
 }  // namespace opscope

@@ -39,9 +39,9 @@ Status Plan(const OpSchema& op, const SweepRequest& r, std::vector<SweepAxis>& a
   for (const auto& [name, value] : r.base.run.tunables) {
     const TunableDef* t = op.FindTunable(name);
     if (t == nullptr) {
-      return InvalidArgumentError("--tunables: op " + op.name + " has no tunable '" + name + "' (" + DeclaredNames(op) + ")");
+      return InvalidArgumentError("tunables: op " + op.name + " has no tunable '" + name + "' (" + DeclaredNames(op) + ")");
     }
-    OPSCOPE_RETURN_IF_ERROR(CheckValue(op, *t, value, "--tunables"));
+    OPSCOPE_RETURN_IF_ERROR(CheckValue(op, *t, value, "tunables"));
   }
   for (const auto& [name, values] : r.values) {
     const std::string flag = SweepFlagFor(name);
@@ -69,7 +69,7 @@ Status Plan(const OpSchema& op, const SweepRequest& r, std::vector<SweepAxis>& a
     if (!axis.values.empty()) axes.push_back(std::move(axis));
   }
   if (axes.empty()) {
-    return InvalidArgumentError("--tunable: op " + op.name + " declares no tunables and none were asked: "
+    return InvalidArgumentError("values: op " + op.name + " declares no tunables and none were asked: "
                                 "a sweep with no candidates");
   }
   return Status::Ok();
@@ -166,15 +166,15 @@ std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const s
 
 StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   const ProfileRequest& base = r.base;
-  if (base.iterations < 1) return InvalidArgumentError("--iters: expected at least 1 call to time, got " + std::to_string(base.iterations));
-  if (base.warmup < 0) return InvalidArgumentError("--warmup: expected 0 or more calls, got " + std::to_string(base.warmup));
+  if (base.iterations < 1) return InvalidArgumentError("iterations: expected at least 1 call to time, got " + std::to_string(base.iterations));
+  if (base.warmup < 0) return InvalidArgumentError("warmup: expected 0 or more calls, got " + std::to_string(base.warmup));
   for (const std::string& path : base.run.plugins) {
     auto p = LoadPlugin(path);
-    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+    if (!p.ok()) return std::move(p).status().WithContext("plugins");
   }
-  if (base.run.op.empty()) return InvalidArgumentError("--op: required (an op name; ops-debug list shows them)");
+  if (base.run.op.empty()) return InvalidArgumentError("op: required (an op name; ops-debug list shows them)");
   auto found = OpRegistry::Global().Lookup(base.run.op);
-  if (!found.ok()) return std::move(found).status().WithContext("--op");
+  if (!found.ok()) return std::move(found).status().WithContext("op");
   const OpSchema& op = **found;
 
   SweepReport report{.op = op.name, .device = base.run.device, .key = InstanceKey(base.run),

@@ -298,8 +298,8 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
 
 StatusOr<std::string> WriteSweepFiles(const SweepReport& report, const std::string& cache_file) {
   const std::string page = (std::filesystem::path(cache_file).parent_path() / "sweep.html").string();
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(cache_file, SweepJson(report)).WithContext("--output-dir"));
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, SweepHtml(report)).WithContext("--output-dir"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(cache_file, SweepJson(report)).WithContext("output_dir"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, SweepHtml(report)).WithContext("output_dir"));
   return page;
 }
 

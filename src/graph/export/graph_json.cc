@@ -168,7 +168,7 @@ Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, con
 }
 
 Status WritePassDump(const std::string& dir, const PassResult& pass, const Model& m, const RunIdentity& run) {
-  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "--dump-passes"));
+  OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, "dump_passes"));
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%02d_", pass.index);
   json j = {{"schema", kGraphSchema},

@@ -45,7 +45,7 @@ namespace {
 StatusOr<std::map<std::string, Tensor>> ReadInputs(const ModelRunRequest& r, const graph::Graph& g) {
   std::map<std::string, Tensor> inputs;
   if (r.input_files.size() > g.inputs().size()) {
-    return InvalidArgumentError("--inputs: " + std::to_string(r.input_files.size()) + " files for " +
+    return InvalidArgumentError("input_files: " + std::to_string(r.input_files.size()) + " files for " +
                                 std::to_string(g.inputs().size()) + " graph inputs");
   }
   for (size_t i = 0; i < r.input_files.size(); ++i) {
@@ -55,7 +55,7 @@ StatusOr<std::map<std::string, Tensor>> ReadInputs(const ModelRunRequest& r, con
       path = path.substr(eq + 1);
     }
     StatusOr<Tensor> t = ReadNpy(path);
-    if (!t.ok()) return std::move(t).status().WithContext("--inputs");
+    if (!t.ok()) return std::move(t).status().WithContext("input_files");
     inputs.emplace(name, std::move(t).value());
   }
   for (const auto& [name, t] : r.input_tensors) inputs[name] = t;
@@ -168,7 +168,7 @@ class ScratchRing {
       return;
     }
     const bool existed = std::filesystem::exists(output_dir, ec);
-    if (Status made = MakeOutputDir(output_dir, "--output-dir"); !made.ok()) {
+    if (Status made = MakeOutputDir(output_dir, "output_dir"); !made.ok()) {
       error_ = made.message();
       return;
     }
@@ -195,21 +195,21 @@ class ScratchRing {
 }  // namespace
 
 StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
-  if (r.streams < 1) return InvalidArgumentError("--streams " + std::to_string(r.streams) + ": expected >= 1");
-  if (r.iterations < 1) return InvalidArgumentError("--iterations " + std::to_string(r.iterations) + ": expected >= 1");
-  if (r.warmup < 0) return InvalidArgumentError("--warmup " + std::to_string(r.warmup) + ": expected >= 0");
+  if (r.streams < 1) return InvalidArgumentError("streams " + std::to_string(r.streams) + ": expected >= 1");
+  if (r.iterations < 1) return InvalidArgumentError("iterations " + std::to_string(r.iterations) + ": expected >= 1");
+  if (r.warmup < 0) return InvalidArgumentError("warmup " + std::to_string(r.warmup) + ": expected >= 0");
   // Every iteration's times are kept in capture.json; past this a run is a benchmark, not a profile.
   constexpr int kMaxIterations = 10000;
   if (r.iterations > kMaxIterations || r.warmup > kMaxIterations) {
-    return InvalidArgumentError(std::string(r.iterations > kMaxIterations ? "--iterations " : "--warmup ") +
+    return InvalidArgumentError(std::string(r.iterations > kMaxIterations ? "iterations " : "warmup ") +
                                 std::to_string(std::max(r.iterations, r.warmup)) + ": expected at most " +
                                 std::to_string(kMaxIterations));
   }
-  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-bw", r.peak_bw_gbs, "GB/s"));
-  OPSCOPE_RETURN_IF_ERROR(CheckPeak("--peak-flops", r.peak_gflops, "GFLOP/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("peak_bw_gbs", r.peak_bw_gbs, "GB/s"));
+  OPSCOPE_RETURN_IF_ERROR(CheckPeak("peak_gflops", r.peak_gflops, "GFLOP/s"));
   for (const std::string& path : r.plugins) {
     auto p = LoadPlugin(path);
-    if (!p.ok()) return std::move(p).status().WithContext("--plugin");
+    if (!p.ok()) return std::move(p).status().WithContext("plugins");
   }
   graph::CapturedRun run;
   run.dir = r.output_dir;
@@ -239,7 +239,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   OPSCOPE_ASSIGN_OR_RETURN(auto inputs, ReadInputs(r, run.model.compiled));
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = r.streams}));
   auto device = GetDevice(run.device);
-  if (!device.ok()) return std::move(device).status().WithContext("--device");
+  if (!device.ok()) return std::move(device).status().WithContext("device");
   ScratchRing ring(r.output_dir);
   OPSCOPE_RETURN_IF_ERROR(ring.status());
   StatusOr<graph::ExecutionResult> executed = graph::Execute(run.model, run.schedule,
@@ -265,11 +265,11 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   report.outputs = std::move(result.outputs);
   report.race_check = std::move(result.race_check);
   if (!r.output_dir.empty()) {
-    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "--output-dir"));
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "output_dir"));
     // The previous run's files go before any of this run's is written, and
     // capture.json is written last: a kill at any point leaves either the old
     // run whole or files that readers refuse (run_identity.h).
-    OPSCOPE_RETURN_IF_ERROR(graph::ClearRunFolder(r.output_dir).WithContext("--output-dir"));
+    OPSCOPE_RETURN_IF_ERROR(graph::ClearRunFolder(r.output_dir).WithContext("output_dir"));
     OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run));
     OPSCOPE_RETURN_IF_ERROR(graph::WriteCapture(run));
     report.files.push_back(r.output_dir + "/" + graph::kCaptureFile);
@@ -286,14 +286,14 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
 }
 
 StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
-  if (!(r.threshold_time_pct >= 0)) return InvalidArgumentError("--threshold-time: expected a percentage >= 0");
-  if (r.threshold_nodes < 0) return InvalidArgumentError("--threshold-nodes: expected >= 0");
+  if (!(r.threshold_time_pct >= 0)) return InvalidArgumentError("threshold_time_pct: expected a percentage >= 0");
+  if (r.threshold_nodes < 0) return InvalidArgumentError("threshold_nodes: expected >= 0");
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun base, graph::LoadCapture(r.base_dir));
   OPSCOPE_ASSIGN_OR_RETURN(graph::CapturedRun now, graph::LoadCapture(r.new_dir));
   if (!r.allow_different_models && base.identity.model_fingerprint != now.identity.model_fingerprint) {
     return InvalidArgumentError(r.base_dir + " and " + r.new_dir + " are runs of different models (" + base.model.path +
                                 " " + base.identity.model_fingerprint + ", " + now.model.path + " " +
-                                now.identity.model_fingerprint + "): pass --allow-different-models to compare them");
+                                now.identity.model_fingerprint + "): pass `allow_different_models` to compare them");
   }
   graph::RunDiff d = graph::DiffRuns(base, now, {.threshold_time_pct = r.threshold_time_pct,
                                                  .threshold_nodes = r.threshold_nodes});
@@ -302,7 +302,7 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& r) {
   RunDiffReport out{.json = JsonText(d.json, 2) + "\n",
                     .file = r.output, .regressed = d.regressed};
   FillRunDiffReport(d.json, out);
-  if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("--output"));
+  if (!r.output.empty()) OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(r.output, out.json).WithContext("output"));
   return out;
 }
 

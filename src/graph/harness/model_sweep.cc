@@ -10,7 +10,7 @@ namespace opscope {
 
 StatusOr<std::vector<HotNode>> HotNodes(const ModelRunRequest& model) {
   auto run = RunModel(model);
-  if (!run.ok()) return std::move(run).status().WithContext("--graph " + model.model);
+  if (!run.ok()) return std::move(run).status().WithContext("model " + model.model);
   std::vector<HotNode> nodes;
   for (const NodeTime& n : run->nodes) {
     if (n.op_type.empty() || n.roofline.measured_us < 0) continue;
@@ -30,13 +30,13 @@ StatusOr<std::vector<HotNode>> HotNodes(const ModelRunRequest& model) {
 }
 
 StatusOr<ModelSweep> SweepModel(const ModelSweepRequest& r) {
-  if (r.top < 1) return InvalidArgumentError("--top: expected at least 1 task, got " + std::to_string(r.top));
+  if (r.top < 1) return InvalidArgumentError("top: expected at least 1 task, got " + std::to_string(r.top));
   if (!r.each.base.run.op.empty()) {
-    return InvalidArgumentError("--op: not with --graph (the graph's tasks name their ops)");
+    return InvalidArgumentError("op: not with `model` (the graph's tasks name their ops)");
   }
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<HotNode> hot, HotNodes(r.model));
   if (hot.empty()) {
-    return InvalidArgumentError("--graph " + r.model.model + ": no kernel that ran declares a tunable: nothing to sweep");
+    return InvalidArgumentError("model " + r.model.model + ": no kernel that ran declares a tunable: nothing to sweep");
   }
   if (static_cast<int>(hot.size()) > r.top) hot.resize(static_cast<size_t>(r.top));
   ModelSweep sweep;

@@ -235,7 +235,7 @@ StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name) {
     names.push_back(n.name);
   }
   std::vector<std::string> close = ClosestStrings(name, names, 3);
-  std::string msg = "--node '" + name + "': no " + LayerName(g.layer()) + " node has that name";
+  std::string msg = "node '" + name + "': no " + LayerName(g.layer()) + " node has that name";
   if (!close.empty()) msg += " (closest: " + JoinStrings(close, ", ") + ")";
   return NotFoundError(msg);
 }

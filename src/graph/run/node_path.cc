@@ -141,7 +141,7 @@ Status NoSuchNode(const Model& m, const std::string& name) {
   }
   const std::vector<std::string> close = ClosestStrings(name, names, 3);
   // A session graph run without its Model has no framework layer.
-  std::string msg = "--node '" + name + "': no " + (m.framework.nodes().empty() ? "compiled" : "framework or compiled") +
+  std::string msg = "node '" + name + "': no " + (m.framework.nodes().empty() ? "compiled" : "framework or compiled") +
                     " node has that name";
   if (!close.empty()) msg += " (closest: " + JoinStrings(close, ", ") + ")";
   return NotFoundError(msg);
@@ -155,7 +155,7 @@ std::string TaskTitle(const ScheduledTask& t) {
 }
 
 StatusOr<json> NodePathJson(const Model& m, const Schedule& schedule, const std::string& node_name, int depth) {
-  if (depth < 1) return InvalidArgumentError("--depth " + std::to_string(depth) + ": expected >= 1");
+  if (depth < 1) return InvalidArgumentError("depth " + std::to_string(depth) + ": expected >= 1");
   const Node* f = nullptr;
   const Node* c = nullptr;
   if (auto found = FindNodeByName(m.framework, node_name); found.ok()) {

@@ -27,7 +27,7 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
         const Value* iv = g.FindValue(in);
         if (iv && !iv->constant) known += (known.empty() ? "" : ", ") + in;
       }
-      return InvalidArgumentError("--inputs: the model has no graph input '" + name + "' (inputs: " + known + ")");
+      return InvalidArgumentError("input_files: the model has no graph input '" + name + "' (inputs: " + known + ")");
     }
   }
   uint64_t index = 0;
@@ -38,7 +38,7 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
     if (it != o.inputs.end()) {
       const Tensor& given = it->second;
       if (v->dtype_known && given.dtype() != v->dtype) {
-        return InvalidArgumentError("--inputs: input '" + t.value + "' expects " + DTypeName(v->dtype) + ", got " +
+        return InvalidArgumentError("input_files: input '" + t.value + "' expects " + DTypeName(v->dtype) + ", got " +
                                     given.Describe());
       }
       bool shape_ok = !v->rank_known || static_cast<int>(v->dims.size()) == given.rank();
@@ -46,7 +46,7 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
         shape_ok = v->dims[d] < 0 || v->dims[d] == given.dim(d);
       }
       if (!shape_ok) {
-        return InvalidArgumentError("--inputs: input '" + t.value + "' expects shape " + Shape(v->dims).ToString() +
+        return InvalidArgumentError("input_files: input '" + t.value + "' expects shape " + Shape(v->dims).ToString() +
                                     ", got " + given.Describe());
       }
       OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(given));
@@ -54,7 +54,7 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
     } else {
       if (!v->shape_known() || !v->dtype_known) {
         return InvalidArgumentError("input '" + t.value + "' has unknown shape " + Shape(v->dims).ToString() +
-                                    ": give it with --inputs");
+                                    ": give it with `input_files`");
       }
       StatusOr<Tensor> made = Tensor::Empty(v->dtype, v->shape());
       if (!made.ok()) return std::move(made).status().WithContext("graph input '" + t.value + "'");
@@ -260,7 +260,7 @@ namespace {
 StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule, const ExecuteOptions& options) {
   if (!options.device) return InvalidArgumentError("Execute: no device given");
   if (options.iterations < 1) {
-    return InvalidArgumentError("--iterations: expected at least 1, got " + std::to_string(options.iterations));
+    return InvalidArgumentError("iterations: expected at least 1, got " + std::to_string(options.iterations));
   }
   ExecutionResult result;
   OPSCOPE_ASSIGN_OR_RETURN(result.inputs, PrepareInputs(compiled, schedule, options));
@@ -276,7 +276,7 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     events.push_back(std::move(e));
   }
   if (options.warmup < 0) {
-    return InvalidArgumentError("--warmup: expected at least 0, got " + std::to_string(options.warmup));
+    return InvalidArgumentError("warmup: expected at least 0, got " + std::to_string(options.warmup));
   }
   for (int w = 0; w < options.warmup; ++w) {
     Run run(compiled, schedule, options.device, streams, events);
@@ -317,10 +317,10 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   // uncertainty is what bounds the calibrated times the schedule now holds.
   result.clocks = iteration_clocks[result.median_iteration];
   if (!options.save_outputs_dir.empty()) {
-    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(options.save_outputs_dir, "--save-outputs"));
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(options.save_outputs_dir, "save_outputs"));
     for (const auto& [name, t] : result.outputs) {
       std::string path = (std::filesystem::path(options.save_outputs_dir) / OutputFileName(name)).string();
-      OPSCOPE_RETURN_IF_ERROR(WriteNpy(path, t).WithContext("--save-outputs"));
+      OPSCOPE_RETURN_IF_ERROR(WriteNpy(path, t).WithContext("save_outputs"));
       result.saved_files.push_back(path);
     }
   }

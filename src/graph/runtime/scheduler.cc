@@ -137,7 +137,7 @@ class Builder {
 
 StatusOr<Schedule> ScheduleGraph(const Graph& compiled, const ScheduleOptions& options) {
   if (options.compute_streams < 1 || options.compute_streams > 64) {
-    return InvalidArgumentError("--streams: expected 1 to 64 compute streams, got " +
+    return InvalidArgumentError("streams: expected 1 to 64 compute streams, got " +
                                 std::to_string(options.compute_streams));
   }
   Builder b(compiled, options.compute_streams, options.replay);
