@@ -9,6 +9,7 @@
 # exits 1 after the other targets have run.
 #   fuzz/run.sh 20                  # what test.sh does
 #   fuzz/run.sh 600 onnx http       # two targets, ten minutes each
+#   FUZZ_RUNS=1000000 fuzz/run.sh 3600 onnx   # a million inputs, or an hour
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -37,6 +38,8 @@ fuzz_one() {
   # FUZZ_SEED fixes libFuzzer's mutations (test.sh's 1): the same inputs in
   # the same order on every run, as far as the time allows.
   [ -n "${FUZZ_SEED:-}" ] && dict+=(-seed="$FUZZ_SEED")
+  # FUZZ_RUNS: stop after that many inputs, if SECONDS have not passed first.
+  [ -n "${FUZZ_RUNS:-}" ] && dict+=(-runs="$FUZZ_RUNS")
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: what a parser may use.
   "$bin/${t}_fuzzer" "$found" "build-asan/fuzz/corpus/$t" "${dict[@]}" -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" >"$log" 2>&1

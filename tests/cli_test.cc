@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "opscope/compare.h"
+#include "cli/app_driver.h"
 #include "cli/apps.h"
 #include "cli/command_table.h"
 #include "cli/describe_command.h"
@@ -590,6 +591,23 @@ TEST(CommandTable, RunsTheParsedRowAndLoadsEnvPluginsOnlyWhereAsked) {
   ::unsetenv("OPSCOPE_PLUGINS");
   EXPECT_EQ(run({"ops"}), std::tuple(1, 2, std::string()));
   EXPECT_EQ(run({"bad"}), std::tuple(2, 0, std::string("t: error: --x: no\n"))) << "the field named as its flag";
+}
+
+// "--input-shapes [4, 256, 64]" typed without quotes reaches argv as three
+// words; ops-debug takes them as the one list the user meant.
+TEST(JoinBracketWords, AnUnclosedListTakesTheWordsThatCloseIt) {
+  const auto joined = [](std::vector<const char*> argv) {
+    return JoinBracketWords(static_cast<int>(argv.size()), argv.data());
+  };
+  using Words = std::vector<std::string>;
+  EXPECT_EQ(joined({"ops-debug", "run", "--input-shapes", "[4,", "256,", "64]", "--dtype", "float32"}),
+            (Words{"ops-debug", "run", "--input-shapes", "[4, 256, 64]", "--dtype", "float32"}));
+  EXPECT_EQ(joined({"t", "--input-shapes=[4,", "8]"}), (Words{"t", "--input-shapes=[4, 8]"}));
+  EXPECT_EQ(joined({"t", "--input-shapes", "[4,", "[8]"}), (Words{"t", "--input-shapes", "[4,", "[8]"}))
+      << "still unbalanced: the words as they came";
+  EXPECT_EQ(joined({"t", "--x", "[4,", "8"}), (Words{"t", "--x", "[4,", "8"})) << "never closed: left alone";
+  EXPECT_EQ(joined({"t", "a[1", "b]"}), (Words{"t", "a[1", "b]"})) << "not a list: a word that does not open one";
+  EXPECT_EQ(joined({"[x"}), (Words{"[x"})) << "argv[0] is the program";
 }
 
 // The library names fields; the tools say the flags that set them.

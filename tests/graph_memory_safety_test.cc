@@ -248,6 +248,23 @@ TEST(GraphMemorySafety, ZeroStridesAreRefusedBeforeOnnxInference) {
   }
 }
 
+// An initializer named "": ONNX's inference gave its shape to an input left
+// out (a second onnx_fuzzer crash in convPoolShapeInference, through a Conv
+// whose weight was hidden as "" from inference). Names must not be empty.
+TEST(GraphMemorySafety, AnInitializerOrGraphInputWithAnEmptyNameIsRefused) {
+  onnx::ModelProto m = PoolLikeModel();
+  AddFloatInitializer(m.mutable_graph(), "", {8, 1, 3, 3, 1, 1, 1});
+  AddNode(m.mutable_graph(), "Conv", {"x", "w_missing"}, {"y"}, "/conv");
+  auto r = ImportOnnxModel(m, "empty.onnx");
+  ASSERT_FALSE(r.ok());
+  ExpectMentions(r.status(), {"empty.onnx", "an initializer has an empty name"});
+  onnx::ModelProto in = ReluModel({2});
+  AddInfo(in.mutable_graph()->mutable_input(), "", {2});
+  auto r2 = ImportOnnxModel(in, "empty_input.onnx");
+  ASSERT_FALSE(r2.ok());
+  ExpectMentions(r2.status(), {"empty_input.onnx", "a graph input has an empty name"});
+}
+
 // ---- what ONNX's conv inference reads from the weight unchecked ----------------------
 
 // A Conv without kernel_shape whose weight has more dims than its input:

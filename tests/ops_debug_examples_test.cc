@@ -2,6 +2,8 @@
 // each found end to end by the real ops-debug, as docs/ops-debug.md shows them.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "opscope/npy.h"
@@ -159,6 +161,71 @@ TEST(OpsDebugExamples, HalfOverflowIsInfOnlyOnTheActualSide) {
   EXPECT_EQ(j["compare"]["mismatched"], 2);
   ToolResult ok = OpsDebug("run --plugin " + kBuggy + " --op half_rms --inputs " + path32);
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+// The commands users already type, as they type them (issue 24): a shape
+// list with spaces and no quotes, profile's --mode as the scope profilers
+// mean by it, my_norm with eps and axis. The plugin comes from
+// OPSCOPE_PLUGINS, as the commands name no --plugin; --device cuda:0 where a
+// GPU answers, cpu elsewhere.
+TEST(OpsDebugExamples, CommandsAsUsersTypeThem) {
+  TempDir dir;
+  const std::string env = "OPSCOPE_PLUGINS=" + kMyOps + " ";
+  const bool gpu = OpsDebug("calibrate --device cuda:0").exit_code == 0;
+  const std::string device = gpu ? "cuda:0" : "cpu";
+  const std::string timeline = (dir.path() / "timeline.json").string();
+  ToolResult profile = testing::Shell(env + kOpsDebug + " profile --op my_norm --input-shapes [4, 256, 64] --dtype float32 "
+                                      "--device " + device + " --mode full --output " + timeline);
+  EXPECT_EQ(profile.exit_code, 0) << profile.out << profile.err;
+  EXPECT_TRUE(Contains(profile.out, "scope full")) << profile.out;
+  EXPECT_TRUE(Contains(profile.out, "--input-shapes '[4,256,64]'")) << "one shape list, as typed: " << profile.out;
+  EXPECT_TRUE(std::filesystem::exists(timeline));
+  ToolResult run = testing::Shell(env + kOpsDebug + " run --op my_norm --input-shapes \"[4, 256, 64]\" --dtype float32 "
+                                  "--attrs eps=1e-6,axis=-1");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(Contains(run.out, "status passed")) << run.out;
+  // Each scope, and the compare rule under its profile name.
+  ToolResult kernel = testing::Shell(env + kOpsDebug + " profile --op my_norm --input-shapes [64, 32] --iters 2 --warmup 0 "
+                                     "--peak-bw 10 --peak-flops 10 --mode kernel --rule abs --abserr 1e-4");
+  EXPECT_EQ(kernel.exit_code, 0) << kernel.out << kernel.err;
+  EXPECT_TRUE(Contains(kernel.out, "phases not timed")) << kernel.out;
+  ToolResult api = testing::Shell(env + kOpsDebug + " profile --op my_norm --input-shapes [64, 32] --iters 2 --warmup 0 "
+                                  "--peak-bw 10 --peak-flops 10 --mode api");
+  EXPECT_EQ(api.exit_code, 0) << api.out << api.err;
+  EXPECT_TRUE(Contains(api.out, "device time not measured")) << api.out;
+  testing::ExpectUsageError(OpsDebug("profile --op Relu --input-shapes [8] --mode ulp:1"),
+                            "--mode 'ulp:1': expected full (API phases and device time), kernel", {"ops-debug"});
+  testing::ExpectUsageError(OpsDebug("profile --op Relu --input-shapes [8] --rule bogus"), "--rule", {"ops-debug"});
+  testing::ExpectUsageError(OpsDebug("run --op Relu --input-shapes [8] --mode bogus"), "--mode", {"ops-debug"});
+}
+
+// my_norm over any axis: against its reference, and the reference against
+// numbers worked by hand (x = [[1, 2], [3, 4]], eps 0: over axis 0 the
+// columns' rms are sqrt(5) and sqrt(10); over axis 1 the rows', sqrt(2.5)
+// and sqrt(12.5)).
+TEST(OpsDebugExamples, MyNormNormalisesOverTheAxisItIsGiven) {
+  for (const char* axis : {"0", "1", "2", "-1", "-3"}) {
+    ToolResult r = OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[3,5,7]' --attrs axis=" + axis);
+    EXPECT_EQ(r.exit_code, 0) << axis << ": " << r.out << r.err;
+  }
+  testing::ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[3,5]' --attrs axis=2"),
+                            "axis", {"ops-debug"});
+  TempDir dir;
+  const std::filesystem::path x = dir.path() / "x.npy";
+  Tensor t = Tensor::Empty(DType::kF64, Shape({2, 2})).value();
+  for (int i = 0; i < 4; ++i) t.FlatSetFromDouble(i, i + 1);
+  ASSERT_TRUE(WriteNpy(x.string(), t).ok());
+  for (const auto& [axis, expected] : std::vector<std::pair<std::string, std::vector<double>>>{
+           {"0", {1 / std::sqrt(5.0), 2 / std::sqrt(10.0), 3 / std::sqrt(5.0), 4 / std::sqrt(10.0)}},
+           {"1", {1 / std::sqrt(2.5), 2 / std::sqrt(2.5), 3 / std::sqrt(12.5), 4 / std::sqrt(12.5)}}}) {
+    const std::filesystem::path out = dir.path() / ("axis" + axis);
+    ToolResult r = OpsDebug("run --plugin " + kMyOps + " --op my_norm --inputs " + x.string() + " --attrs eps=0,axis=" +
+                            axis + " --save-outputs " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto golden = ReadNpy((out / "y.expected.npy").string());
+    ASSERT_TRUE(golden.ok()) << golden.status().ToString();
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(golden->FlatGetAsDouble(i), expected[i], 1e-15) << "axis " << axis << " element " << i;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // my_ops.cc: an example plugin, built into libmy_ops.so.
 //
-//   ops-debug run --plugin build/lib/libmy_ops.so --op my_norm --input-shapes "[4,256,64]"
+//   ops-debug run --plugin build/lib/libmy_ops.so --op my_norm --input-shapes "[4, 256, 64]" --attrs eps=1e-6,axis=-1
 //   ops-debug run --plugin build/lib/libmy_ops.so --op my_bias_gelu --input-shapes "[4,256,64];[64]"
 //
 // Only the public headers are used, as in a project outside this tree. Each op
@@ -23,45 +23,76 @@ using opscope::KernelContext;
 using opscope::Status;
 using opscope::Tensor;
 
-// ---- my_norm: y = x / sqrt(mean(x^2 over the last axis) + eps) -------------------
+// ---- my_norm: y = x / sqrt(mean(x^2 over `axis`) + eps) -------------------------
+// A contiguous x seen as [outer, n, inner] around `axis`: each of the
+// outer * inner lines of n elements, `inner` apart, is normalised alone.
 
 constexpr int kMaxVec = 8;
 
+struct NormLines {
+  int64_t n = 1, inner = 1, lines = 0;
+};
+
+opscope::StatusOr<NormLines> LinesOf(const opscope::Shape& shape, int64_t axis_attr) {
+  NormLines l;
+  if (shape.rank() == 0) {
+    l.lines = 1;
+    return l;
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(int axis, opscope::NormalizeAxis(axis_attr, shape.rank()));
+  l.n = shape.dim(axis);
+  for (int d = axis + 1; d < shape.rank(); ++d) l.inner *= shape.dim(d);
+  l.lines = l.n == 0 ? 0 : shape.numel() / l.n;
+  return l;
+}
+
+// The first element of line `k` of n elements `inner` apart.
+inline int64_t LineStart(const NormLines& l, int64_t k) { return (k / l.inner) * l.n * l.inner + k % l.inner; }
+
+Status MyNormInfer(opscope::InferContext& ctx) {
+  const auto& x = ctx.input(0);
+  auto lines = LinesOf(x.shape, ctx.attrs().i("axis"));
+  if (!lines.ok()) return std::move(lines).status().WithContext("my_norm: attribute axis");
+  ctx.SetOutput(0, x.dtype, x.shape);
+  return Status::Ok();
+}
+
 template <typename T>
-Status MyNormRows(KernelContext& ctx, const Tensor& x, Tensor& y, double eps) {
+Status MyNormLines(KernelContext& ctx, const Tensor& x, Tensor& y, const NormLines& l, double eps) {
   using C = typename ComputeTypeOf<T>::type;
-  const int64_t n = x.rank() == 0 ? 1 : x.dim(x.rank() - 1);
-  const int64_t rows = n == 0 ? 0 : x.numel() / n;
+  const int64_t n = l.n, stride = l.inner;
   // "vec" lanes of partial sums, as a vectorised kernel would keep them.
   const int vec = static_cast<int>(std::clamp<int64_t>(ctx.tunable("vec", 1), 1, kMaxVec));
   const T* in = x.data<T>();
   T* out = y.data<T>();
-  return ctx.ParallelFor("my_norm_cpu", rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* row = in + r * n;
+  return ctx.ParallelFor("my_norm_cpu", l.lines, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t first = LineStart(l, k);
+      const T* row = in + first;
       C lanes[kMaxVec] = {};
       int64_t i = 0;
       for (; i + vec <= n; i += vec) {
-        for (int l = 0; l < vec; ++l) {
-          C v = static_cast<C>(row[i + l]);
-          lanes[l] += v * v;
+        for (int v = 0; v < vec; ++v) {
+          C e = static_cast<C>(row[(i + v) * stride]);
+          lanes[v] += e * e;
         }
       }
-      for (; i < n; ++i) lanes[0] += static_cast<C>(row[i]) * static_cast<C>(row[i]);
+      for (; i < n; ++i) lanes[0] += static_cast<C>(row[i * stride]) * static_cast<C>(row[i * stride]);
       C sum = 0;
-      for (int l = 0; l < vec; ++l) sum += lanes[l];
+      for (int v = 0; v < vec; ++v) sum += lanes[v];
       const C inv = C(1) / std::sqrt(sum / static_cast<C>(n) + static_cast<C>(eps));
-      for (int64_t j = 0; j < n; ++j) out[r * n + j] = static_cast<T>(static_cast<C>(row[j]) * inv);
+      for (int64_t j = 0; j < n; ++j) out[first + j * stride] = static_cast<T>(static_cast<C>(row[j * stride]) * inv);
     }
-  }, /*default_block=*/64);  // rows per block unless the "block" tunable says otherwise
+  }, /*default_block=*/64);  // lines per block unless the "block" tunable says otherwise
 }
 
 Status MyNormCpu(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (!x.is_contiguous()) return opscope::UnimplementedError("my_norm: the cpu kernel needs a contiguous x");
   const double eps = ctx.attrs().f("eps");
+  OPSCOPE_ASSIGN_OR_RETURN(NormLines lines, LinesOf(x.shape(), ctx.attrs().i("axis")));
   return opscope::DispatchFloat(x.dtype(), ctx.op_name(),
-                                [&]<typename T>() { return MyNormRows<T>(ctx, x, ctx.out(0), eps); });
+                                [&]<typename T>() { return MyNormLines<T>(ctx, x, ctx.out(0), lines, eps); });
 }
 
 // The cuda kernel (float32): the PTX of my_norm_ptx.h, JIT-compiled by the
@@ -73,8 +104,13 @@ Status MyNormCuda(KernelContext& ctx) {
                                        std::string(opscope::DTypeName(x.dtype())));
   }
   if (!x.is_contiguous()) return opscope::UnimplementedError("my_norm: the cuda kernel needs a contiguous x");
-  uint64_t n = x.rank() == 0 ? 1 : static_cast<uint64_t>(x.dim(x.rank() - 1));
-  uint64_t rows = n == 0 ? 0 : static_cast<uint64_t>(x.numel()) / n;
+  OPSCOPE_ASSIGN_OR_RETURN(NormLines lines, LinesOf(x.shape(), ctx.attrs().i("axis")));
+  if (lines.inner != 1) {
+    return opscope::UnimplementedError("my_norm: the cuda kernel normalises over the last axis only, got axis " +
+                                       std::to_string(ctx.attrs().i("axis")));
+  }
+  uint64_t n = static_cast<uint64_t>(lines.n);
+  uint64_t rows = static_cast<uint64_t>(lines.lines);
   if (rows == 0) return Status::Ok();
   OPSCOPE_ASSIGN_OR_RETURN(const void* fn, ctx.device()->LoadKernel("ptx", kMyNormPtx, "my_norm_f32"));
   const int64_t block = ctx.tunable("block", 64);
@@ -92,16 +128,18 @@ Status MyNormReference(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   const double eps = ctx.attrs().f("eps");
-  const int64_t n = x.rank() == 0 ? 1 : x.dim(x.rank() - 1);
-  const int64_t rows = n == 0 ? 0 : x.numel() / n;
-  for (int64_t r = 0; r < rows; ++r) {
+  OPSCOPE_ASSIGN_OR_RETURN(NormLines l, LinesOf(x.shape(), ctx.attrs().i("axis")));
+  for (int64_t k = 0; k < l.lines; ++k) {
+    const int64_t first = LineStart(l, k);
     double sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      double v = x.FlatGetAsDouble(r * n + j);
+    for (int64_t j = 0; j < l.n; ++j) {
+      double v = x.FlatGetAsDouble(first + j * l.inner);
       sum += v * v;
     }
-    const double inv = 1.0 / std::sqrt(sum / static_cast<double>(n) + eps);
-    for (int64_t j = 0; j < n; ++j) y.FlatSetFromDouble(r * n + j, x.FlatGetAsDouble(r * n + j) * inv);
+    const double inv = 1.0 / std::sqrt(sum / static_cast<double>(l.n) + eps);
+    for (int64_t j = 0; j < l.n; ++j) {
+      y.FlatSetFromDouble(first + j * l.inner, x.FlatGetAsDouble(first + j * l.inner) * inv);
+    }
   }
   return Status::Ok();
 }
@@ -166,10 +204,10 @@ Status BiasGeluReference(KernelContext& ctx) {
 
 OPSCOPE_OP("my_norm")
     .Domain("com.opscope.examples")
-    .Doc("RMS norm over the last axis: y = x / sqrt(mean(x^2) + eps)")
+    .Doc("RMS norm over one axis: y = x / sqrt(mean(x^2 over axis) + eps)")
     .Input("x").Output("y")
-    .Attr("eps", 1e-6)
-    .SameShape()
+    .Attr("eps", 1e-6).Attr("axis", -1)
+    .Infer(MyNormInfer)
     .Cost([](const opscope::OpCall& c) {
       return opscope::Cost{.bytes_read = c.in(0).bytes(), .bytes_written = c.out(0).bytes(),
                            .flops = 3.0 * static_cast<double>(c.in(0).numel())};

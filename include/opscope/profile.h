@@ -19,6 +19,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "opscope/harness.h"
 #include "opscope/report.h"
@@ -27,8 +28,12 @@
 
 namespace opscope {
 
+// "full", "kernel" or "api"; an error names the `scope` field.
+StatusOr<ProfileScope> ParseProfileScope(std::string_view text);
+
 struct ProfileRequest {
   OpRunRequest run;         // every flag of ops-debug run; run.report gets the profile section too
+  ProfileScope scope = ProfileScope::kFull;  // --mode: what is measured
   int warmup = 3;           // --warmup
   int iterations = 20;      // --iters
   bool cold_cache = false;  // --cold-cache: flush the last-level cache before every call

@@ -114,7 +114,15 @@ struct PhaseProfile {
 
 // What `ops-debug profile` measured of one op instance: the same instance
 // (op_id) whose correctness the rest of the report holds.
+// What `ops-debug profile` measures (--mode), as profilers name it: kFull,
+// the API time by phase and the device time; kKernel, the device time only
+// (the dispatcher reads no phase clocks); kApi, the host's phases only (no
+// device events are recorded, so there is no device time and no roofline).
+enum class ProfileScope { kFull, kKernel, kApi };
+const char* ProfileScopeName(ProfileScope s);  // "full", "kernel", "api"
+
 struct OpProfile {
+  ProfileScope scope = ProfileScope::kFull;
   int warmup = 0, iterations = 0;
   bool cold_cache = false;            // the last-level cache flushed before every call
   TimingStats api_us;                 // the whole call as the caller sees it

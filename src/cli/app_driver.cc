@@ -117,6 +117,41 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int ar
   return std::nullopt;
 }
 
+namespace {
+
+// '[' less ']' in `w`.
+int Unclosed(std::string_view w) {
+  int open = 0;
+  for (char c : w) open += c == '[' ? 1 : c == ']' ? -1 : 0;
+  return open;
+}
+
+bool OpensAList(std::string_view w) { return w.starts_with("[") || w.find("=[") != std::string_view::npos; }
+
+}  // namespace
+
+std::vector<std::string> JoinBracketWords(int argc, const char* const* argv) {
+  std::vector<std::string> out;
+  for (int i = 0; i < argc; ++i) {
+    std::string word = argv[i];
+    int open = Unclosed(word);
+    if (i > 0 && OpensAList(word) && open > 0) {
+      std::string joined = word;
+      int j = i + 1;
+      for (; j < argc && open > 0; ++j) {
+        joined += std::string(" ") + argv[j];
+        open += Unclosed(argv[j]);
+      }
+      if (open == 0) {
+        word = std::move(joined);
+        i = j - 1;
+      }
+    }
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
 CLI::Option* AddSeedOption(CLI::App* cmd, uint64_t& seed, const std::string& description) {
   return cmd->add_option("--seed", seed, description)
       ->check(CLI::Validator(

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "opscope/status.h"
 
@@ -31,6 +32,13 @@ int FinishCommand(const Status& st, std::string_view tool, std::ostream& err);
 // nullopt when a subcommand parsed and should run.
 std::optional<int> ParseCommandLine(CLI::App& app, std::string_view tool, int argc, const char* const* argv,
                                     std::ostream& out, std::ostream& err);
+
+// A shape list typed with spaces and no quotes ("--input-shapes [4, 256, 64]")
+// reaches argv as "[4," "256," "64]". A word that starts a bracket it does
+// not close ("[4," or "--input-shapes=[4,") is joined, with a space, to the
+// words after it until its brackets balance, as the user meant it; a word
+// whose brackets never balance, and every other word, stays as it was.
+std::vector<std::string> JoinBracketWords(int argc, const char* const* argv);
 
 // --seed on `cmd`: a decimal number that fits 64 bits, checked before CLI11
 // converts it (which reads "-1" as 2^64-1 and clamps what is larger).

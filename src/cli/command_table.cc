@@ -22,10 +22,10 @@ int RunCommandTable(CLI::App& app, const std::vector<Command>& table, std::span<
     if (!c.cli->parsed()) continue;
     if (c.loads_env_plugins) {
       const Status env = LoadPluginsFromEnv();
-      if (!env.ok()) return UsageError(err, tool, NameFlags(env.ToString(), fields));
+      if (!env.ok()) return UsageError(err, tool, NameFlags(env.ToString(), fields, c.own_flags));
     }
     StatusOr<int> code = c.run();
-    return code.ok() ? *code : UsageError(err, tool, NameFlags(code.status().ToString(), fields));
+    return code.ok() ? *code : UsageError(err, tool, NameFlags(code.status().ToString(), fields, c.own_flags));
   }
   return UsageError(err, tool, "no command given (see " + std::string(tool) + " --help)");
 }

@@ -31,6 +31,9 @@ struct Command {
   CLI::App* cli = nullptr;                // the subcommand, as its Add...Command made it
   std::function<StatusOr<int>()> run;     // the exit code, or the error of bad usage or input
   bool loads_env_plugins = false;         // OPSCOPE_PLUGINS is loaded before it runs
+  // Where this command spells a field otherwise than the tool's table does
+  // (profile's compare rule is --rule, its --mode the scope).
+  std::span<const FieldFlag> own_flags = {};
 };
 
 // 0 when `st` is OK, else `st`.

@@ -70,9 +70,11 @@ constexpr FieldFlag kInspector[] = {
     {"baseline", "--baseline"},
 };
 
-const FieldFlag* Find(std::string_view name, std::span<const FieldFlag> table) {
-  for (const FieldFlag& f : table) {
-    if (f.field == name) return &f;
+const FieldFlag* Find(std::string_view name, std::span<const FieldFlag> first, std::span<const FieldFlag> table) {
+  for (std::span<const FieldFlag> t : {first, table}) {
+    for (const FieldFlag& f : t) {
+      if (f.field == name) return &f;
+    }
   }
   return nullptr;
 }
@@ -84,14 +86,14 @@ bool IdentChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
 const std::span<const FieldFlag> kOpsDebugFieldFlags(kOpsDebug);
 const std::span<const FieldFlag> kInspectorFieldFlags(kInspector);
 
-std::string NameFlags(std::string_view message, std::span<const FieldFlag> table) {
+std::string NameFlags(std::string_view message, std::span<const FieldFlag> table, std::span<const FieldFlag> first) {
   std::string out;
   out.reserve(message.size() + 16);
   // The leading field: "field:" or "field VALUE:" (one word of value).
   size_t i = 0;
   while (i < message.size() && IdentChar(message[i])) ++i;
   if (i > 0 && i < message.size()) {
-    const FieldFlag* f = Find(message.substr(0, i), table);
+    const FieldFlag* f = Find(message.substr(0, i), first, table);
     bool leads = message[i] == ':';
     if (!leads && message[i] == ' ') {
       const size_t colon = message.find(':', i + 1), space = message.find(' ', i + 1);
@@ -115,7 +117,7 @@ std::string NameFlags(std::string_view message, std::span<const FieldFlag> table
     for (char c : name) ident = ident && IdentChar(c);
     out += message.substr(at, open - at);
     if (ident) {
-      const FieldFlag* f = Find(name, table);
+      const FieldFlag* f = Find(name, first, table);
       out += f != nullptr ? f->flag : name;
     } else {
       out += message.substr(open, close - open + 1);  // not a field: left as it was

@@ -20,9 +20,11 @@ struct FieldFlag {
 };
 
 // `message` with the field it starts with ("field:" or "field VALUE:") and
-// every field it names in backquotes ("`input_files`") as their flags. A
-// backquoted name the table lacks loses its quotes; other text is untouched.
-std::string NameFlags(std::string_view message, std::span<const FieldFlag> table);
+// every field it names in backquotes ("`input_files`") as their flags, from
+// `first` (a command's own spellings) before `table`. A backquoted name
+// neither has loses its quotes; other text is untouched.
+std::string NameFlags(std::string_view message, std::span<const FieldFlag> table,
+                      std::span<const FieldFlag> first = {});
 
 extern const std::span<const FieldFlag> kOpsDebugFieldFlags;
 extern const std::span<const FieldFlag> kInspectorFieldFlags;

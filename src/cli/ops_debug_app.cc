@@ -62,7 +62,13 @@ StatusOr<int> Printed(StatusOr<Report> report, Print print, std::ostream& out) {
 
 }  // namespace
 
-int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int OpsDebugMain(int given_argc, const char* const* given_argv, std::ostream& out, std::ostream& err) {
+  // "--input-shapes [4, 256, 64]" unquoted: one shape list, as typed.
+  const std::vector<std::string> words = JoinBracketWords(given_argc, given_argv);
+  std::vector<const char*> word_ptrs;
+  for (const std::string& w : words) word_ptrs.push_back(w.c_str());
+  const int argc = static_cast<int>(word_ptrs.size());
+  const char* const* argv = word_ptrs.data();
   CLI::App app("ops-debug: run, compare, profile, sweep, diagnose, check and inspect one operator", "ops-debug");
   app.set_version_flag("--version", std::string("ops-debug ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
@@ -95,7 +101,7 @@ int OpsDebugMain(int argc, const char* const* argv, std::ostream& out, std::ostr
       {list_cli, [&] { return ExitZero(ListOps(list, out)); }, true},
       {describe_cli, [&] { return ExitZero(DescribeOp(describe, out)); }, true},
       {calibrate_cli, [&] { return ExitZero(RunCalibrate(calibrate, out)); }, true},
-      {profile_cli, [&] { return RunProfile(profile, out); }, true},
+      {profile_cli, [&] { return RunProfile(profile, out); }, true, kProfileOwnFlags},
       {sweep_cli,
        [&] {
          SweepInterruptScope interrupt;

@@ -21,8 +21,12 @@ StatusOr<double> PeakFlag(double v, const char* flag, const char* unit) {
 
 }  // namespace
 
+constexpr FieldFlag kProfileOwn[] = {{"rule", "--rule"}, {"scope", "--mode"}};
+const std::span<const FieldFlag> kProfileOwnFlags(kProfileOwn);
+
 StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& f) {
   ProfileRequest r;
+  OPSCOPE_ASSIGN_OR_RETURN(r.scope, ParseProfileScope(f.mode));
   OPSCOPE_ASSIGN_OR_RETURN(r.run, RequestFromFlags(f.run));
   r.warmup = f.warmup;
   r.iterations = f.iters;
@@ -84,7 +88,10 @@ StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out) {
     return InvalidArgumentError(modes == 0 ? "--op: required (or --chain \"OpA>OpB\", or --graph MODEL.onnx)"
                                            : "--op, --chain and --graph: give one of them");
   }
-  if (!flags.graph.empty()) return RunGraphProfile(flags, out);
+  if (!flags.graph.empty()) {
+    if (flags.mode != "full") return InvalidArgumentError("--mode " + flags.mode + ": a model (--graph) is timed in full only");
+    return RunGraphProfile(flags, out);
+  }
   if (!flags.chain.empty()) {
     ProfileFlags f = flags;
     f.run.op = "Identity";  // stands for the stages while the shared flags are read; ProfileChain sets each
@@ -111,6 +118,17 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileFlags& f) {
   CLI::App* c = app.add_subcommand("profile", "Time one op: API and device time by phase, against the measured roofline");
   AddRunFlags(*c, f.run);
   c->get_option("--op")->required(false);  // or --chain, or --graph
+  // Profilers' users know --mode as what is measured; run's --mode (the
+  // compare rule) is --rule here, its other spelling.
+  c->remove_option(c->get_option("--rule"));
+  c->add_option("--rule", f.run.tolerance.rule, "mixed | abs | rel | exact | ulp:N: the compare rule (see below)");
+  c->add_option("--mode", f.mode, "full (API phases and device time, the default) | kernel (device time only) | "
+                                  "api (host phases only)");
+  std::string footer = c->get_footer();
+  for (size_t at = footer.find("(--mode)"); at != std::string::npos; at = footer.find("(--mode)", at)) {
+    footer.replace(at, 8, "(--rule)");
+  }
+  c->footer(footer);
   c->add_option("--chain", f.chain, "the hot chain of ops in the --baseline syntax, \"OpA{attrs}>OpB>OpC\": each stage "
                                      "timed, then the ranked suspects (stage 1 takes --input-shapes)");
   c->add_option("--graph", f.graph, "the hot chain of a model (.onnx), run as inspector-cli run runs it: each "

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 #include <string>
 
+#include "cli/field_flags.h"
 #include "cli/run_command.h"
 #include "opscope/profile.h"
 
@@ -28,6 +30,9 @@ struct ProfileFlags {
   double peak_bw = -1;     // -1: not given
   double peak_flops = -1;
   std::string output;      // timeline.json; its .html beside it
+  // --mode: what is measured, as profilers name it (full, kernel, api); the
+  // compare rule, --mode in run, is --rule here.
+  std::string mode = "full";
   // The hot chain instead of one op (either, not with --op):
   std::string chain;       // --chain "Relu>Sigmoid": stages in the --baseline syntax, stage 1 on --input-shapes
   std::string graph;       // --graph MODEL.onnx: the model run as inspector-cli run runs it
@@ -38,5 +43,8 @@ StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& flags);
 // passed, 1 the kernel is wrong) or the error of a bad request (exit 2).
 StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out);
 CLI::App* AddProfileCommand(CLI::App& app, ProfileFlags& flags);
+
+// Where profile spells a request field otherwise than ops-debug's table.
+extern const std::span<const FieldFlag> kProfileOwnFlags;
 
 }  // namespace opscope::cli

@@ -116,7 +116,9 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
   const RunOptions plain{.device = in.device, .tunables = r.run.tunables, .num_outputs = in.num_outputs,
                          .fingerprint = false};
   RunOptions recorded_opts = plain;
-  recorded_opts.time_phases = true;
+  recorded_opts.time_phases = r.scope != ProfileScope::kKernel;
+  // The recorder's stream events are the device time: none under kApi.
+  const bool device_events = r.scope != ProfileScope::kApi;
   std::unique_ptr<CacheFlusher> flusher;
   // The flusher streams through host memory: the host's cache is what it evicts.
   if (r.cold_cache) {
@@ -131,7 +133,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
   // the host where the device's memory is not the host's.
   auto call = [&](bool record, int iteration) -> Status {
     if (flusher) flusher->Flush();
-    const int hook = record ? Dispatcher::Global().AddHook(recorder) : 0;
+    const int hook = record && device_events ? Dispatcher::Global().AddHook(recorder) : 0;
     const int64_t begin = SteadyNowNs();
     auto run = Dispatcher::Global().Run(*in.op, in.inputs, in.attrs, record ? recorded_opts : plain);
     if (run.ok() && read_back) {
@@ -142,7 +144,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
       }
     }
     const int64_t end = SteadyNowNs();
-    if (record) Dispatcher::Global().RemoveHook(hook);
+    if (hook != 0) Dispatcher::Global().RemoveHook(hook);
     if (!run.ok()) return std::move(run).status().WithContext("call " + std::to_string(iteration + 1));
     if (!record) {
       t.unrecorded_api_us.push_back((end - begin) / 1e3);
@@ -150,7 +152,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
     }
     t.recorded.push_back(ProfiledCall{.iteration = iteration, .seq = run->seq, .op_id = run->op_id,
                                       .api_begin_ns = begin, .api_end_ns = end, .times = run->times,
-                                      .readback_end_ns = read_back ? end : 0});
+                                      .readback_end_ns = read_back && run->times.timed() ? end : 0});
     t.launches = run->launches;
     return Status::Ok();
   };
@@ -180,6 +182,7 @@ StatusOr<Timed> TimeCalls(const ProfileRequest& r, const Instance& in) {
 
 OpProfile Summarize(const ProfileRequest& r, const Instance& in, const Timed& t) {
   OpProfile p;
+  p.scope = r.scope;
   p.warmup = r.warmup;
   p.iterations = r.iterations;
   p.cold_cache = r.cold_cache;
@@ -210,11 +213,14 @@ OpProfile Summarize(const ProfileRequest& r, const Instance& in, const Timed& t)
   p.api_us = ComputeTimingStats(api);
   p.device_us = ComputeTimingStats(device);
   p.queue_us = ComputeTimingStats(queue);
-  for (int i = 0; i < kDispatchPhaseCount; ++i) {
-    p.phases.push_back({DispatchPhaseName(static_cast<DispatchPhase>(i)), ComputeTimingStats(phases[i])});
+  // Under kKernel no phase was timed: the API time stays whole.
+  if (r.scope != ProfileScope::kKernel) {
+    for (int i = 0; i < kDispatchPhaseCount; ++i) {
+      p.phases.push_back({DispatchPhaseName(static_cast<DispatchPhase>(i)), ComputeTimingStats(phases[i])});
+    }
+    if (!readback.empty()) p.phases.push_back({"read back", ComputeTimingStats(readback)});
+    p.phases.push_back({"call", ComputeTimingStats(rest)});
   }
-  if (!readback.empty()) p.phases.push_back({"read back", ComputeTimingStats(readback)});
-  p.phases.push_back({"call", ComputeTimingStats(rest)});
   p.unrecorded_api_us = ComputeTimingStats(t.unrecorded_api_us);
   if (r.measure_overhead) p.overhead_us = p.api_us.median - p.unrecorded_api_us.median;
   p.cost = CostOf(*in.op, in.in_desc, in.out_desc, in.validated);
@@ -223,6 +229,24 @@ OpProfile Summarize(const ProfileRequest& r, const Instance& in, const Timed& t)
 }
 
 }  // namespace
+
+const char* ProfileScopeName(ProfileScope s) {
+  switch (s) {
+    case ProfileScope::kFull: return "full";
+    case ProfileScope::kKernel: return "kernel";
+    case ProfileScope::kApi: return "api";
+  }
+  return "?";
+}
+
+StatusOr<ProfileScope> ParseProfileScope(std::string_view text) {
+  for (ProfileScope s : {ProfileScope::kFull, ProfileScope::kKernel, ProfileScope::kApi}) {
+    if (text == ProfileScopeName(s)) return s;
+  }
+  return InvalidArgumentError("scope '" + std::string(text) +
+                              "': expected full (API phases and device time), kernel (device time only) or api "
+                              "(host phases only)");
+}
 
 StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
   if (r.iterations < 1) return InvalidArgumentError("iterations: expected at least 1 call to time, got " + std::to_string(r.iterations));
@@ -260,7 +284,8 @@ StatusOr<OpRunReport> ProfileOpInstance(const ProfileRequest& r) {
   const SuspectNode node{.name = in.op->name, .op = in.op, .inputs = in.in_desc, .outputs = in.out_desc,
                          .attrs = in.validated, .launches = profile.launches, .roofline = profile.roofline,
                          .on_critical_path = true};
-  profile.suspects = NodeSuspects(node, in.device->info().compute_units);
+  // Without a device time (kApi) there is no loss to rank.
+  if (profile.device_us.count > 0) profile.suspects = NodeSuspects(node, in.device->info().compute_units);
   if (!r.timeline.empty()) {
     TimelineInput tl{.op = in.op->name, .device = in.device->name(), .instance_op_id = report.op_id,
                      .device_clock_offset_ns = timed->clock_offset_ns, .calls = timed->recorded, .profile = &profile};

@@ -34,7 +34,8 @@ nlohmann::json OpProfileJson(const OpProfile& p) {
   }
   nlohmann::json cost = nullptr;
   if (p.cost) cost = {{"bytes_read", p.cost->bytes_read}, {"bytes_written", p.cost->bytes_written}, {"flops", p.cost->flops}};
-  return {{"warmup", p.warmup},
+  return {{"scope", ProfileScopeName(p.scope)},
+          {"warmup", p.warmup},
           {"iterations", p.iterations},
           {"cold_cache", p.cold_cache},
           {"api", TimingStatsJson(p.api_us)},

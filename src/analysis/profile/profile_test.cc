@@ -98,6 +98,43 @@ TEST(Profile, EveryCallIsTimedByPhaseAndHeldAgainstTheRoofline) {
   EXPECT_EQ(p.launches.size(), 1u);
 }
 
+// --mode kernel reads no phase clock, --mode api records no device event:
+// each scope measures what it names and says so, and claims nothing else.
+TEST(Profile, TheScopeMeasuresWhatItNamesAndNothingElse) {
+  ProfileRequest kernel = ReluRequest(1 << 14, 4);
+  kernel.scope = ProfileScope::kKernel;
+  auto k = ProfileOpInstance(kernel);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ASSERT_TRUE(k->profile);
+  EXPECT_EQ(k->profile->scope, ProfileScope::kKernel);
+  EXPECT_EQ(k->profile->device_us.count, 4);
+  EXPECT_EQ(k->profile->api_us.count, 4) << "the whole call is still the caller's time";
+  EXPECT_TRUE(k->profile->phases.empty());
+  EXPECT_DOUBLE_EQ(k->profile->roofline.measured_us, k->profile->device_us.median);
+
+  ProfileRequest api = ReluRequest(1 << 14, 4);
+  api.scope = ProfileScope::kApi;
+  auto a = ProfileOpInstance(api);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(a->profile);
+  EXPECT_EQ(a->profile->device_us.count, 0);
+  EXPECT_LT(a->profile->roofline.measured_us, 0) << "no device time, no point on the roofline";
+  EXPECT_TRUE(a->profile->suspects.empty());
+  ASSERT_FALSE(a->profile->phases.empty());
+  EXPECT_EQ(a->profile->phases.front().us.count, 4);
+
+  std::ostringstream kt, at;
+  PrintProfile(*k, kt, false);
+  PrintProfile(*a, at, false);
+  EXPECT_NE(kt.str().find("scope kernel"), std::string::npos) << kt.str();
+  EXPECT_NE(kt.str().find("phases not timed"), std::string::npos) << kt.str();
+  EXPECT_NE(at.str().find("device time not measured"), std::string::npos) << at.str();
+  EXPECT_EQ(at.str().find("device    kernel"), std::string::npos) << at.str();
+  EXPECT_EQ(ParseProfileScope("api").value(), ProfileScope::kApi);
+  EXPECT_EQ(ParseProfileScope("full").value(), ProfileScope::kFull);
+  EXPECT_EQ(ParseProfileScope("kernels").status().message().rfind("scope 'kernels': expected full", 0), 0u);
+}
+
 // Roofs given as they are (a sweep's): each dtype meets its own compute roof.
 TEST(Profile, GivenRoofsKeepEachDtypesComputeRoof) {
   const RoofPeaks roofs{.bandwidth_gbs = 1000, .gflops_f32 = 1000, .gflops_f64 = 0.001, .source = "given by the test"};
@@ -173,6 +210,7 @@ TEST_F(ProfileFiles, ReportHoldsTheRunAndItsProfileUnderOneOpId) {
   EXPECT_EQ(j["status"], "passed");
   ASSERT_TRUE(j.contains("profile"));
   const nlohmann::json& p = j["profile"];
+  EXPECT_EQ(p["scope"], "full");
   EXPECT_EQ(p["iterations"], 4);
   EXPECT_EQ(p["device"]["count"], 4);
   EXPECT_EQ(p["roofline"]["bound"], "memory");

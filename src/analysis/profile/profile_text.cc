@@ -42,6 +42,10 @@ std::string Fixed(double v, int digits) {
 
 void PrintKernelLine(const OpRunReport& r, const OpProfile& p, std::ostream& out, bool color) {
   const RooflinePoint& roof = p.roofline;
+  if (p.scope == ProfileScope::kApi) {
+    out << "kernel    " << r.kernel << "  device time not measured (scope api: the host's phases only)\n";
+    return;
+  }
   out << "kernel    " << r.kernel << "  median " << FormatMicros(p.device_us.median) << "  (min "
       << FormatMicros(p.device_us.min) << ", mean " << FormatMicros(p.device_us.mean) << ", IQR "
       << FormatMicros(p.device_us.iqr()) << ")";
@@ -62,13 +66,19 @@ void PrintKernelLine(const OpRunReport& r, const OpProfile& p, std::ostream& out
 
 void PrintPhases(const OpProfile& p, std::ostream& out) {
   out << "api time  median " << FormatMicros(p.api_us.median) << " (min " << FormatMicros(p.api_us.min) << ", IQR "
-      << FormatMicros(p.api_us.iqr()) << ") = ";
+      << FormatMicros(p.api_us.iqr()) << ")";
+  if (p.phases.empty()) {
+    out << "  phases not timed (scope kernel: the device time only)\n";
+    return;
+  }
+  out << " = ";
   bool first = true;
   for (const PhaseProfile& ph : p.phases) {
     out << (first ? "" : " + ") << ph.name << " " << FormatMicros(ph.us.median);
     first = false;
   }
   out << "  (medians)\n";
+  if (p.scope == ProfileScope::kApi) return;
   out << "device    kernel " << FormatMicros(p.device_us.median) << " on the stream, after " << FormatMicros(p.queue_us.median)
       << " in its queue; the host waited " << FormatMicros(p.phases[static_cast<int>(DispatchPhase::kWait)].us.median)
       << " for both\n";
@@ -80,7 +90,8 @@ void PrintProfile(const OpRunReport& r, std::ostream& out, bool color) {
   PrintOpReport(r, out);
   if (!r.profile) return;
   const OpProfile& p = *r.profile;
-  out << "profile   " << p.iterations << " call(s) after " << p.warmup << " warm-up, "
+  out << "profile   " << p.iterations << " call(s) after " << p.warmup << " warm-up, scope " << ProfileScopeName(p.scope)
+      << ", "
       << (p.cold_cache ? "last-level cache flushed before each" : "caches warm") << "\n";
   out << "peaks     memory " << Fixed(p.peaks.bandwidth_gbs, 1) << " GB/s, compute " << Fixed(p.peaks.GflopsFor(p.dtype), 1)
       << " GFLOP/s " << DTypeName(p.dtype) << "  (" << p.peaks_note << ")\n";

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <unordered_set>
 
 #include "graph/onnx/onnx_convert.h"
 
@@ -50,12 +51,32 @@ void AddScope(const onnx::GraphProto& g, KnownDims& known) {
   }
 }
 
+// Every value name of `g` and the graphs inside it.
+void CollectNames(const onnx::GraphProto& g, std::unordered_set<std::string>& names) {
+  for (const auto& t : g.initializer()) names.insert(t.name());
+  for (const auto& v : g.input()) names.insert(v.name());
+  for (const auto& node : g.node()) {
+    for (const std::string& o : node.output()) names.insert(o);
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) CollectNames(a.g(), names);
+      for (const auto& sub : a.graphs()) CollectNames(sub, names);
+    }
+  }
+}
+
 }  // namespace
 
 OnnxInferenceGuard::OnnxInferenceGuard(onnx::ModelProto& model) {
+  // A hidden weight is renamed to a name no value has, so that inference
+  // finds no type for it (not "", which a malformed file may give a value).
+  std::unordered_set<std::string> names;
+  CollectNames(model.graph(), names);
+  std::string unused = "opscope.hidden_weight";
+  while (names.count(unused)) unused += "_";
   // Depth first through subgraphs, each seeing the names of the graphs around it.
   struct Walk {
     OnnxInferenceGuard& guard;
+    const std::string& unused;
     void Graph(onnx::GraphProto& g, KnownDims known) {
       AddScope(g, known);
       for (onnx::NodeProto& node : *g.mutable_node()) {
@@ -74,12 +95,12 @@ OnnxInferenceGuard::OnnxInferenceGuard(onnx::ModelProto& model) {
           guard.added_.push_back(&node);
         } else {
           guard.hidden_.push_back({&node, *w, node.input(*w)});
-          node.set_input(*w, "");
+          node.set_input(*w, unused);
         }
       }
     }
   };
-  Walk{*this}.Graph(*model.mutable_graph(), {});
+  Walk{*this, unused}.Graph(*model.mutable_graph(), {});
 }
 
 OnnxInferenceGuard::~OnnxInferenceGuard() {

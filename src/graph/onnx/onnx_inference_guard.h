@@ -10,7 +10,8 @@
 // initializer, a Constant or a graph input of known shape), which ONNX does
 // check against the input's rank, or, where the weight's shape is known only
 // to inference, hides its weight from inference so that ONNX leaves the
-// node's output shape to opscope's own inference. The destructor puts the
+// node's output shape to opscope's own inference (the weight renamed, for
+// the while, to a name no value has). The destructor puts the
 // model back as it was read.
 //
 //   { OnnxInferenceGuard guard(proto); onnx::shape_inference::InferShapes(proto, ...); }

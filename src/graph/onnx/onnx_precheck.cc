@@ -79,9 +79,15 @@ Status CheckOpsets(const onnx::ModelProto& model) {
 Status CheckGraphNames(const onnx::GraphProto& g, const std::string& where) {
   std::unordered_set<std::string> inits;
   for (const auto& t : g.initializer()) {
+    // "" names an absent optional input: ONNX's inference would hand such an
+    // initializer's shape to every node that leaves an input out.
+    if (t.name().empty()) return InvalidArgumentError(where + "an initializer has an empty name (names must not be empty)");
     if (!inits.insert(t.name()).second) {
       return InvalidArgumentError(where + "initializer '" + t.name() + "' is listed twice (names must be unique)");
     }
+  }
+  for (const auto& in : g.input()) {
+    if (in.name().empty()) return InvalidArgumentError(where + "a graph input has an empty name (names must not be empty)");
   }
   for (int n = 0; n < g.node_size(); ++n) {
     const onnx::NodeProto& node = g.node(n);
