@@ -265,6 +265,24 @@ TEST(GraphMemorySafety, AnInitializerOrGraphInputWithAnEmptyNameIsRefused) {
   ExpectMentions(r2.status(), {"empty_input.onnx", "a graph input has an empty name"});
 }
 
+// A Relu with no outputs after a Conv: the bias-and-activation fusion read
+// the activation's output 0 (UBSan, "reference binding to null pointer", found
+// by the 1M-input onnx_fuzzer run). Every node the pass looks at is checked
+// for the inputs and outputs it reads.
+TEST(GraphMemorySafety, AnActivationWithoutOutputsIsNotFused) {
+  onnx::ModelProto m = PoolLikeModel();
+  auto* g = m.mutable_graph();
+  AddFloatInitializer(g, "w", {1, 1, 3, 3});
+  AddNode(g, "Conv", {"x", "w"}, {"c"}, "/conv");
+  AddNode(g, "Relu", {"c"}, {}, "/relu_without_output");
+  AddNode(g, "Conv", {"x"}, {"y"}, "/conv_without_weight");
+  auto imported = ImportOnnxModel(m, "fusion.onnx");
+  ASSERT_TRUE(imported.ok()) << "the passes must see this model: " << imported.status().ToString();
+  Status compiled = Compile(*imported);
+  EXPECT_TRUE(compiled.ok()) << compiled.ToString();
+  EXPECT_EQ(imported->compiled.FindValue("c") != nullptr, true);
+}
+
 // ---- what ONNX's conv inference reads from the weight unchecked ----------------------
 
 // A Conv without kernel_shape whose weight has more dims than its input:

@@ -58,7 +58,12 @@ StatusOr<int> FuseBiasActivations(CompileContext& ctx) {
   int rewrites = 0;
   for (const Node& base : g.nodes()) {
     const bool conv = IsOp(&base, "Conv"), gemm = IsOp(&base, "Gemm"), matmul = IsOp(&base, "MatMul");
-    if (!(conv || gemm || matmul) || base.outputs.size() != 1 || used.AnyUsed({&base})) continue;
+    // A node short of its inputs (a malformed model) is left for the
+    // schema check to refuse: nothing here may index past them.
+    if (!(conv || gemm || matmul) || base.outputs.size() != 1 || base.inputs.size() < 2 || base.inputs[1].empty() ||
+        used.AnyUsed({&base})) {
+      continue;
+    }
     const Value* y = g.FindValue(base.outputs[0]);
     const Value* w = g.FindValue(base.inputs[1]);
     if (!y || !y->dtype_known || !IsFloat(y->dtype) || !w || !w->rank_known) continue;
@@ -67,6 +72,7 @@ StatusOr<int> FuseBiasActivations(CompileContext& ctx) {
     int64_t channels = -1;
     int rank = 0, axis_from_end = 0;
     if (conv) {
+      if (w->dims.empty()) continue;
       channels = w->dims[0];
       rank = static_cast<int>(w->dims.size());
       axis_from_end = rank - 2;
@@ -85,7 +91,7 @@ StatusOr<int> FuseBiasActivations(CompileContext& ctx) {
     std::string out = base.outputs[0];
     std::optional<std::vector<double>> bias;
     const Node* add = g.SoleConsumer(out);
-    if (IsOp(add, "Add") && channels > 0 && !(gemm && has_c)) {
+    if (IsOp(add, "Add") && add->inputs.size() == 2 && add->outputs.size() == 1 && channels > 0 && !(gemm && has_c)) {
       bias = BiasVector(g, OtherInput(*add, out), rank, axis_from_end, channels);
       if (bias && (!conv || !has_c || g.IsConstant(base.inputs[2]))) {
         parts.push_back(add);
@@ -98,7 +104,8 @@ StatusOr<int> FuseBiasActivations(CompileContext& ctx) {
     const Node* act = g.SoleConsumer(out);
     bool fused_act = false;
     for (const char* a : kActivations) {
-      if (IsOp(act, a) && act->inputs[0] == out && ActivationAttrs(g, *act, attrs)) {
+      if (IsOp(act, a) && !act->inputs.empty() && act->outputs.size() == 1 && act->inputs[0] == out &&
+          ActivationAttrs(g, *act, attrs)) {
         parts.push_back(act);
         out = act->outputs[0];
         fused_act = true;
