@@ -10,7 +10,10 @@
 # finite pairs with e != 0), mean abs err, RMSE and cosine over finite pairs,
 # NaN and Inf counts per side, and the histogram by decade of |expected| with
 # count, mismatches and summed error per bin. It does not compute what
-# ops-debug adds beyond these (per-bin max, worst-K, per-dim counts, pattern).
+# ops-debug adds beyond these (per-bin max, worst-K, per-dim counts, pattern,
+# findings). The output fails (every 9973rd element is off): ops-debug is
+# also timed with --no-findings, so the cost of the findings (maps, value
+# bands, their histograms) shows as the ratio of the two.
 set -eu
 BUILD=${1:-build}
 N=${2:-67108864}
@@ -90,6 +93,7 @@ import json, math, os, statistics, subprocess, sys, time
 ops_debug, d, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 files = [d + "/expected.npy", d + "/actual.npy"]
 ours_cmd = [ops_debug, "compare"] + files
+bare_cmd = ours_cmd + ["--no-findings"]
 theirs_cmd = ["/usr/bin/python3", d + "/numpy_compare.py"] + files
 
 def timed(cmd):
@@ -107,15 +111,17 @@ def timed(cmd):
 
 inputs_mib = sum(os.path.getsize(f) for f in files) / 2**20
 # Alternate the two, so that a change in the machine's load hits both alike.
-ours_t, ours_rss, theirs_t, theirs_rss = [], 0, [], 0
+ours_t, ours_rss, theirs_t, theirs_rss, bare_t = [], 0, [], 0, []
 for _ in range(runs):
     t, r = timed(ours_cmd); ours_t.append(t); ours_rss = max(ours_rss, r)
     t, r = timed(theirs_cmd); theirs_t.append(t); theirs_rss = max(theirs_rss, r)
-ours, theirs = statistics.median(ours_t), statistics.median(theirs_t)
+    t, _ = timed(bare_cmd); bare_t.append(t)
+ours, theirs, bare = statistics.median(ours_t), statistics.median(theirs_t), statistics.median(bare_t)
 print(f"inputs           2 x {inputs_mib / 2:.0f} MiB float32, median of {runs} runs each")
 print(f"ops-debug compare  median {ours:.3f} s   peak RSS {ours_rss:.0f} MiB ({ours_rss / inputs_mib:.2f}x inputs)")
 print(f"numpy              median {theirs:.3f} s   peak RSS {theirs_rss:.0f} MiB ({theirs_rss / inputs_mib:.2f}x inputs)")
 print(f"speedup          {theirs / ours:.2f}x")
+print(f"findings         median {ours:.3f} s with, {bare:.3f} s with --no-findings: {ours / bare:.2f}x")
 
 # The same numbers from both (untimed).
 report = d + "/report.json"

@@ -93,6 +93,37 @@ struct HistogramBin {
   std::string Label() const;  // "0", "[1e-3,1e-2)", "nan/inf"
 };
 
+// A cause-shaped fact about the mismatches, beyond where they lie: they
+// depend on a value ("errors only where x < 0"), or actual is expected under
+// a simple map ("actual = 0.984 x expected everywhere", "dims 2 and 3
+// swapped", "every other block of 512 along dim 1"). Claimed only when a
+// uniform scatter of as many mismatches would almost never (p < 1e-3) look
+// like it, and always with its share.
+struct CompareFinding {
+  std::string kind;     // value_band, sign, exact_half, integer, grows_with, scale, offset, swap, reverse, shift,
+                        // index_equal, right_only_index_equal, periodic
+  std::string subject;  // what it is about: an input's name, "expected", "x/scale", "dim 1"
+  std::string text;     // the sentence printed
+  double share_of_mismatches = 0;  // mismatches it covers (value findings) or explains (maps)
+  double share_of_elements = 0;    // elements where it holds (value findings) or that it explains (maps)
+  std::vector<std::pair<std::string, double>> numbers;  // its figures by name: factor, r2, from, to, period, ...
+};
+
+// The error against value bands of one subject (an input or expected), the
+// bands cut at its deciles. Elements are counted over `elements_analysed`
+// evenly spaced ones (all of them up to 262,144), mismatches over up to
+// 65,536 of them: the report says both.
+struct ValueBand {
+  double from = 0, to = 0;  // [from, to], the last band closed
+  int64_t elements = 0, mismatches = 0;
+  double max_abs_err = 0, mean_abs_err = 0;  // over its analysed elements with both sides finite
+};
+struct ValueHistogram {
+  std::string subject;
+  int64_t elements_analysed = 0, mismatches_analysed = 0;
+  std::vector<ValueBand> bands;
+};
+
 struct CompareResult {
   Tolerance tolerance;
   int64_t total = 0;
@@ -127,14 +158,32 @@ struct CompareResult {
   std::vector<std::vector<int64_t>> mismatches_by_dim;
   std::vector<std::vector<double>> abs_err_by_dim;  // summed |a-e| of those mismatches
   std::string pattern;  // where the mismatches are, in words
+  std::vector<CompareFinding> findings;         // only on a failure
+  std::vector<ValueHistogram> value_histograms;  // one per input that maps onto the output, and expected
 
   bool passed() const { return mismatched == 0; }
+};
+
+// An input of the op under test whose values the errors are tied to: one of
+// the output's shape (or broadcast to it the numpy way), or one element (a
+// scale: the full-shape inputs divided by it are subjects too).
+struct CompareInput {
+  std::string name;
+  Tensor tensor;
 };
 
 struct CompareOptions {
   int worst_k = 10;
   int threads = 0;  // 0: one per hardware thread
+  std::vector<CompareInput> inputs;
+  // The findings a failure adds (maps, value bands, their histograms): a
+  // sample's worth of work, off only to time the compare without them.
+  bool findings = true;
 };
+
+// Whether one pair of values passes `tolerance` (as CompareTensors judges
+// each element; `dtype` is the actual's, which the ulp rule counts in).
+bool PairPasses(const Tolerance& tolerance, DType dtype, double actual, double expected);
 
 // `actual` and `expected` must have equal shapes (no elements: nothing to
 // judge, it passes; the compare command rejects empty files); dtypes may differ (a reference is float64). Tensors on a device are copied

@@ -71,6 +71,9 @@ struct OpRunRequest {
   std::string report;                       // --report: report.json written here (atomically)
   std::string repro_dir;                    // --repro-dir: cropped inputs that still fail
   std::string save_outputs;                 // --save-outputs: <output>.npy and <output>.expected.npy
+  // --timeout: a kernel launch still running after this many seconds stops
+  // the process with one line naming the kernel (KernelWatchdog); 0: none.
+  double timeout_s = 60;
 };
 
 StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request);
@@ -85,6 +88,10 @@ struct CompareFilesRequest {
   std::string expected, actual;
   ToleranceSpec tolerance;
   std::string report;  // report.json path
+  // The op's inputs (.npy, "name=path" or a path named by its stem) that
+  // the errors are tied to by value ("errors only where x < 0").
+  std::vector<std::string> inputs;
+  bool findings = true;  // false: the numbers and the pattern only (CompareOptions::findings)
 };
 
 struct ComparedArray {
@@ -107,7 +114,9 @@ StatusOr<CompareFilesReport> CompareFiles(const CompareFilesRequest& request);
 void PrintCompareReport(const CompareFilesReport& report, std::ostream& out);
 std::string CompareReportJson(const CompareFilesReport& report);
 
-// One array's verdict and numbers, as run and compare print them.
-void PrintComparison(const std::string& name, const std::string& describe, const CompareResult& c, std::ostream& out);
+// One array's verdict and numbers, as run and compare print them;
+// `out_of_bounds` (run's canaries, OpRunOutput::out_of_bounds) fails it too.
+void PrintComparison(const std::string& name, const std::string& describe, const CompareResult& c, std::ostream& out,
+                     const std::string& out_of_bounds = "");
 
 }  // namespace opscope

@@ -1,5 +1,7 @@
 #include "capture/dispatch_steps.h"
 
+#include "capture/output_canary.h"
+
 #include <cstring>
 
 #include "capture/dispatcher.h"
@@ -55,8 +57,15 @@ StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& des
   std::vector<Tensor> outputs(desc.size());
   for (size_t i = 0; i < desc.size(); ++i) {
     const DType dt = device == nullptr ? ReferenceDType(desc[i].dtype) : desc[i].dtype;
-    OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, desc[i].shape, device));
-    if (poison && device != nullptr) OPSCOPE_RETURN_IF_ERROR(Poison(outputs[i], device));
+    // Under checked allocation every buffer already ends at a guard page,
+    // which names the faulting instruction: no canary there to absorb it.
+    const bool guard = poison && device != nullptr;
+    if (guard && !device->checked_allocation()) {
+      OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyWithCanaries(dt, desc[i].shape, device));
+    } else {
+      OPSCOPE_ASSIGN_OR_RETURN(outputs[i], EmptyOnDevice(dt, desc[i].shape, device));
+    }
+    if (guard) OPSCOPE_RETURN_IF_ERROR(Poison(outputs[i], device));
   }
   return outputs;
 }

@@ -33,7 +33,8 @@ StatusOr<std::vector<Tensor>> PlaceInputs(const std::vector<Tensor>& given, Devi
 
 // Empty outputs on `device` (the reference computes in float64); with
 // `poison`, every byte of a device output 0xFF, so an element the kernel
-// never writes shows.
+// never writes shows, and canaries on each side (capture/output_canary.h),
+// so a write past either end shows.
 StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& desc, Device* device, bool poison);
 
 // Every tunable the op declares with a value: the caller's, else the first

@@ -19,6 +19,9 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareFlags& f) {
   c->add_option("actual", f.actual, "the actual tensor (.npy) or arrays (.npz)")->required();
   AddToleranceFlags(*c, f.tolerance);
   c->add_option("--report", f.report, "write report.json (schema opscope.report/1) here");
+  c->add_option("--inputs", f.inputs, "the op's inputs (.npy, name=path or path) to tie the errors to by value")
+      ->delimiter(',');
+  c->add_flag("!--no-findings", f.findings, "the numbers and the pattern only: no maps, no value bands");
   c->footer(kToleranceHelp);
   return c;
 }

@@ -11,6 +11,7 @@ constexpr FieldFlag kOpsDebug[] = {
     {"op", "--op"},
     {"plugins", "--plugin"},
     {"input_files", "--inputs"},
+    {"inputs", "--inputs"},
     {"input_shapes", "--input-shapes"},
     {"dtypes", "--dtype"},
     {"fill", "--fill"},

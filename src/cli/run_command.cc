@@ -4,6 +4,7 @@
 
 #include "cli/app_driver.h"
 #include "cli/flag_parsing.h"
+#include "opscope/diagnose.h"  // ParseDuration
 
 namespace opscope::cli {
 
@@ -25,6 +26,10 @@ StatusOr<OpRunRequest> RequestFromFlags(const RunFlags& f) {
   r.fill = *fill;
   OPSCOPE_ASSIGN_OR_RETURN(r.tunables, ParseIntAssignments("--tunables", f.tunables));
   OPSCOPE_ASSIGN_OR_RETURN(r.readback, ParseReadbackName(f.readback));
+  r.timeout_s = 0;
+  if (f.timeout != "0") {
+    OPSCOPE_ASSIGN_OR_RETURN(r.timeout_s, ParseDuration(f.timeout));
+  }
   if (f.outputs < -1 || f.outputs == 0) {
     return InvalidArgumentError("--outputs: must be >= 1, got " + std::to_string(f.outputs));
   }
@@ -39,6 +44,9 @@ StatusOr<OpRunReport> RunOp(const RunFlags& flags) {
 CLI::App* AddRunCommand(CLI::App& app, RunFlags& f) {
   CLI::App* run = app.add_subcommand("run", "Run one op on a device and compare every output with a golden");
   AddRunFlags(*run, f);
+  // Not a run flag diagnose and verify forward: theirs is the supervisor's own --timeout.
+  run->add_option("--timeout", f.timeout, "a kernel launch past it is stopped, naming the kernel: 60s, 500ms, 2m; 0: never "
+                                          "(default 60s)");
   return run;
 }
 

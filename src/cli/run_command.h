@@ -46,6 +46,7 @@ struct RunFlags {
   std::string repro_dir;              // where the cropped reproducer goes
   std::string readback = "full";      // full | stats | sample
   bool trace = false;                 // record OPSCOPE_TRACE hits
+  std::string timeout = "60s";        // run only: a kernel launch past it stops the process; "0": never
 };
 
 // Parses the text flags; errors name the flag.

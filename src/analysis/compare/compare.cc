@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "analysis/compare/compare_pattern.h"
+#include "analysis/compare/value_findings.h"
 #include "opscope/device.h"  // ToHost
 
 namespace opscope {
@@ -105,6 +106,21 @@ int64_t OrderedIn(DType dtype, double v) {
   }
 }
 
+// One finite pair under the rule; the ulp rule raises `max_ulp` to its steps.
+template <CompareRule kRule>
+bool JudgeFinite(const Tolerance& tol, DType dtype, double a, double e, double err, double abs_e, int64_t& max_ulp) {
+  if constexpr (kRule == CompareRule::kMixed) return err <= tol.atol + tol.rtol * abs_e;
+  if constexpr (kRule == CompareRule::kAbsolute) return err <= tol.atol;
+  if constexpr (kRule == CompareRule::kRelative) return err <= std::max(tol.atol, tol.rtol * abs_e);
+  if constexpr (kRule == CompareRule::kBitExact) return err == 0 && std::signbit(a) == std::signbit(e);
+  if constexpr (kRule == CompareRule::kUlp) {
+    const int64_t ulp = std::llabs(OrderedIn(dtype, a) - OrderedIn(dtype, e));
+    max_ulp = std::max(max_ulp, ulp);
+    return ulp <= tol.max_ulp;
+  }
+  return false;
+}
+
 struct Candidate {
   bool mismatch;
   double err;
@@ -149,6 +165,7 @@ struct Partial {
   std::vector<std::vector<double>> err_by_dim;
   std::vector<int64_t> kept;
   bool capped = false;
+  std::vector<int64_t> lo_by_dim, hi_by_dim;  // the mismatches' coordinate range in each dim
 };
 
 class Engine {
@@ -160,6 +177,8 @@ class Engine {
   void Run(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
     p.by_dim.resize(dims_.size());
     p.err_by_dim.resize(dims_.size());
+    p.lo_by_dim.assign(dims_.size(), INT64_MAX);
+    p.hi_by_dim.assign(dims_.size(), -1);
     for (size_t d = 0; d < dims_.size(); ++d) {
       p.by_dim[d].assign(AggregateSize(dims_[d]), 0);
       p.err_by_dim[d].assign(AggregateSize(dims_[d]), 0.0);
@@ -254,17 +273,14 @@ class Engine {
 
   template <CompareRule kRule>
   bool Judge(double a, double e, double err, double abs_e, Partial& p) const {
-    if constexpr (kRule == CompareRule::kMixed) return err <= tol_.atol + tol_.rtol * abs_e;
-    if constexpr (kRule == CompareRule::kAbsolute) return err <= tol_.atol;
-    if constexpr (kRule == CompareRule::kRelative) return err <= std::max(tol_.atol, tol_.rtol * abs_e);
-    if constexpr (kRule == CompareRule::kBitExact) return err == 0 && std::signbit(a) == std::signbit(e);
     if constexpr (kRule == CompareRule::kUlp) {
-      const int64_t ulp = exact_int64_ ? static_cast<int64_t>(std::min(err, 9.2e18))
-                                     : std::llabs(OrderedIn(a_.dtype(), a) - OrderedIn(a_.dtype(), e));
-      p.max_ulp = std::max(p.max_ulp, ulp);
-      return ulp <= tol_.max_ulp;
+      if (exact_int64_) {
+        const auto ulp = static_cast<int64_t>(std::min(err, 9.2e18));
+        p.max_ulp = std::max(p.max_ulp, ulp);
+        return ulp <= tol_.max_ulp;
+      }
     }
-    return false;
+    return JudgeFinite<kRule>(tol_, a_.dtype(), a, e, err, abs_e, p.max_ulp);
   }
 
   void NonFinite(int64_t index, double a, double e, int64_t keep_cap, Partial& p) {
@@ -297,6 +313,8 @@ class Engine {
     for (int d = static_cast<int>(dims_.size()) - 1; d >= 0; --d) {
       const int64_t c = rest % dims_[d];
       rest /= dims_[d];
+      p.lo_by_dim[d] = std::min(p.lo_by_dim[d], c);
+      p.hi_by_dim[d] = std::max(p.hi_by_dim[d], c);
       if (p.by_dim[d].empty()) continue;
       ++p.by_dim[d][c];
       if (std::isfinite(err)) p.err_by_dim[d][c] += err;
@@ -327,14 +345,17 @@ class Engine {
 };
 
 // Partials arrive in index order: strict comparisons keep the lowest index on ties.
-CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Shape& shape, int k) {
+// `kept` receives the sorted mismatch positions the pattern was judged from.
+CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Shape& shape, int k,
+                    std::vector<int64_t>& kept, bool& capped) {
   CompareResult r;
   r.tolerance = tol;
   r.total = shape.numel();
   Partial m;
   std::vector<Candidate> cands;
-  std::vector<int64_t> kept;
-  bool capped = false;
+  kept.clear();
+  capped = false;
+  std::vector<int64_t> lo(shape.rank(), INT64_MAX), hi(shape.rank(), -1);
   m.by_dim.resize(shape.rank());
   m.err_by_dim.resize(shape.rank());
   for (int d = 0; d < shape.rank(); ++d) {
@@ -363,6 +384,10 @@ CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Sha
     }
     kept.insert(kept.end(), p.kept.begin(), p.kept.end());
     capped = capped || p.capped;
+    for (int d = 0; d < shape.rank() && !p.lo_by_dim.empty(); ++d) {
+      lo[d] = std::min(lo[d], p.lo_by_dim[d]);
+      hi[d] = std::max(hi[d], p.hi_by_dim[d]);
+    }
   }
   r.mismatched = m.mismatched;
   r.first_mismatch_index = m.first_mismatch;
@@ -402,7 +427,10 @@ CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Sha
   r.mismatches_by_dim = std::move(m.by_dim);
   r.abs_err_by_dim = std::move(m.err_by_dim);
   std::sort(kept.begin(), kept.end());
-  r.pattern = DescribeMismatchPattern(shape, r.mismatched, kept, capped, r.mismatches_by_dim, r.abs_err_by_dim);
+  MismatchFacts facts{.shape = shape, .mismatched = r.mismatched, .kept = kept, .capped = capped,
+                      .by_dim = r.mismatches_by_dim, .err_by_dim = r.abs_err_by_dim, .lo_by_dim = lo, .hi_by_dim = hi,
+                      .all_nan = r.mismatched > 0 && m.nan_only_a == r.mismatched};
+  r.pattern = DescribeMismatchPattern(facts);
   return r;
 }
 
@@ -510,7 +538,30 @@ StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expec
   }
   engine.Run(0, std::min(n, share), keep_cap, parts[0]);
   for (std::thread& th : pool) th.join();
-  return Merge(parts, tolerance, a.shape(), std::max(0, options.worst_k));
+  std::vector<int64_t> kept;
+  bool capped = false;
+  CompareResult r = Merge(parts, tolerance, a.shape(), std::max(0, options.worst_k), kept, capped);
+  if (!r.passed() && options.findings) AddValueFindings(a, e, options.inputs, kept, r);
+  return r;
+}
+
+bool PairPasses(const Tolerance& tolerance, DType dtype, double actual, double expected) {
+  if (!std::isfinite(actual) || !std::isfinite(expected)) {
+    return (std::isnan(actual) && std::isnan(expected)) || actual == expected;
+  }
+  const double err = std::fabs(actual - expected), abs_e = std::fabs(expected);
+  int64_t ulp = 0;
+  switch (tolerance.rule) {
+    case CompareRule::kMixed: return JudgeFinite<CompareRule::kMixed>(tolerance, dtype, actual, expected, err, abs_e, ulp);
+    case CompareRule::kAbsolute:
+      return JudgeFinite<CompareRule::kAbsolute>(tolerance, dtype, actual, expected, err, abs_e, ulp);
+    case CompareRule::kRelative:
+      return JudgeFinite<CompareRule::kRelative>(tolerance, dtype, actual, expected, err, abs_e, ulp);
+    case CompareRule::kBitExact:
+      return JudgeFinite<CompareRule::kBitExact>(tolerance, dtype, actual, expected, err, abs_e, ulp);
+    case CompareRule::kUlp: return JudgeFinite<CompareRule::kUlp>(tolerance, dtype, actual, expected, err, abs_e, ulp);
+  }
+  return false;
 }
 
 }  // namespace opscope

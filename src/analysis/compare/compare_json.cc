@@ -49,6 +49,32 @@ nlohmann::json CompareResultToJson(const CompareResult& r) {
     j["worst"].push_back(e);
   }
   j["pattern"] = r.pattern;
+  j["findings"] = nlohmann::json::array();
+  for (const CompareFinding& f : r.findings) {
+    nlohmann::json fj = {{"kind", f.kind},
+                         {"subject", f.subject},
+                         {"text", f.text},
+                         {"share_of_mismatches", f.share_of_mismatches},
+                         {"share_of_elements", f.share_of_elements}};
+    for (const auto& [name, value] : f.numbers) fj[name] = JsonNumber(value);
+    j["findings"].push_back(fj);
+  }
+  j["value_histograms"] = nlohmann::json::array();
+  for (const ValueHistogram& h : r.value_histograms) {
+    nlohmann::json bands = nlohmann::json::array();
+    for (const ValueBand& b : h.bands) {
+      bands.push_back({{"from", JsonNumber(b.from)},
+                       {"to", JsonNumber(b.to)},
+                       {"elements", b.elements},
+                       {"mismatches", b.mismatches},
+                       {"max_abs_err", JsonNumber(b.max_abs_err)},
+                       {"mean_abs_err", JsonNumber(b.mean_abs_err)}});
+    }
+    j["value_histograms"].push_back({{"of", h.subject},
+                                     {"elements_analysed", h.elements_analysed},
+                                     {"mismatches_analysed", h.mismatches_analysed},
+                                     {"bands", bands}});
+  }
   j["histogram"] = nlohmann::json::array();
   for (const HistogramBin& b : r.histogram) {
     j["histogram"].push_back({{"abs_expected", b.Label()},

@@ -313,7 +313,7 @@ TEST(ComparePattern, BorderOfTwoDims) {
   auto r = PatternCase([](const std::vector<int64_t>& c) {
     return (c[2] == 0 || c[2] == 7 || c[3] == 0 || c[3] == 7) ? 1.0 : 0.0;
   });
-  EXPECT_EQ(r.pattern, "errors only in a 1-element border of dims 2 and 3 (100% of mismatches)");
+  EXPECT_EQ(r.pattern, "errors only in a 1-element border on all four sides of dims 2 and 3 (100% of mismatches)");
 }
 
 TEST(ComparePattern, ChannelRangeGrowingWithIndex) {

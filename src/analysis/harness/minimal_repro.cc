@@ -50,12 +50,55 @@ MinimalRepro MinimizeInputs(const std::vector<Tensor>& inputs, const InputRegion
     r.repro_bytes = Bytes(r.inputs);
   };
 
+  // 3. No region to crop to, or none that keeps the failure: halve each dim
+  // (with the dims of the other inputs of the same length) while it still
+  // fails, biggest input first.
+  auto halve = [&](const std::string& why) -> MinimalRepro {
+    std::vector<IndexBox> current = whole;
+    std::vector<Tensor> current_inputs;
+    const int budget = r.attempts + 48;
+    for (bool progress = true; progress && r.attempts < budget;) {
+      progress = false;
+      for (size_t i = 0; i < inputs.size() && !progress; ++i) {
+        for (size_t d = 0; d < current[i].lo.size() && !progress; ++d) {
+          const int64_t len = current[i].hi[d] - current[i].lo[d];
+          if (len < 2) continue;
+          // The first half, then the second: a failure may live at either end.
+          StatusOr<std::vector<Tensor>> c = InvalidArgumentError("untried");
+          std::vector<IndexBox> half;
+          for (int64_t from : {int64_t{0}, len / 2}) {
+            const int64_t size = from == 0 ? len / 2 : len - len / 2;
+            auto cut = [&](IndexBox& box, size_t dim, int64_t base) { box.lo[dim] = base + from, box.hi[dim] = base + from + size; };
+            half = current;
+            cut(half[i], d, current[i].lo[d]);
+            for (size_t j = 0; j < inputs.size(); ++j) {  // coupled dims follow
+              for (size_t e = 0; j != i && e < half[j].lo.size(); ++e) {
+                if (current[j].hi[e] - current[j].lo[e] == len) cut(half[j], e, current[j].lo[e]);
+              }
+            }
+            c = try_boxes(half);
+            if (!c.ok()) {  // alone, when the coupled crop is refused or passes
+              half = current;
+              cut(half[i], d, current[i].lo[d]);
+              c = try_boxes(half);
+            }
+            if (c.ok()) break;
+          }
+          if (c.ok()) current = half, current_inputs = *std::move(c), progress = true;
+        }
+      }
+    }
+    if (!current_inputs.empty()) {
+      accept(current, std::move(current_inputs));
+      return r;
+    }
+    r.note = why + "; halving each dim lost the failure (" + std::to_string(r.attempts) + " crops tried)";
+    return r;
+  };
+
   bool all_whole = true;
   for (size_t i = 0; i < target.size(); ++i) all_whole = all_whole && target[i].lo == whole[i].lo && target[i].hi == whole[i].hi;
-  if (all_whole) {
-    r.note = "the input region is all of every input: nothing to crop";
-    return r;
-  }
+  if (all_whole) return halve("the input region is all of every input");
   // 1. Every input cropped to its region at once.
   if (auto c = try_boxes(target); c.ok()) {
     accept(target, *std::move(c));
@@ -102,9 +145,8 @@ MinimalRepro MinimizeInputs(const std::vector<Tensor>& inputs, const InputRegion
     accept(current, std::move(current_inputs));
     return r;
   }
-  r.note = "the failure does not survive cropping around " + std::string(region.method == "index map" ? "the mapped" : "the perturbed") +
-           " input region (" + std::to_string(r.attempts) + " crops tried)";
-  return r;
+  return halve("the failure does not survive cropping around " +
+               std::string(region.method == "index map" ? "the mapped" : "the perturbed") + " input region");
 }
 
 }  // namespace opscope

@@ -5,6 +5,8 @@
 // dims, e.g. a weight sized by x's channels) or the failure vanishes, one dim
 // at a time is cropped, biggest saving first, also together with the dims of
 // the other inputs of the same length, keeping each crop that still fails.
+// Where the region is all of every input, or no crop to it still fails, each
+// dim is halved (coupled dims with it) while the failure keeps.
 //
 //   MinimalRepro r = MinimizeInputs(inputs, region, [&](const std::vector<Tensor>& in) {
 //     return StillFails(in);   // run kernel + golden, compare: true if it fails

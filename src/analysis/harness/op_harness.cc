@@ -11,6 +11,9 @@
 #include "analysis/harness/golden.h"
 #include "analysis/harness/inputs.h"
 #include "analysis/harness/readback.h"
+#include "analysis/harness/kernel_watchdog.h"
+#include "capture/dispatch_steps.h"
+#include "capture/output_canary.h"
 #include "analysis/harness/repro.h"
 #include "capture/dispatcher.h"
 #include "capture/op_instance.h"
@@ -289,7 +292,19 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   // Outputs poisoned: an element the kernel never writes fails, whatever a reused buffer held.
   const RunOptions kernel_opts{.device = device, .tunables = tunables, .num_outputs = num_outputs, .trace = trace,
                                .poison_outputs = true};
+  // Each launch of the kernel under --timeout; the reference is not watched.
+  KernelWatchdog watchdog(request.timeout_s);
+  std::string stop_line;
+  {
+    auto kernel = SelectKernel(op, device);
+    std::string why = report.repro;
+    if (why.starts_with("ops-debug run")) why.replace(0, 13, "ops-debug diagnose");
+    stop_line = "ops-debug: kernel " + (kernel.ok() ? kernel->name : op.name) + " (op " + op.name + " on " +
+                device->name() + ") did not finish within " + SecondsText(request.timeout_s) + ": stopped. Why: " + why;
+  }
+  watchdog.Arm(stop_line);
   auto run = Dispatcher::Global().Run(op, tensors, attrs, kernel_opts);
+  watchdog.Disarm();
   if (!run.ok()) {
     report.kernel_error = run.status().ToString();
     return report;
@@ -305,9 +320,11 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> first, HostOutputs(run->outputs));
     DeterminismCheck check(std::move(first), out_names);
     for (int k = 1; k < request.repeat; ++k) {
+      watchdog.Arm(stop_line);
       auto again = Dispatcher::Global().Run(
           op, tensors, attrs,
           RunOptions{.device = device, .tunables = tunables, .num_outputs = num_outputs, .poison_outputs = true});
+      watchdog.Disarm();
       if (!again.ok()) {
         report.kernel_error = "repeat " + std::to_string(k + 1) + ": " + again.status().ToString();
         return report;
@@ -332,8 +349,11 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
       return report;
     }
     OPSCOPE_ASSIGN_OR_RETURN(OpRunOutput out, ReadBackAndCompare(readback, out_names[i], run->outputs[i], (*gold)[i],
-                                                                 tolerances[i], request.tolerance.worst_k, device));
+                                                                 tolerances[i], request.tolerance.worst_k, device,
+                                                                 inputs));
     out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
+    OPSCOPE_ASSIGN_OR_RETURN(std::optional<CanaryDamage> damage, CheckCanaries(out_names[i], run->outputs[i]));
+    if (damage) out.out_of_bounds = damage->text;
     report.outputs.push_back(std::move(out));
   }
   if (trace) {

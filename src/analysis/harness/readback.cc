@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "capture/dispatcher.h"
 #include "core/text_format.h"
@@ -62,6 +63,48 @@ void MapSampleIndices(CompareResult& c, const Shape& shape, int64_t stride) {
   if (!c.passed()) c.pattern = "sampled readback: " + std::to_string(c.total) + " evenly spaced elements, no pattern";
 }
 
+// Elements still holding the dispatcher's poison (every byte 0xFF: a NaN no
+// arithmetic produces, or -1 / the largest value for integers where expected differs): the
+// kernel never wrote them. Said as the slice they fill when they fill one.
+std::optional<CompareFinding> NeverWritten(const std::string& name, const Tensor& actual, const Tensor& expected,
+                                           int64_t mismatched) {
+  if (!actual.is_contiguous() || !actual.on_host() || actual.numel() == 0) return std::nullopt;
+  const Shape& shape = actual.shape();
+  const size_t width = actual.element_size();
+  const auto* bytes = static_cast<const unsigned char*>(actual.raw_data());
+  const bool integer = !IsFloat(actual.dtype());
+  std::vector<int64_t> lo(shape.rank(), INT64_MAX), hi(shape.rank(), -1);
+  int64_t count = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    const unsigned char* p = bytes + static_cast<size_t>(i) * width;
+    bool poisoned = true;
+    for (size_t b = 0; b < width && poisoned; ++b) poisoned = p[b] == 0xFF;
+    if (!poisoned) continue;
+    const double want = expected.FlatGetAsDouble(i);
+    if (integer ? actual.FlatGetAsDouble(i) == want : std::isnan(want)) continue;  // the poison is the right answer
+    ++count;
+    const std::vector<int64_t> c = UnravelIndex(i, shape);
+    for (int d = 0; d < shape.rank(); ++d) lo[d] = std::min(lo[d], c[d]), hi[d] = std::max(hi[d], c[d]);
+  }
+  if (count == 0) return std::nullopt;
+  std::string box = name + "[";
+  int64_t volume = 1;
+  for (int d = 0; d < shape.rank(); ++d) {
+    volume *= hi[d] - lo[d] + 1;
+    box += d ? ", " : "";
+    if (lo[d] == 0 && hi[d] == shape[d] - 1) box += ":";
+    else if (lo[d] == hi[d]) box += std::to_string(lo[d]);
+    else box += std::to_string(lo[d]) + ":" + std::to_string(hi[d] + 1);
+  }
+  box += "]";
+  const std::string n = WithThousands(count) + (count == 1 ? " element" : " elements");
+  const std::string text = volume == count ? box + " never written by the kernel (" + n + ")"
+                                           : n + " of " + name + " never written by the kernel, all within " + box;
+  return CompareFinding{"never_written", name, text, mismatched ? static_cast<double>(count) / mismatched : 0,
+                        static_cast<double>(count) / static_cast<double>(actual.numel()),
+                        {{"elements", static_cast<double>(count)}}};
+}
+
 }  // namespace
 
 StatusOr<Readback> ParseReadbackName(std::string_view text) {
@@ -91,13 +134,35 @@ const char* ReadbackName(Readback r) {
 }
 
 StatusOr<OpRunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual, const Tensor& golden,
-                                       const Tolerance& tol, int worst_k, Device* device) {
+                                       const Tolerance& tol, int worst_k, Device* device,
+                                       const std::vector<OpRunInput>& inputs) {
   OpRunOutput out;
   out.name = name;
   if (r == Readback::kFull) {
     OPSCOPE_ASSIGN_OR_RETURN(out.actual, ToHost(actual));
     out.expected = golden;
-    OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, CompareOptions{.worst_k = worst_k}));
+    CompareOptions options{.worst_k = worst_k};
+    bool on_device = false;
+    for (const OpRunInput& in : inputs) {
+      if (in.tensor.defined() && in.tensor.on_host()) options.inputs.push_back({in.name, in.tensor});
+      on_device = on_device || (in.tensor.defined() && !in.tensor.on_host());
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, options));
+    if (!out.compare.passed() && on_device) {
+      // The inputs are read back only for a failure, where their values can say why.
+      options.inputs.clear();
+      for (const OpRunInput& in : inputs) {
+        if (!in.tensor.defined()) continue;
+        OPSCOPE_ASSIGN_OR_RETURN(Tensor host, ToHost(in.tensor));
+        options.inputs.push_back({in.name, host});
+      }
+      OPSCOPE_ASSIGN_OR_RETURN(out.compare, CompareTensors(out.actual, out.expected, tol, options));
+    }
+    if (!out.compare.passed()) {
+      if (auto unwritten = NeverWritten(name, out.actual, out.expected, out.compare.mismatched)) {
+        out.compare.findings.insert(out.compare.findings.begin(), *unwritten);
+      }
+    }
     return out;
   }
   if (r == Readback::kStats) {

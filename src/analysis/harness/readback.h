@@ -16,7 +16,9 @@ namespace opscope {
 Status CheckReadback(Readback r, const std::string& backend);
 
 // `actual` lives on `device`; `golden` on the host.
+// `inputs`: the op's inputs, whose values a failed full compare ties the errors to.
 StatusOr<OpRunOutput> ReadBackAndCompare(Readback r, const std::string& name, const Tensor& actual,
-                                       const Tensor& golden, const Tolerance& tol, int worst_k, Device* device);
+                                       const Tensor& golden, const Tolerance& tol, int worst_k, Device* device,
+                                       const std::vector<OpRunInput>& inputs = {});
 
 }  // namespace opscope

@@ -52,7 +52,7 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
       for (const std::string& f : o.stats_findings) out << "  differs: " << f << "\n";
       continue;
     }
-    PrintComparison(o.name, o.actual.Describe(), o.compare, out);
+    PrintComparison(o.name, o.actual.Describe(), o.compare, out, o.out_of_bounds);
   }
   for (const TraceComparison& c : r.trace_comparisons) {
     out << "  tracepoint " << c.name << "#" << c.order << "  " << (c.matches ? "matches" : "DIFFERS") << "  "
@@ -77,7 +77,8 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1fx", p.repro.Ratio());
       out << "reproducer  " << r.repro_outcome->files.front().substr(0, r.repro_outcome->files.front().rfind('/') + 1)
-          << "  inputs " << shapes << " (" << ratio << " smaller), still fails\n  " << p.command << "\n";
+          << "  inputs " << shapes << " (" << ratio << " smaller), still fails"
+          << (p.still_shows.empty() ? "" : " the same way: " + p.still_shows) << "\n  " << p.command << "\n";
     } else if (!p.note.empty()) {
       out << "reproducer  " << p.note << "\n";
     }

@@ -1,5 +1,8 @@
 #include "analysis/harness/repro.h"
 
+#include <cmath>
+#include <optional>
+
 #include <filesystem>
 
 #include "capture/dispatcher.h"
@@ -58,6 +61,35 @@ std::string ReproCommand(const OpRunRequest& f, const OpSchema& op, const Attrs&
   return c.str();
 }
 
+namespace {
+
+// The kind of failure a compare shows: a crop counts only when it fails the
+// same way (NaN where the original had NaN, never-written where it was never
+// written, finite errors of the same order), not merely somehow.
+struct FailureSignature {
+  std::string kind;  // "NaN", "Inf", "error"
+  int order = 0;     // floor(log10(max abs error)) for "error"
+  double max_abs_err = 0;
+};
+
+FailureSignature SignatureOf(const CompareResult& c) {
+  if (c.nan_only_actual > 0) return {"NaN", 0, c.max_abs_err};
+  if (c.inf_only_actual > 0) return {"Inf", 0, c.max_abs_err};
+  const double e = c.max_abs_err > 0 ? c.max_abs_err : 1e-300;
+  return {"error", static_cast<int>(std::floor(std::log10(e))), c.max_abs_err};
+}
+
+bool SameFailure(const FailureSignature& a, const FailureSignature& b) {
+  return a.kind == b.kind && (a.kind != "error" || std::abs(a.order - b.order) <= 1);
+}
+
+std::string StillShows(const FailureSignature& crop, const FailureSignature& original) {
+  if (crop.kind != "error") return crop.kind + " in actual only, as the original";
+  return "max error " + ShortNum(crop.max_abs_err) + " (was " + ShortNum(original.max_abs_err) + ")";
+}
+
+}  // namespace
+
 ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report) {
   ReproOutcome out;
   const OpRunOutput* bad = nullptr;
@@ -95,7 +127,7 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report)
   auto kernel = [&](const std::vector<Tensor>& in) -> StatusOr<std::vector<Tensor>> {
     auto run = Dispatcher::Global().Run(ctx.op, in, ctx.attrs,
                                         RunOptions{.device = ctx.device, .tunables = ctx.tunables, .num_outputs = ctx.num_outputs,
-                                                   .fingerprint = false});
+                                                   .fingerprint = false, .poison_outputs = true});
     if (!run.ok()) return std::move(run).status();
     std::vector<Tensor> host;
     for (const Tensor& t : run->outputs) {
@@ -127,23 +159,34 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report)
   }
   out.region_text = DescribeRegion(names, out.region);
 
-  // Still fails: any output out of tolerance (or the kernel erring) on the crop.
-  auto fails = [&](const std::vector<Tensor>& in) -> StatusOr<bool> {
+  // Still fails the same way: the studied output out of tolerance with the
+  // original's signature. The kernel erring on a crop (a smaller buffer it
+  // runs outside of) is a different failure, so not a reproducer.
+  const FailureSignature original = SignatureOf(bad->compare);
+  auto crop_signature = [&](const std::vector<Tensor>& in) -> StatusOr<std::optional<FailureSignature>> {
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> actual, kernel(in));
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> gold, ctx.golden(in));
-    for (size_t i = 0; i < actual.size() && i < gold.size() && i < ctx.tolerances.size(); ++i) {
-      if (!actual[i].defined() || !gold[i].defined()) continue;
-      if (actual[i].shape() != gold[i].shape()) return true;
-      OPSCOPE_ASSIGN_OR_RETURN(CompareResult c, CompareTensors(actual[i], gold[i], ctx.tolerances[i],
-                                                               CompareOptions{.worst_k = 1}));
-      if (!c.passed()) return true;
+    if (bad_index >= actual.size() || bad_index >= gold.size() || !actual[bad_index].defined() ||
+        !gold[bad_index].defined() || actual[bad_index].shape() != gold[bad_index].shape()) {
+      return std::optional<FailureSignature>();
     }
-    return false;
+    OPSCOPE_ASSIGN_OR_RETURN(CompareResult c, CompareTensors(actual[bad_index], gold[bad_index],
+                                                             ctx.tolerances[bad_index], CompareOptions{.worst_k = 1}));
+    if (c.passed()) return std::optional<FailureSignature>();
+    return std::optional<FailureSignature>(SignatureOf(c));
+  };
+  auto fails = [&](const std::vector<Tensor>& in) -> StatusOr<bool> {
+    auto sig = crop_signature(in);
+    if (!sig.ok()) return false;  // the kernel or the reference refused the crop: not the same failure
+    return sig->has_value() && SameFailure(**sig, original);
   };
   out.repro = MinimizeInputs(tensors, out.region, fails);
   if (!out.repro.found) {
     out.note = out.repro.note;
     return out;
+  }
+  if (auto sig = crop_signature(out.repro.inputs); sig.ok() && sig->has_value()) {
+    out.still_shows = StillShows(**sig, original);
   }
 
   const std::filesystem::path dir(ctx.flags.repro_dir);

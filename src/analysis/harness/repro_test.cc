@@ -131,10 +131,32 @@ TEST(MinimalRepro, CoupledDimsAreCroppedTogetherAndAFailureThatVanishesIsSaid) {
   EXPECT_EQ(r.inputs[0].shape(), Shape({1, 1}));
   EXPECT_EQ(r.inputs[1].shape(), Shape({1}));
 
-  auto never = [](const std::vector<Tensor>& v) -> StatusOr<bool> { return v[0].dim(0) == 32 && v[0].dim(1) == 16; };
+  auto never = [](const std::vector<Tensor>& v) -> StatusOr<bool> {
+    return v[0].dim(0) == 32 && v[0].dim(1) == 16 && v[1].dim(0) == 16;
+  };
   MinimalRepro none = MinimizeInputs(in, region, never);
   EXPECT_FALSE(none.found);
   EXPECT_NE(none.note.find("does not survive cropping"), std::string::npos) << none.note;
+}
+
+TEST(MinimalRepro, WithNoRegionToCropToEachDimIsHalvedWhileItStillFails) {
+  // The failure needs row 27 of x[32,16] (and w sized by x's columns); the region is all of it.
+  Tensor x = *Tensor::Empty(DType::kF32, Shape({32, 16}));
+  for (int64_t i = 0; i < x.numel(); ++i) x.FlatSetFromDouble(i, static_cast<double>(i));
+  std::vector<Tensor> in = {x, Iota(DType::kF32, Shape({16}))};
+  InputRegion region{.boxes = {IndexBox{{0, 0}, {32, 16}}, IndexBox{{0}, {16}}}, .method = "perturbation"};
+  auto fails = [](const std::vector<Tensor>& v) -> StatusOr<bool> {
+    if (v[0].dim(1) != v[1].dim(0)) return InvalidArgumentError("C differs");
+    for (int64_t r = 0; r < v[0].dim(0); ++r) {
+      if (v[0].FlatGetAsDouble(r * v[0].dim(1)) == 27 * 16) return true;  // row 27's first element
+    }
+    return false;
+  };
+  MinimalRepro r = MinimizeInputs(in, region, fails);
+  ASSERT_TRUE(r.found) << r.note;
+  EXPECT_EQ(r.inputs[0].shape(), Shape({1, 1}));
+  EXPECT_EQ(r.inputs[0].FlatGetAsDouble(0), 27 * 16);
+  EXPECT_EQ(r.inputs[1].shape(), Shape({1}));
 }
 
 TEST(Tracepoints, SummaryCountsNonFiniteValuesApart) {

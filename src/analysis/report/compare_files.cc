@@ -95,15 +95,28 @@ StatusOr<CompareFilesReport> CompareFiles(const CompareFilesRequest& f) {
     OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(f.tolerance, actual[i].second.dtype()));
     tolerances.push_back(t);
   }
+  CompareOptions options{.worst_k = f.tolerance.worst_k, .findings = f.findings};
+  for (const std::string& spec : f.inputs) {
+    const size_t eq = spec.find('=');
+    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    const std::string name = eq == std::string::npos ? std::filesystem::path(spec).stem().string() : spec.substr(0, eq);
+    if (name.empty() || path.empty()) {
+      return InvalidArgumentError("inputs '" + spec + "': expected name=path.npy or path.npy");
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor t, ReadNpy(path));
+    options.inputs.push_back({name, std::move(t)});
+  }
   CompareFilesReport report;
   report.expected = f.expected;
   report.actual = f.actual;
   for (size_t i = 0; i < expected.size(); ++i) {
-    OPSCOPE_ASSIGN_OR_RETURN(CompareResult r, CompareTensors(actual[i].second, expected[i].second, tolerances[i],
-                                                            CompareOptions{.worst_k = f.tolerance.worst_k}));
+    OPSCOPE_ASSIGN_OR_RETURN(CompareResult r, CompareTensors(actual[i].second, expected[i].second, tolerances[i], options));
     report.arrays.push_back({expected[i].first, actual[i].second.Describe(), std::move(r)});
   }
-  report.repro = CommandLine("ops-debug compare").Arg(f.expected).Arg(f.actual).Append(ToleranceSpecFlags(f.tolerance)).str();
+  CommandLine repro("ops-debug compare");
+  repro.Arg(f.expected).Arg(f.actual).Append(ToleranceSpecFlags(f.tolerance));
+  if (!f.inputs.empty()) repro.Flag("--inputs", f.inputs, ",");
+  report.repro = repro.str();
   if (!f.report.empty()) {
     OPSCOPE_RETURN_IF_ERROR(WriteReportFile(f.report, CompareReportJsonValue(report)));
     report.report_file = f.report;
@@ -111,12 +124,14 @@ StatusOr<CompareFilesReport> CompareFiles(const CompareFilesRequest& f) {
   return report;
 }
 
-void PrintComparison(const std::string& name, const std::string& describe, const CompareResult& c, std::ostream& out) {
+void PrintComparison(const std::string& name, const std::string& describe, const CompareResult& c, std::ostream& out,
+                     const std::string& out_of_bounds) {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.2f%%", c.total ? 100.0 * c.mismatched / c.total : 0.0);
-  out << "output " << name << "  " << describe << "  " << (c.passed() ? "PASSED" : "FAILED") << "  "
-      << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
+  out << "output " << name << "  " << describe << "  " << (c.passed() && out_of_bounds.empty() ? "PASSED" : "FAILED")
+      << "  " << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
       << CompareRuleName(c.tolerance.rule) << "  " << DescribeTolerance(c.tolerance) << "\n";
+  if (!out_of_bounds.empty()) out << "  OUT OF BOUNDS  " << out_of_bounds << "\n";
   // Non-finite values on the actual side only, and where (from the worst list,
   // where they rank first).
   auto where = [&](bool (*pick)(double)) {
@@ -151,6 +166,7 @@ void PrintComparison(const std::string& name, const std::string& describe, const
       << "  (actual/expected)\n";
   if (!c.passed()) {
     out << "  pattern  " << c.pattern << "\n";
+    for (const CompareFinding& f : c.findings) out << "  finding  " << f.text << "\n";
     out << "  worst";
     for (size_t i = 0; i < c.worst.size() && i < 5; ++i) {
       const CompareElement& w = c.worst[i];

@@ -83,6 +83,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
     } else {
       e["compare"] = CompareResultToJson(o.compare);
     }
+    if (!o.out_of_bounds.empty()) e["out_of_bounds"] = o.out_of_bounds;
     j["outputs"].push_back(e);
     if (!o.actual_stats && (main == nullptr || (main->passed() && !o.passed()))) main = &o;
   }
@@ -104,6 +105,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
     j["repro"]["input_region"] = region;
     j["repro"]["region_method"] = p.region.method;
     j["repro"]["found"] = p.repro.found;
+    if (!p.still_shows.empty()) j["repro"]["still_shows"] = p.still_shows;
     if (p.repro.found) {
       j["repro"]["dir"] = p.files.front().substr(0, p.files.front().rfind('/'));
       j["repro"]["files"] = p.files;
