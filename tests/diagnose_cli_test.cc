@@ -101,6 +101,26 @@ TEST(DiagnoseCli, WriteOnePastTheEndIsNamedWithTheElementAndTheSourceLine) {
   EXPECT_TRUE(Contains(r.tool.out, "out-of-bounds write on y")) << r.tool.out;
 }
 
+// A run that fails without crashing: the run's own verdict is the top cause
+// (issue 24), never "the program exited with code 1".
+TEST(DiagnoseCli, AWrongResultIsExplainedByTheRunsVerdict) {
+  TempDir dir;
+  const std::string buggy = std::string(OPSCOPE_BINARY_DIR) + "/lib/libbuggy_ops.so";
+  Diagnosed r = Diagnose(dir, "--plugin " + buggy + " --op bug_leaky_relu --input-shapes '[64,64]'");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  ASSERT_FALSE(r.d["causes"].empty());
+  const json& top = r.d["causes"][0];
+  EXPECT_EQ(top["rule"], "wrong-result") << top.dump(2);
+  EXPECT_TRUE(Contains(top["cause"], "output y float32[64,64] FAILED 2,026 / 4,096 mismatched")) << top.dump(2);
+  EXPECT_TRUE(Contains(top["evidence"].dump(), "errors only where x < 0 (100% of mismatches")) << top.dump(2);
+  for (const json& c : r.d["causes"]) EXPECT_NE(c["rule"], "exit") << c.dump(2);
+  EXPECT_EQ(r.d["run_verdict"]["status"], "failed");
+  // Three repeats ran, and agreed: a wrong result, not a nondeterministic one.
+  EXPECT_TRUE(fs::exists(dir.path() / "run_report.json"));
+  EXPECT_EQ(json::parse(Slurp(dir.path() / "run_report.json"))["determinism"]["runs"], 3);
+}
+
 TEST(DiagnoseCli, TheSameKernelOnAMultipleOfItsBlockIsClean) {
   TempDir dir;
   ExpectClean(Diagnose(dir, "--plugin " + kPlugin + " --op ramp_tail --input-shapes '[1024]'"));

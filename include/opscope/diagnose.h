@@ -32,6 +32,9 @@ struct DiagnoseRequest {
   std::vector<std::string> sources;       // kernel sources for the static checks (--source)
   std::vector<std::string> source_flags;  // their compile flags
   bool echo_output = true;         // pass the program's stdout/stderr through while keeping their tail
+  // Where an `ops-debug run` child writes its report.json: a run that fails
+  // without crashing is explained from its verdict, pattern and findings.
+  std::string run_report;
 };
 
 struct DiagTensor {
@@ -134,6 +137,11 @@ struct Diagnosis {
   double slowdown = 1;  // run / (run - what diagnose added): an upper bound
   uint64_t launches_recorded = 0;
   std::vector<std::string> notes;  // what the diagnosis could not see, said once
+  // An `ops-debug run` child's own verdict, read from its report.json when it
+  // exited 1: "failed" / "nondeterministic", and a line per failing output
+  // (its numbers, pattern and findings) or per difference between repeats.
+  std::string run_status;
+  std::vector<std::string> run_verdict;
 };
 
 // Runs req.argv under supervision; the error is for what stops it before the

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -62,6 +64,21 @@ StatusOr<DiagnoseRequest> DiagnoseRequestFromFlags(const DiagnoseFlags& f, const
     if (f.run.op.empty()) return InvalidArgumentError("diagnose: give --op OP (and run's flags) or -- PROGRAM ARGS...");
     req.argv = {SelfExecutable(), "run"};
     req.argv.insert(req.argv.end(), run_args.begin(), run_args.end());
+    // The run's verdict explains a failure that is not a crash: its report
+    // goes beside the diagnosis unless the user asked for it elsewhere, and
+    // three repeats tell a nondeterministic result from a wrong one.
+    auto given = [&](const std::string& flag) {
+      for (const std::string& a : run_args) {
+        if (a == flag || a.starts_with(flag + "=")) return true;
+      }
+      return false;
+    };
+    req.run_report = f.run.report;
+    if (req.run_report.empty()) {
+      req.run_report = (std::filesystem::path(f.output_dir) / "run_report.json").string();
+      req.argv.insert(req.argv.end(), {"--report", req.run_report});
+    }
+    if (!given("--repeat")) req.argv.insert(req.argv.end(), {"--repeat", "3"});
   }
   return req;
 }

@@ -442,11 +442,6 @@ StatusOr<Tensor> HostContiguous(const Tensor& t) {
   return host.Contiguous();
 }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -485,9 +480,9 @@ Tolerance DefaultTolerance(DType dtype) {
 
 std::string DescribeTolerance(const Tolerance& t) {
   switch (t.rule) {
-    case CompareRule::kMixed: return "|a-e| <= " + Num(t.atol) + " + " + Num(t.rtol) + "*|e|";
-    case CompareRule::kAbsolute: return "|a-e| <= " + Num(t.atol);
-    case CompareRule::kRelative: return "|a-e| <= max(" + Num(t.atol) + ", " + Num(t.rtol) + "*|e|)";
+    case CompareRule::kMixed: return "|a-e| <= " + ThreeDigits(t.atol) + " + " + ThreeDigits(t.rtol) + "*|e|";
+    case CompareRule::kAbsolute: return "|a-e| <= " + ThreeDigits(t.atol);
+    case CompareRule::kRelative: return "|a-e| <= max(" + ThreeDigits(t.atol) + ", " + ThreeDigits(t.rtol) + "*|e|)";
     case CompareRule::kBitExact: return "a == e bit for bit";
     case CompareRule::kUlp: return "ulp(a,e) <= " + std::to_string(t.max_ulp);
   }

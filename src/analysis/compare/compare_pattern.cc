@@ -10,14 +10,6 @@ namespace opscope {
 
 namespace {
 
-// A pattern must be this unlikely under a uniform scatter before we name it.
-constexpr double kSignificance = 1e-3;
-
-std::string Percent(double part, double whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return buf;
-}
 
 std::string Coords(const std::vector<int64_t>& c) {
   std::string s = "[";
@@ -35,6 +27,14 @@ std::string DimList(const std::vector<int>& dims) {
 
 bool Unlikely(double fraction_of_space, int64_t hits) {
   return fraction_of_space < 1 && std::pow(fraction_of_space, static_cast<double>(hits)) < kSignificance;
+}
+
+// The same for a span cut to fit the hits (their lowest to highest index):
+// m uniform hits span a fraction f or less with probability about m*f^(m-1).
+bool FittedUnlikely(double span, int64_t hits) {
+  if (span >= 1 || hits < 2) return false;
+  const double m = static_cast<double>(hits);
+  return std::log(m) + (m - 1) * std::log(span) < std::log(kSignificance);
 }
 
 // The sides of a dim a border band may hold: its first w indices, its last w.
@@ -178,7 +178,7 @@ std::string PeriodicWords(const std::vector<int64_t>& hit, int64_t size, int64_t
   }
   if (runs[0].first + static_cast<int64_t>(runs.size()) * period < size) return "";  // a block missing at the end
   const double covered = static_cast<double>(hit.size()) / static_cast<double>(size);
-  if (covered > 0.75 || !Unlikely(covered, m)) return "";
+  if (covered > 0.75 || !FittedUnlikely(covered, m)) return "";
   const std::string along = " along dim " + std::to_string(d);
   if (period == 2 * len && runs[0].first % len == 0) {
     const int64_t b = runs[0].first / len;
@@ -202,9 +202,10 @@ std::string FewWords(const Shape& shape, const std::vector<std::vector<int64_t>>
     shared += shared.empty() ? " only at " : " and ";
     shared += "dim " + std::to_string(d) + " index " + std::to_string(coords[0][d]);
   }
-  if (shared.empty()) return "";
+  if (shared.empty() && coords.size() > 4) return "";
   std::string list;
   for (const auto& c : coords) list += (list.empty() ? "" : " ") + Coords(c);
+  if (shared.empty()) return noun + " at " + list + " (" + std::to_string(coords.size()) + " mismatches)";
   return noun + shared + " (all " + std::to_string(coords.size()) + " mismatches: " + list + ")";
 }
 
@@ -248,6 +249,14 @@ std::string TrendWords(const std::vector<double>& err, int64_t lo, int64_t hi) {
 
 }  // namespace
 
+std::string ThreeDigits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string Percent(double part, double whole) { return ThreeDigits(whole > 0 ? 100.0 * part / whole : 0.0) + "%"; }
+
 double LogBinomialTail(int64_t n, int64_t k, double p) {
   if (n <= 0 || k <= 0 || p >= 1) return 0;
   if (p <= 0) return -INFINITY;
@@ -290,7 +299,7 @@ std::string DescribeMismatchPattern(const MismatchFacts& f) {
     if (words.empty()) {
       const int64_t lo = f.lo_by_dim[d], hi = f.hi_by_dim[d];
       const double span = static_cast<double>(hi - lo + 1) / static_cast<double>(shape[d]);
-      if (span > 0.9 || !Unlikely(span, mismatched)) continue;
+      if (span > 0.9 || !FittedUnlikely(span, mismatched)) continue;
       words = "dim " + std::to_string(d) +
               (lo == hi ? " index " + std::to_string(lo) : " indices " + std::to_string(lo) + "-" + std::to_string(hi));
       if (!f.err_by_dim[d].empty()) words += TrendWords(f.err_by_dim[d], lo, hi);

@@ -40,6 +40,14 @@ struct MismatchFacts {
 
 std::string DescribeMismatchPattern(const MismatchFacts& facts);
 
+// A pattern or finding must be this unlikely under a uniform scatter before it is named.
+inline constexpr double kSignificance = 1e-3;
+
+// "0.984", "1e-05": three significant digits, as patterns and findings print numbers.
+std::string ThreeDigits(double v);
+// part/whole as "49.5%".
+std::string Percent(double part, double whole);
+
 // log P(X >= k) for X ~ Binomial(n, p), bounded from above by Chernoff's
 // bound (exact when k == n): a claim passes only when even the bound is small.
 double LogBinomialTail(int64_t n, int64_t k, double p);

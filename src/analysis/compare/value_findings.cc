@@ -14,22 +14,10 @@ namespace {
 
 constexpr int64_t kElementSample = int64_t{1} << 18;
 constexpr int64_t kMismatchSample = int64_t{1} << 16;
-constexpr double kSignificance = 1e-3;
 // A map "explains" the output when this share of elements and of mismatches
 // pass the rule once it is applied.
 constexpr double kExplains = 0.99;
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-std::string Pct(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", 100.0 * share);
-  return buf;
-}
 
 // v rounded to two significant digits, away from the band's inside (`up`
 // for an upper edge), so a band printed short still holds what it held.
@@ -37,7 +25,7 @@ double Round2(double v, bool up) {
   if (v == 0 || !std::isfinite(v)) return v;
   const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 1);
   const double r = (up ? std::ceil(v / scale) : std::floor(v / scale)) * scale;
-  return std::stod(Num(r));  // drop the binary noise of the product
+  return std::stod(ThreeDigits(r));  // drop the binary noise of the product
 }
 
 // The elements and mismatches the findings are drawn from, with their pair of values.
@@ -118,7 +106,7 @@ void AddMapFindings(const Tensor& a, const Tensor& e, const Samples& s, CompareR
   auto add = [&](std::string kind, std::string subject, std::string text, const MapFit& fit,
                  std::vector<std::pair<std::string, double>> numbers) {
     r.findings.push_back({std::move(kind), std::move(subject),
-                          std::move(text) + " (explains " + Pct(fit.elements) + " of elements)", fit.mismatches,
+                          std::move(text) + " (explains " + Percent(fit.elements, 1) + " of elements)", fit.mismatches,
                           fit.elements, std::move(numbers)});
   };
   auto explains = [](const MapFit& f) { return f.mismatches >= kExplains && f.elements >= kExplains; };
@@ -148,7 +136,7 @@ void AddMapFindings(const Tensor& a, const Tensor& e, const Samples& s, CompareR
       const std::string frac = SmallFraction(scale);
       char r2_text[32];
       std::snprintf(r2_text, sizeof r2_text, "%.6g", r2);
-      add("scale", "actual", "actual = " + Num(scale) + " x expected everywhere" + (frac.empty() ? "" : " (= " + frac + ")") +
+      add("scale", "actual", "actual = " + ThreeDigits(scale) + " x expected everywhere" + (frac.empty() ? "" : " (= " + frac + ")") +
           ", r^2 = " + r2_text + ": a missing or wrong factor", fit, {{"factor", scale}, {"r2", r2}});
       return;  // an offset or a permutation cannot explain the same output better
     }
@@ -157,7 +145,7 @@ void AddMapFindings(const Tensor& a, const Tensor& e, const Samples& s, CompareR
   if (std::isfinite(offset) && offset != 0) {
     MapFit fit = Fit(s, tol, dtype, [&](int64_t, double ev) { return ev + offset; });
     if (explains(fit)) {
-      add("offset", "actual", "actual = expected " + std::string(offset < 0 ? "- " : "+ ") + Num(std::fabs(offset)) +
+      add("offset", "actual", "actual = expected " + std::string(offset < 0 ? "- " : "+ ") + ThreeDigits(std::fabs(offset)) +
           " everywhere: a constant added or dropped", fit, {{"offset", offset}});
       return;
     }
@@ -283,6 +271,7 @@ struct Band {
   std::function<bool(double)> holds;
   bool simple = false;
   double from = NAN, to = NAN;
+  bool fitted = false;  // its edges come from the mismatches themselves
 };
 
 // The shortest window of sorted `v` holding `keep` of its values.
@@ -320,17 +309,19 @@ std::vector<Band> Candidates(const Subject& sub) {
   const double max_mag = *std::max_element(all_mags.begin(), all_mags.end());
   for (double keep : {1.0, 0.95}) {
     const auto n = static_cast<size_t>(std::ceil(keep * static_cast<double>(mags.size())));
-    auto [lo, hi] = ShortestWindow(mags, n);
+    const auto [lo_m, hi_m] = ShortestWindow(mags, n);
+    const double lo = lo_m, hi = hi_m;  // plain variables: a lambda cannot capture a structured binding (C++17 clang)
     const double lo_r = Round2(lo, false), hi_r = Round2(hi, true);
     std::string words;
-    if (lo <= min_mag) words = "|" + x + "| " + (hi_r > hi ? "< " : "<= ") + Num(hi_r);
-    else if (hi >= max_mag) words = "|" + x + "| " + (lo_r < lo ? "> " : ">= ") + Num(lo_r);
-    else words = "|" + x + "| is in [" + Num(lo_r) + ", " + Num(hi_r) + "]";
+    if (lo <= min_mag) words = "|" + x + "| " + (hi_r > hi ? "< " : "<= ") + ThreeDigits(hi_r);
+    else if (hi >= max_mag) words = "|" + x + "| " + (lo_r < lo ? "> " : ">= ") + ThreeDigits(lo_r);
+    else words = "|" + x + "| is in [" + ThreeDigits(lo_r) + ", " + ThreeDigits(hi_r) + "]";
     bands.push_back({"value_band", words, [lo, hi](double v) { return std::fabs(v) >= lo && std::fabs(v) <= hi; }, false,
-                     lo, hi});
-    auto [slo, shi] = ShortestWindow(finite, n);
-    bands.push_back({"value_band", x + " is in [" + Num(Round2(slo, false)) + ", " + Num(Round2(shi, true)) + "]",
-                     [slo, shi](double v) { return v >= slo && v <= shi; }, false, slo, shi});
+                     lo, hi, true});
+    const auto [slo_v, shi_v] = ShortestWindow(finite, n);
+    const double slo = slo_v, shi = shi_v;
+    bands.push_back({"value_band", x + " is in [" + ThreeDigits(Round2(slo, false)) + ", " + ThreeDigits(Round2(shi, true)) + "]",
+                     [slo, shi](double v) { return v >= slo && v <= shi; }, false, slo, shi, true});
   }
   return bands;
 }
@@ -342,7 +333,7 @@ int64_t CountHolding(const std::vector<double>& v, const Band& b) {
 }
 
 // The narrowest band that holds (nearly) every mismatch and far fewer of the elements.
-void AddBandFinding(const Subject& sub, int64_t mismatched, CompareResult& r) {
+void AddBandFinding(const Subject& sub, size_t subjects, int64_t mismatched, CompareResult& r) {
   const auto m = static_cast<int64_t>(sub.at_mismatches.size());
   const auto n = static_cast<double>(sub.at_elements.size());
   if (m < 2 || n == 0) return;
@@ -354,7 +345,14 @@ void AddBandFinding(const Subject& sub, int64_t mismatched, CompareResult& r) {
     const double share = static_cast<double>(hits) / static_cast<double>(m);
     const double frac = std::max(static_cast<double>(CountHolding(sub.at_elements, b)), 0.5) / n;
     if (share < 0.9 || frac > 0.8 || share < 1.2 * frac) continue;
-    if (LogBinomialTail(m, hits, frac) > std::log(kSignificance)) continue;
+    // A band cut from the mismatches' own values would hold them by
+    // construction: the chance that m random values span so little is
+    // about m * frac^(m-1) (one per window for the 95% band), and every
+    // candidate tried is one more chance (Bonferroni).
+    const double log_p = b.fitted ? std::log(static_cast<double>(m)) + std::log(static_cast<double>(m - hits + 1)) +
+                                        LogBinomialTail(m, hits - 1, frac)
+                                  : LogBinomialTail(m, hits, frac);
+    if (log_p > std::log(kSignificance / static_cast<double>(bands.size() * subjects))) continue;
     // "Only" beats "mostly"; then the narrower band; a simple predicate wins unless a band is much narrower.
     const double score = (share >= 0.995 ? 0 : 10) + frac * (b.simple ? 0.8 : 1.0);
     if (score < best_score) best = &b, best_share = share, best_frac = frac, best_score = score;
@@ -362,7 +360,7 @@ void AddBandFinding(const Subject& sub, int64_t mismatched, CompareResult& r) {
   if (best == nullptr) return;
   const bool only = best_share >= 0.995;
   std::string text = std::string(only ? "errors only where " : "errors mostly where ") + best->words + " (" +
-                     Pct(best_share) + " of mismatches, " + Pct(best_frac) + " of elements)";
+                     Percent(best_share, 1) + " of mismatches, " + Percent(best_frac, 1) + " of elements)";
   if (sub.name == "expected" && best->kind == "value_band" && best->words.rfind("|expected| <", 0) == 0) {
     text += ": small results, where cancellation loses digits";
   }
@@ -411,7 +409,7 @@ void AddGrowthFinding(const Subject& sub, const Samples& s, CompareResult& r) {
   const double rho = RankCorrelation(mag, err);
   if (rho < 0.9) return;
   r.findings.push_back({"grows_with", sub.name,
-                        "the error grows with |" + sub.name + "| (rank correlation " + Num(rho) + " over " +
+                        "the error grows with |" + sub.name + "| (rank correlation " + ThreeDigits(rho) + " over " +
                             std::to_string(mag.size()) + " mismatches)",
                         1, 0, {{"rank_correlation", rho}}});
 }
@@ -472,12 +470,13 @@ void AddValueFindings(const Tensor& actual, const Tensor& expected, const std::v
   // Expected comes last: where an input's values already explain the
   // errors, expected's (a function of them) would only say it again.
   bool banded = false, grown = false;
-  for (const Subject& sub : Subjects(expected, inputs, s)) {
+  const std::vector<Subject> subjects = Subjects(expected, inputs, s);
+  for (const Subject& sub : subjects) {
     r.value_histograms.push_back(Histogram(sub, s));
     if (mapped) continue;  // a map explains the values already
     const bool is_expected = sub.name == "expected";
     const size_t before = r.findings.size();
-    if (!(is_expected && banded)) AddBandFinding(sub, r.mismatched, r);
+    if (!(is_expected && banded)) AddBandFinding(sub, subjects.size(), r.mismatched, r);
     banded = banded || r.findings.size() > before;
     const size_t before_growth = r.findings.size();
     if (!(is_expected && grown)) AddGrowthFinding(sub, s, r);

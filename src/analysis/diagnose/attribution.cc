@@ -7,7 +7,7 @@
 
 // The rules live one family per file beside this one (out_of_bounds_rule.cc,
 // hang_rule.cc, value_rules.cc, refused_rule.cc, race_rule.cc,
-// sanitizer_rule.cc, signal_rules.cc); here they run and are ranked.
+// sanitizer_rule.cc, verdict_rule.cc, signal_rules.cc); here they run and are ranked.
 namespace opscope {
 
 std::string ShapeText(const DiagTensor& t) { return t.dtype + CoordsText(t.shape); }
@@ -23,6 +23,7 @@ std::vector<DiagCause> Attribute(const AttributionInput& in) {
   NumericOrigin(in, out);
   Upstream(in, out);
   SanitizerReports(in, out);
+  RunVerdict(in, out);
   Signals(in, out);
   // Values that were already bad when the failing launch read them explain
   // its crash: their origin, then the hand-over, rank above the symptom.

@@ -44,6 +44,7 @@ void Races(const AttributionInput& in, std::vector<DiagCause>& out);            
 void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out);     // value_rules.cc
 void Upstream(const AttributionInput& in, std::vector<DiagCause>& out);          // value_rules.cc
 void SanitizerReports(const AttributionInput& in, std::vector<DiagCause>& out);  // sanitizer_rule.cc
+void RunVerdict(const AttributionInput& in, std::vector<DiagCause>& out);         // verdict_rule.cc
 void Signals(const AttributionInput& in, std::vector<DiagCause>& out);           // signal_rules.cc
 
 }  // namespace opscope::attribution

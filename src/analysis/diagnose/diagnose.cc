@@ -14,6 +14,7 @@
 #include "analysis/diagnose/attribution.h"
 #include "analysis/diagnose/links.h"
 #include "analysis/diagnose/race_check.h"
+#include "analysis/diagnose/run_verdict.h"
 #include "analysis/diagnose/snapshot.h"
 #include "analysis/diagnose/supervise.h"
 #include "analysis/diagnose/symbolize.h"
@@ -150,6 +151,7 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   const std::string ring_path = dir + "/" + kFlightRingFile;
   std::error_code ec;
   fs::remove(ring_path, ec);  // a ring of an earlier run must not pass for this one's
+  if (!req.run_report.empty()) fs::remove(req.run_report, ec);  // nor an earlier run's verdict
 
   SuperviseOptions sup;
   sup.argv = req.argv;
@@ -247,6 +249,7 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
       d.tensors = l.tensors;
     }
   }
+  if (!req.run_report.empty() && d.status == DiagnosisStatus::kError && d.exit_code == 1) ReadRunVerdict(req.run_report, d);
   AttributionInput in{.diagnosis = &d, .crash = crash, .races = &races, .failing = failing};
   d.causes = Attribute(in);
   // A run that exited 0 but raced is not clean: the race is the finding.

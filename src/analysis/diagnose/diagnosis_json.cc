@@ -132,6 +132,7 @@ std::string DiagnosisJson(const Diagnosis& d) {
                             "each part a measured span (an upper bound: some waits would have happened anyway)"}};
   j["launches_recorded"] = d.launches_recorded;
   j["notes"] = d.notes;
+  if (!d.run_status.empty()) j["run_verdict"] = {{"status", d.run_status}, {"lines", d.run_verdict}};
   // Invalid UTF-8 (a path, a kernel's message) is replaced, never thrown on.
   return JsonText(j, 2) + "\n";
 }
