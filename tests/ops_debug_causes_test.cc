@@ -98,6 +98,19 @@ TEST(OpsDebugCauses, AWritePastTheEndFailsAPlainRun) {
   EXPECT_FALSE(good.report["outputs"][0].contains("out_of_bounds"));
 }
 
+// --checked: the buffer ends at a guard page, which catches the same write;
+// the run names it and writes report.json instead of dying of SIGSEGV.
+TEST(OpsDebugCauses, UnderCheckedTheGuardPageCatchesItAndTheRunReportsIt) {
+  TempDir dir;
+  ToolRun r = OpsDebugRun(dir, "--op bug_copy_overrun --input-shapes '[1000]' --checked");
+  ASSERT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  EXPECT_EQ(r.report["outputs"][0]["out_of_bounds"],
+            "y: 1 element written past the end (y[1000], value 0.75; caught by the guard page)");
+  EXPECT_EQ(r.report["status"], "failed");
+  ToolRun good = OpsDebugRun(dir, "--op bug_copy_overrun --input-shapes '[1000]' --checked --attrs bug=0");
+  EXPECT_EQ(good.tool.exit_code, 0) << good.tool.out << good.tool.err;
+}
+
 TEST(OpsDebugCauses, RoundingTiesAwayFromZeroAreErrorsAtExactHalves) {
   TempDir dir;
   // x on a grid of scale/2: x/scale is an integer or an exact half.

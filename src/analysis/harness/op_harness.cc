@@ -4,6 +4,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <map>
 
@@ -13,7 +16,9 @@
 #include "analysis/harness/readback.h"
 #include "analysis/harness/kernel_watchdog.h"
 #include "capture/dispatch_steps.h"
+#include "capture/flight_recorder.h"  // kDiagnoseEnv
 #include "capture/output_canary.h"
+#include "device/guard_recovery.h"
 #include "analysis/harness/repro.h"
 #include "capture/dispatcher.h"
 #include "capture/op_instance.h"
@@ -120,6 +125,36 @@ std::vector<TraceComparison> CompareTracepoints(const std::vector<TracepointHit>
     }
   }
   return out;
+}
+
+// "y: 1 element written past the end (y[1000], value 0.75; caught by the guard page)", as the canaries say it.
+std::string GuardedText(const std::string& name, const Tensor& t, const GuardedAccess& g) {
+  const auto width = static_cast<int64_t>(t.element_size());
+  const auto offset = static_cast<int64_t>(g.address) - static_cast<int64_t>(g.begin);
+  const int64_t element = offset >= 0 ? offset / width : -((-offset + width - 1) / width);
+  const std::string at = name + "[" + std::to_string(element) + "]";
+  if (!g.write) {
+    return name + ": read " + (g.beyond_end() ? "past the end" : "before the start") + " (first at " + at +
+           "; caught by the guard page)";
+  }
+  if (!g.beyond_end()) return name + ": written before the start (first at " + at + "; caught by the guard page)";
+  // The elements past the end that hold anything: the page was zeros when opened.
+  int64_t written = 0;
+  std::string first_value;
+  for (size_t k = 0; k + static_cast<size_t>(width) <= g.past_end.size(); k += static_cast<size_t>(width)) {
+    bool any = false;
+    for (int64_t b = 0; b < width; ++b) any = any || g.past_end[k + static_cast<size_t>(b)] != 0;
+    if (!any) continue;
+    if (written++ == 0) {
+      auto one = Tensor::Empty(t.dtype(), Shape({1}));
+      if (one.ok()) {
+        std::memcpy(one->raw_data(), g.past_end.data() + k, static_cast<size_t>(width));
+        first_value = ", value " + ShortNum(one->FlatGetAsDouble(0));
+      }
+    }
+  }
+  return name + ": " + std::to_string(std::max<int64_t>(written, 1)) + (written > 1 ? " elements" : " element") +
+         " written past the end (" + at + first_value + "; caught by the guard page)";
 }
 
 }  // namespace
@@ -303,11 +338,24 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
                 device->name() + ") did not finish within " + SecondsText(request.timeout_s) + ": stopped. Why: " + why;
   }
   watchdog.Arm(stop_line);
+  // --checked (not under diagnose, which wants the fault itself): a guard
+  // page the kernel runs into is opened and named after the launch.
+  std::optional<GuardRecovery> guard;
+  if (request.checked && std::getenv(kDiagnoseEnv) == nullptr) guard.emplace(device);
   auto run = Dispatcher::Global().Run(op, tensors, attrs, kernel_opts);
   watchdog.Disarm();
+  const std::vector<GuardedAccess> guarded = guard ? guard->Take() : std::vector<GuardedAccess>{};
+  guard.reset();
   if (!run.ok()) {
     report.kernel_error = run.status().ToString();
     return report;
+  }
+  for (const GuardedAccess& g : guarded) {
+    for (size_t i = 0; i < tensors.size() && i < inputs.size(); ++i) {
+      if (tensors[i].defined() && g.begin == reinterpret_cast<uintptr_t>(tensors[i].raw_data())) {
+        report.kernel_error = "the kernel ran out of bounds: " + GuardedText(inputs[i].name, tensors[i], g);
+      }
+    }
   }
   report.kernel = run->kernel;
   report.launches = run->launches;
@@ -354,6 +402,9 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
     OPSCOPE_ASSIGN_OR_RETURN(std::optional<CanaryDamage> damage, CheckCanaries(out_names[i], run->outputs[i]));
     if (damage) out.out_of_bounds = damage->text;
+    for (const GuardedAccess& g : guarded) {
+      if (g.begin == reinterpret_cast<uintptr_t>(run->outputs[i].raw_data())) out.out_of_bounds = GuardedText(out_names[i], run->outputs[i], g);
+    }
     report.outputs.push_back(std::move(out));
   }
   if (trace) {

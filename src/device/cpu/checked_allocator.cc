@@ -1,6 +1,7 @@
 #include "device/cpu/checked_allocator.h"
 
 #include <signal.h>
+#include <ucontext.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -76,7 +77,49 @@ struct Writer {
 struct sigaction g_previous_segv, g_previous_bus;
 std::atomic<bool> g_handler_installed{false};
 
+// Guard recovery: the pages opened and the first access to each, written by
+// the fault handler (lock-free: a slot is claimed with fetch_add).
+constexpr int kMaxOpenedPages = 64;
+std::atomic<bool> g_recovering{false};
+std::atomic<int> g_opened{0};
+struct OpenedPage {
+  std::atomic<uintptr_t> page{0};
+  uintptr_t address = 0;
+  AllocationInfo allocation;
+  bool write = false;
+};
+OpenedPage g_pages[kMaxOpenedPages];
+
+bool IsWriteFault(void* context) {
+#if defined(__x86_64__)
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;  // the page-fault error code's W/R bit
+#else
+  (void)context;
+  return false;
+#endif
+}
+
+// Opens the guard page under a fault at a checked allocation; false when it
+// is not one (or the table is full), and the fault goes on as before.
+bool RecoverFromGuardFault(siginfo_t* info, void* context) {
+  if (!g_recovering.load(std::memory_order_acquire) || info->si_code <= 0) return false;
+  const std::optional<AllocationInfo> a = FindAllocationNear(info->si_addr);
+  if (!a) return false;
+  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  const uintptr_t page = addr & ~(static_cast<uintptr_t>(PageSize()) - 1);
+  const int slot = g_opened.fetch_add(1, std::memory_order_acq_rel);
+  if (slot >= kMaxOpenedPages) return false;
+  if (mprotect(reinterpret_cast<void*>(page), PageSize(), PROT_READ | PROT_WRITE) != 0) return false;
+  g_pages[slot].address = addr;
+  g_pages[slot].allocation = *a;
+  g_pages[slot].write = IsWriteFault(context);
+  g_pages[slot].page.store(page, std::memory_order_release);
+  return true;  // the access runs again, now on an open page
+}
+
 void OnFault(int sig, siginfo_t* info, void* context) {
+  if (RecoverFromGuardFault(info, context)) return;
   char line[512];
   size_t n = FormatOutOfBoundsReport(info->si_addr, line, sizeof(line) - 1);
   line[n++] = '\n';
@@ -224,6 +267,37 @@ size_t FormatOutOfBoundsReport(const void* addr, char* buf, size_t cap) {
     w.Put(")");
   }
   return w.len;
+}
+
+void SetGuardRecovery(bool on) {
+  if (on) {
+    InstallOutOfBoundsHandler();
+    g_opened.store(0, std::memory_order_release);
+  }
+  g_recovering.store(on, std::memory_order_release);
+}
+
+std::vector<GuardAccess> TakeGuardAccesses() {
+  std::vector<GuardAccess> out;
+  const int n = std::min(g_opened.load(std::memory_order_acquire), kMaxOpenedPages);
+  for (int i = 0; i < n; ++i) {
+    const uintptr_t page = g_pages[i].page.load(std::memory_order_acquire);
+    if (page == 0 || !FindAllocationNear(reinterpret_cast<const void*>(page))) continue;  // freed since
+    bool seen = false;  // two threads may have opened the same page
+    for (const GuardAccess& g : out) seen = seen || (g.address & ~(static_cast<uintptr_t>(PageSize()) - 1)) == page;
+    GuardAccess g{.address = g_pages[i].address, .allocation = g_pages[i].allocation, .write = g_pages[i].write};
+    const uintptr_t end = g.allocation.begin + g.allocation.bytes;
+    if (page >= end) {  // the trailing guard: what was written past the end
+      const auto* bytes = reinterpret_cast<const unsigned char*>(page);
+      g.past_end.assign(bytes, bytes + PageSize());
+    }
+    if (!seen) out.push_back(g);
+    std::memset(reinterpret_cast<void*>(page), 0, PageSize());
+    mprotect(reinterpret_cast<void*>(page), PageSize(), PROT_NONE);
+    g_pages[i].page.store(0, std::memory_order_release);
+  }
+  g_opened.store(0, std::memory_order_release);
+  return out;
 }
 
 void InstallOutOfBoundsHandler() {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "opscope/status.h"
 
@@ -60,5 +61,20 @@ size_t FormatOutOfBoundsReport(const void* addr, char* buf, size_t cap);
 // a crash reporter), else to the default action, so the process still dies of
 // the signal with a core dump.
 void InstallOutOfBoundsHandler();
+
+// Recovery (ops-debug run --checked): while on, an access to a guard page of
+// a live checked allocation is not fatal. The handler opens that page (read
+// and write), records the first access to it, and returns, so the kernel goes
+// on and the run can say what it did. Off again, the opened pages are zeroed
+// and closed. One watcher at a time.
+struct GuardAccess {
+  uintptr_t address = 0;       // the first faulting address in that page
+  AllocationInfo allocation;   // the buffer it lies against
+  bool write = false;          // a write (x86-64's page-fault error code); false: a read or unknown
+  std::vector<unsigned char> past_end;  // the opened page's bytes, where it is the trailing guard (zeros unless written)
+};
+void SetGuardRecovery(bool on);
+// The accesses since recovery was turned on (at most 64 pages), then closes the pages.
+std::vector<GuardAccess> TakeGuardAccesses();
 
 }  // namespace opscope
