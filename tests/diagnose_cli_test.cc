@@ -121,6 +121,37 @@ TEST(DiagnoseCli, AWrongResultIsExplainedByTheRunsVerdict) {
   EXPECT_EQ(json::parse(Slurp(dir.path() / "run_report.json"))["determinism"]["runs"], 3);
 }
 
+// A custom op that launches on a stream of its own (issue 24): the side
+// launch is recorded (Stream::Launch reports it), and with no event between
+// it and the op's own kernel the race is named with both kernels and both
+// streams; ordered by events, the same op is clean.
+TEST(DiagnoseCli, ASideStreamLaunchInsideOneOpRacesWithItsOwnKernel) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op side_stream_sum --input-shapes '[4096]'");
+  EXPECT_EQ(r.tool.exit_code, 1) << r.tool.out << r.tool.err;
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  const json* race = nullptr;
+  for (const json& c : r.d["causes"]) {
+    if (c["rule"] == "race") race = &c;
+  }
+  ASSERT_NE(race, nullptr) << r.d["causes"].dump(2);
+  const std::string cause = (*race)["cause"];
+  EXPECT_TRUE(Contains(cause, "race on side_stream_sum's output y (float32[4096]")) << cause;
+  EXPECT_TRUE(Contains(cause, "kernel side_stream_sum_cpu (op side_stream_sum")) << cause;
+  EXPECT_TRUE(Contains(cause, "kernel side_stream_add (op side_stream_sum")) << cause;
+  EXPECT_TRUE(Contains(cause, "on stream cpu/0")) << cause;
+  EXPECT_TRUE(Contains((*race)["evidence"].dump(), "launched by the op on a stream of its own; its buffers taken as the op's tensors"))
+      << (*race)["evidence"].dump(2);
+  bool side_in_trajectory = false;
+  for (const json& l : r.d["snapshot"]["trajectory"]) {
+    side_in_trajectory |= l["kernel"] == "side_stream_add" && l["state"] == "side launch (buffers: the op's tensors)";
+  }
+  EXPECT_TRUE(side_in_trajectory) << r.d["snapshot"]["trajectory"].dump(2);
+
+  TempDir fixed_dir;
+  ExpectClean(Diagnose(fixed_dir, "--plugin " + kPlugin + " --op side_stream_sum --input-shapes '[4096]' --attrs ordered=1"));
+}
+
 TEST(DiagnoseCli, TheSameKernelOnAMultipleOfItsBlockIsClean) {
   TempDir dir;
   ExpectClean(Diagnose(dir, "--plugin " + kPlugin + " --op ramp_tail --input-shapes '[1024]'"));

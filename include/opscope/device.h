@@ -108,7 +108,11 @@ class Stream {
   virtual int id() const = 0;
   // The device's name as observers see it ("cpu", "cuda:0").
   virtual const char* device_name() const = 0;
-  virtual Status Launch(const KernelLaunch& kernel) = 0;
+  // A kernel launch, reported to the stream observer (the flight recorder)
+  // unless the dispatcher is making it (its own hooks record those, with the
+  // op's buffers), then run by the backend's DoLaunch: a launch on a stream
+  // an op made for itself is seen too.
+  Status Launch(const KernelLaunch& kernel);
   // The ordering work, reported to the stream observer (the flight
   // recorder's race check) here in the base, once, before the backend's own
   // Do* method runs: a backend cannot forget one. A copy of 0 bytes is nothing
@@ -126,8 +130,9 @@ class Stream {
   virtual Status EnqueueHostFunction(std::function<Status()> fn);
 
  protected:
-  // The backend's own work behind Memcpy (bytes > 0, both pointers set),
-  // Record, Wait and Synchronize.
+  // The backend's own work behind Launch, Memcpy (bytes > 0, both pointers
+  // set), Record, Wait and Synchronize.
+  virtual Status DoLaunch(const KernelLaunch& kernel) = 0;
   virtual Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
   virtual Status DoRecord(Event& event) = 0;
   virtual Status DoWait(Event& event) = 0;

@@ -50,7 +50,7 @@
 // function's behaviour). Only the negative test (examples/bad_plugin) defines
 // it on the command line, to stand for a plugin built against another version.
 #ifndef OPSCOPE_PLUGIN_ABI_VERSION
-#define OPSCOPE_PLUGIN_ABI_VERSION 3
+#define OPSCOPE_PLUGIN_ABI_VERSION 4
 #endif
 
 namespace opscope {

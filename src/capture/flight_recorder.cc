@@ -243,11 +243,14 @@ void FlightRecorder::BeforeLaunch(const LaunchRecord& rec) {
   Atomic(slot->committed).store(seq + 1, std::memory_order_release);
   Atomic(header().launches).fetch_add(1, std::memory_order_relaxed);
   t_last_slot = slot;
+  current_.store(slot, std::memory_order_release);
 }
 
 void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const Status* error) {
   LaunchSlot* slot = FindStarted(rec.seq, DeviceNameOf(rec), rec.stream_id);
   if (slot == nullptr) return;
+  LaunchSlot* in_progress = slot;
+  current_.compare_exchange_strong(in_progress, nullptr, std::memory_order_acq_rel);  // its kernel function returned
   Atomic(header().sync_wait_ns).fetch_add(rec.sync_point_ns, std::memory_order_relaxed);
   {
     Spent spent{header().record_ns};
@@ -365,6 +368,39 @@ void FlightRecorder::OnStreamSynchronize(const StreamRef& s) {
 void FlightRecorder::OnEventSynchronize(const void* event) {
   WriteSync(SyncKind::kEventSync, "", -1, reinterpret_cast<uint64_t>(event), {}, {});
 }
+void FlightRecorder::OnLaunch(const StreamRef& s, const char* kernel) {
+  const uint64_t seq = Atomic(header().next_seq).fetch_add(1, std::memory_order_relaxed);
+  Spent spent{header().record_ns};
+  // The op whose kernel function made this launch: this thread's call in
+  // progress, else the one started last.
+  LaunchSlot* op = t_last_slot;
+  if (op == nullptr || Atomic(op->state).load(std::memory_order_acquire) != static_cast<int32_t>(FlightState::kStarted)) {
+    op = current_.load(std::memory_order_acquire);
+  }
+  LaunchSlot* slot = SlotFor(s.device, s.id, seq);
+  if (slot == nullptr) return;
+  if (op != nullptr && op != slot) {
+    slot->op_id = op->op_id;
+    slot->instance_key = op->instance_key;
+    slot->input_fingerprint = op->input_fingerprint;
+    std::memcpy(slot->op, op->op, sizeof slot->op);
+    std::memcpy(slot->attrs, op->attrs, sizeof slot->attrs);
+    // Its buffers are not known: the op's tensors stand for them.
+    slot->num_inputs = op->num_inputs;
+    slot->num_outputs = op->num_outputs;
+    std::memcpy(static_cast<void*>(slot->inputs), op->inputs, sizeof slot->inputs);
+    std::memcpy(static_cast<void*>(slot->outputs), op->outputs, sizeof slot->outputs);
+  }
+  CopyField(slot->kernel, kernel);
+  CopyField(slot->device, s.device);
+  slot->stream_id = s.id;
+  slot->host_tid = ThisTid();
+  slot->start_ns = SteadyNowNs();
+  slot->state = static_cast<int32_t>(FlightState::kSide);
+  Atomic(slot->committed).store(seq + 1, std::memory_order_release);
+  Atomic(header().launches).fetch_add(1, std::memory_order_relaxed);
+}
+
 void FlightRecorder::OnAllocate(const char* device, const void* ptr, size_t bytes) {
   WriteSync(SyncKind::kAllocate, device, -1, 0, {}, {reinterpret_cast<uint64_t>(ptr), bytes});
 }

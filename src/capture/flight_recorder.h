@@ -22,6 +22,7 @@
 //   Dispatcher::Global().AddHook(*rec);  SetStreamObserver(rec->get());
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,7 @@ class FlightRecorder : public DispatchHook, public StreamObserver {
   void OnEventSynchronize(const void* event) override;
   void OnDeviceSynchronize(const char* device) override;
   void OnAllocate(const char* device, const void* ptr, size_t bytes) override;
+  void OnLaunch(const StreamRef& s, const char* kernel) override;
 
   RingHeader& header() { return *static_cast<RingHeader*>(base_); }
   // The recorder the environment started in this process, or nullptr.
@@ -81,6 +83,10 @@ class FlightRecorder : public DispatchHook, public StreamObserver {
   void* base_;
   size_t bytes_;
   FlightRecorderOptions options_;
+  // The dispatcher's call started last and not finished: a side launch's op
+  // when the launching thread has none of its own (a kernel function queued
+  // on a stream's worker).
+  std::atomic<LaunchSlot*> current_{nullptr};
 };
 
 // Installs the fault handlers (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) and

@@ -71,7 +71,9 @@ struct FlightTensor {
   double row_min = 0, row_max = 0;
 };
 
-enum class FlightState : int32_t { kEmpty = 0, kStarted = 1, kFinished = 2, kFailed = 3 };
+// kSide: a launch on a stream the op made for itself (Stream::Launch outside
+// the dispatcher); its buffers are the op's tensors, its end is not seen.
+enum class FlightState : int32_t { kEmpty = 0, kStarted = 1, kFinished = 2, kFailed = 3, kSide = 4 };
 
 struct LaunchSlot {
   uint64_t committed = 0;  // seq + 1 once the slot is whole

@@ -29,6 +29,13 @@ Status Event::Synchronize() {
   return DoSynchronize();
 }
 
+Status Stream::Launch(const KernelLaunch& kernel) {
+  if (StreamObserver* o = ActiveStreamObserver(); o != nullptr && !InDispatchedLaunch()) {
+    o->OnLaunch({device_name(), id()}, kernel.name.c_str());
+  }
+  return DoLaunch(kernel);
+}
+
 Status Stream::Memcpy(void* dst, const void* src, size_t bytes, CopyKind kind) {
   if (bytes == 0) return Status::Ok();
   if (dst == nullptr || src == nullptr) {

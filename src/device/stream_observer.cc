@@ -7,6 +7,7 @@ namespace {
 
 std::atomic<StreamObserver*> g_observer{nullptr};
 thread_local int t_paused = 0;
+thread_local int t_dispatched = 0;
 
 }  // namespace
 
@@ -21,5 +22,9 @@ bool StreamObserverPausedHere() { return t_paused > 0; }
 
 PauseStreamObserver::PauseStreamObserver() { ++t_paused; }
 PauseStreamObserver::~PauseStreamObserver() { --t_paused; }
+
+DispatchedLaunch::DispatchedLaunch() { ++t_dispatched; }
+DispatchedLaunch::~DispatchedLaunch() { --t_dispatched; }
+bool InDispatchedLaunch() { return t_dispatched > 0; }
 
 }  // namespace opscope

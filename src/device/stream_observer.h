@@ -3,8 +3,9 @@
 // event records and waits, copies, and host synchronisation, in the order the
 // host enqueues them. ops-debug diagnose's flight recorder registers one, so
 // its race check sees the program's own happens-before edges on any backend,
-// from the records alone. Kernel launches are not reported here: they go
-// through the dispatcher, whose hooks know the op and the buffers.
+// from the records alone. Kernel launches the dispatcher makes are not
+// reported here (its hooks know the op and the buffers); a launch on a
+// stream an op created for itself is (OnLaunch), so it is not unseen.
 //
 //   class Log : public StreamObserver { void OnRecord(const StreamRef& s, const void* ev) override; ... };
 //   SetStreamObserver(&log);                   // the backends now call it
@@ -37,7 +38,21 @@ class StreamObserver {
   // was done with them (else it is a use after free, not a race), so no
   // access before this one races with an access after it.
   virtual void OnAllocate(const char* /*device*/, const void* /*ptr*/, size_t /*bytes*/) {}
+  // A kernel launched on a stream outside the dispatcher's own launches: a
+  // side stream an op made for itself. Its buffers are not known here.
+  virtual void OnLaunch(const StreamRef&, const char* /*kernel*/) {}
 };
+
+// While alive, this thread's launches are the dispatcher's (KernelContext::
+// Launch): the stream observer is not told of them again.
+class DispatchedLaunch {
+ public:
+  DispatchedLaunch();
+  ~DispatchedLaunch();
+  DispatchedLaunch(const DispatchedLaunch&) = delete;
+  DispatchedLaunch& operator=(const DispatchedLaunch&) = delete;
+};
+bool InDispatchedLaunch();
 
 // nullptr: none (the default; then each call costs one relaxed load).
 void SetStreamObserver(StreamObserver* observer);

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "opscope/op.h"
+#include "device/stream_observer.h"
 #include "ops/undeclared_reads.h"
 
 namespace opscope {
@@ -52,7 +53,10 @@ Status KernelContext::Launch(const KernelLaunch& kernel) {
     }
   }
   launches_.push_back(std::move(info));
-  if (stream_ != nullptr) return stream_->Launch(kernel);
+  if (stream_ != nullptr) {
+    DispatchedLaunch dispatched;  // the dispatcher's hooks record this launch, with the op's buffers
+    return stream_->Launch(kernel);
+  }
   // Host (reference) run: the blocks one after another on this thread.
   if (!kernel.host) return UnimplementedError("kernel " + kernel.name + " has no host body");
   const LaunchConfig& c = kernel.config;

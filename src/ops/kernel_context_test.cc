@@ -19,7 +19,7 @@ class CountingStream : public Stream {
  public:
   int id() const override { return 0; }
   const char* device_name() const override { return "table"; }
-  Status Launch(const KernelLaunch&) override { return ++launches, Status::Ok(); }
+  Status DoLaunch(const KernelLaunch&) override { return ++launches, Status::Ok(); }
   int launches = 0;
 
  protected:

@@ -63,6 +63,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
   std::unordered_map<int32_t, Clock> hosts;          // per host thread
   std::unordered_map<uint64_t, Clock> events;        // last record of each event
   std::unordered_map<uint64_t, Clock> launch_clock;  // op_id -> its launch's clock (copies a kernel issues)
+  std::unordered_map<uint64_t, size_t> op_stream;    // op_id -> the stream its dispatcher launch went on
   auto stream_of = [&](const char* device, int id) {
     auto [it, fresh] = stream_index.emplace(StreamName(device, id), streams.size());
     if (fresh) streams.emplace_back();
@@ -96,7 +97,22 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       const LaunchSlot& l = *it.launch;
       if (l.stream_id < 0) continue;  // a reference run or a refused call: inline on the host
       const size_t s = stream_of(l.device, l.stream_id);
-      Clock* c = enqueue(s, hosts[l.host_tid]);
+      // A launch on a stream the op made for itself is issued from inside
+      // the op's kernel function: after all that came before the op on its
+      // stream, but not after the op's own kernels, which run there meanwhile
+      // (only an event orders them). The thread issuing it may be a host
+      // thread lending itself to the stream: what it waited for is not the
+      // kernel's to know.
+      const bool side = l.state == static_cast<int32_t>(FlightState::kSide);
+      Clock before_op;
+      if (side) {
+        if (auto lc = launch_clock.find(l.op_id); lc != launch_clock.end()) {
+          before_op = lc->second;
+          const size_t os = op_stream[l.op_id];
+          if (before_op.size() > os && before_op[os] > 0) --before_op[os];
+        }
+      }
+      Clock* c = enqueue(s, side ? before_op : hosts[l.host_tid]);
       ++(*c)[s];
       Replayed r;
       r.stream = s;
@@ -107,7 +123,8 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       r.access.kernel = l.kernel;
       r.access.op_id = ShortHex(l.op_id);
       r.access.op_id_raw = l.op_id;
-      r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) + ")";
+      r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) +
+                      (side ? ", launched by the op on a stream of its own; its buffers taken as the op's tensors" : "") + ")";
       for (int i = 0; i < l.num_inputs && i < kFlightMaxTensors; ++i) {
         r.access.reads.push_back({l.inputs[i].address, l.inputs[i].bytes});
         r.access.read_names.push_back(std::string(l.op) + "." + l.inputs[i].name);
@@ -116,7 +133,10 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
         r.access.writes.push_back({l.outputs[i].address, l.outputs[i].bytes});
         r.access.write_names.push_back(std::string(l.op) + "." + l.outputs[i].name);
       }
-      launch_clock[l.op_id] = *c;
+      if (!side) {
+        launch_clock[l.op_id] = *c;  // the op's own launch, which copies it issues follow
+        op_stream[l.op_id] = s;
+      }
       accesses.push_back(std::move(r));
       continue;
     }
@@ -169,6 +189,15 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       }
       case SyncKind::kStreamSync:
         Join(host, streams[stream_of(y.device, y.stream_id)]);
+        // An op's kernel function that waits for a stream (a side stream it
+        // made) does not return before it is done: the op's own stream has
+        // that work behind it for everything enqueued there next.
+        if (from_kernel) {
+          if (auto os = op_stream.find(y.op_id); os != op_stream.end()) {
+            const size_t synced = stream_of(y.device, y.stream_id);
+            Join(streams[os->second], streams[synced]);
+          }
+        }
         break;
       case SyncKind::kEventSync:
         if (auto e = events.find(y.event); e != events.end()) Join(host, e->second);

@@ -11,9 +11,16 @@ void Races(const AttributionInput& in, std::vector<DiagCause>& out) {
   if (in.races == nullptr) return;
   const Diagnosis& d = *in.diagnosis;
   std::set<std::pair<uint64_t, uint64_t>> seen;
+  // The same two kernels racing again (each repeat of an op makes its own
+  // side stream) are one cause.
+  std::set<std::string> kernel_pairs;
   const DiagLaunch* failing = in.failing >= 0 ? &d.trajectory[in.failing] : nullptr;
   for (const Race& r : in.races->races) {
     if (!seen.insert({r.first.seq, r.second.seq}).second) continue;
+    if (r.first.is_launch && r.second.is_launch &&
+        !kernel_pairs.insert(r.first.op + "/" + r.first.kernel + "|" + r.second.op + "/" + r.second.kernel).second) {
+      continue;
+    }
     DiagCause cause;
     cause.rule = "race";
     cause.confidence = "high";

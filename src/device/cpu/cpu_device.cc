@@ -21,11 +21,11 @@ class CpuStreamHandle : public Stream {
   explicit CpuStreamHandle(std::shared_ptr<CpuStream> s) : s_(std::move(s)) {}
   int id() const override { return s_->id(); }
   const char* device_name() const override { return s_->device_name(); }
-  Status Launch(const KernelLaunch& k) override { return s_->Launch(k); }
   Status EnqueueHostFunction(std::function<Status()> fn) override { return s_->EnqueueHostFunction(std::move(fn)); }
 
  protected:
   // To the stream's own work: this handle's base reported the call already.
+  Status DoLaunch(const KernelLaunch& k) override { return s_->DoLaunch(k); }
   Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
     return s_->DoMemcpy(dst, src, bytes, kind);
   }

@@ -111,7 +111,7 @@ Status CpuStream::RunGrid(const KernelLaunch& k) {
   return Status::Ok();
 }
 
-Status CpuStream::Launch(const KernelLaunch& kernel) {
+Status CpuStream::DoLaunch(const KernelLaunch& kernel) {
   OPSCOPE_RETURN_IF_ERROR(CheckLaunch(kernel));
   if (OnWorker()) return RunGrid(kernel);
   return Enqueue([this, k = kernel]() { return RunGrid(k); }, true);

@@ -45,10 +45,10 @@ class CpuStream : public Stream {
 
   int id() const override { return id_; }
   const char* device_name() const override { return "cpu"; }
-  Status Launch(const KernelLaunch& kernel) override;
   Status EnqueueHostFunction(std::function<Status()> fn) override;
   // Public here: the caller's handle (cpu_device.cc) forwards to them, after
   // its own base has reported the call.
+  Status DoLaunch(const KernelLaunch& kernel) override;
   Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
   Status DoRecord(Event& event) override;
   Status DoWait(Event& event) override;

@@ -57,7 +57,7 @@ CudaStream::~CudaStream() {
   cudaStreamDestroy(stream_);
 }
 
-Status CudaStream::Launch(const KernelLaunch& k) {
+Status CudaStream::DoLaunch(const KernelLaunch& k) {
   if (k.device.function == nullptr) {
     return InvalidArgumentError("kernel '" + k.name + "' has no cuda function: the cuda device cannot run it");
   }

@@ -33,12 +33,12 @@ class CudaStream : public Stream {
 
   int id() const override { return id_; }
   const char* device_name() const override;
-  Status Launch(const KernelLaunch& kernel) override;
   Status EnqueueHostFunction(std::function<Status()> fn) override;
 
   const std::shared_ptr<CudaHostErrorState>& host_error_state() const { return host_error_; }
 
  protected:
+  Status DoLaunch(const KernelLaunch& kernel) override;
   Status DoMemcpy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
   Status DoRecord(Event& event) override;
   Status DoWait(Event& event) override;

@@ -48,7 +48,7 @@ const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& na
   return nullptr;
 }
 
-std::vector<double> Values(const Tensor& t) {
+std::vector<double> AsDoubles(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.FlatGetAsDouble(i));
   return v;
@@ -73,7 +73,7 @@ TEST(OnnxAdapter, UnsqueezeAxesAttributeBecomesAnInt64Input) {
   EXPECT_EQ(Attr(a->node, "axes"), nullptr);
   const Tensor& axes = a->constants.at(a->node.input(1));
   EXPECT_EQ(axes.dtype(), DType::kI64);
-  EXPECT_EQ(Values(axes), (std::vector<double>{0, 3}));
+  EXPECT_EQ(AsDoubles(axes), (std::vector<double>{0, 3}));
 }
 
 TEST(OnnxAdapter, SliceAttributesFillTheirInputPositions) {
@@ -83,8 +83,8 @@ TEST(OnnxAdapter, SliceAttributesFillTheirInputPositions) {
   auto a = AdaptOnnxNode(n, NodeEnv{.opset = 9});
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   ASSERT_EQ(a->node.input_size(), 3);  // axes absent: left omitted, not invented
-  EXPECT_EQ(Values(a->constants.at(a->node.input(1))), std::vector<double>{1});
-  EXPECT_EQ(Values(a->constants.at(a->node.input(2))), std::vector<double>{-1});
+  EXPECT_EQ(AsDoubles(a->constants.at(a->node.input(1))), std::vector<double>{1});
+  EXPECT_EQ(AsDoubles(a->constants.at(a->node.input(2))), std::vector<double>{-1});
 }
 
 TEST(OnnxAdapter, UpsampleBecomesAsymmetricFloorResize) {
@@ -115,7 +115,7 @@ TEST(OnnxAdapter, Upsample7ScalesAttributeBecomesAFloatInput) {
   ASSERT_EQ(a->node.input_size(), 3);
   const Tensor& scales = a->constants.at(a->node.input(2));
   EXPECT_EQ(scales.dtype(), DType::kF32);
-  EXPECT_EQ(Values(scales), (std::vector<double>{1, 1, 2, 3}));
+  EXPECT_EQ(AsDoubles(scales), (std::vector<double>{1, 1, 2, 3}));
   EXPECT_EQ(Attr(a->node, "scales"), nullptr);
   EXPECT_EQ(Attr(a->node, "nearest_mode"), nullptr);
 }
@@ -149,7 +149,7 @@ TEST(OnnxAdapter, PadValueBecomesAScalarOfTheDataDType) {
   auto a = AdaptOnnxNode(n, env);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   ASSERT_EQ(a->node.input_size(), 3);
-  EXPECT_EQ(Values(a->constants.at(a->node.input(1))), (std::vector<double>{0, 1, 0, 2}));
+  EXPECT_EQ(AsDoubles(a->constants.at(a->node.input(1))), (std::vector<double>{0, 1, 0, 2}));
   const Tensor& value = a->constants.at(a->node.input(2));
   EXPECT_EQ(value.dtype(), DType::kF64);
   EXPECT_EQ(value.rank(), 0);
