@@ -62,6 +62,17 @@ TEST(CompareFindings, AWrongFactorIsAScaleWithItsFraction) {
   EXPECT_GT(f->numbers[1].second, 0.9999);  // r^2
 }
 
+TEST(CompareFindings, ExtremeValuesAreFitWithoutTrouble) {
+  // Subnormal and near-overflow magnitudes, doubled: the factor is 2, said as 2.
+  const Shape s({256});
+  Tensor e = Filled(s, [](int64_t i) { return (i % 2 ? 1e-310 : 1e300) * (1 + i % 7); }, DType::kF64);
+  Tensor a = Filled(s, [](int64_t i) { return 2 * (i % 2 ? 1e-310 : 1e300) * (1 + i % 7); }, DType::kF64);
+  CompareResult r = Compare(a, e, {}, Tolerance{.atol = 0, .rtol = 1e-6});
+  const CompareFinding* f = Find(r, "scale");
+  ASSERT_NE(f, nullptr) << AllText(r);
+  EXPECT_EQ(f->text.rfind("actual = 2 x expected everywhere, r^2 = ", 0), 0u) << f->text;
+}
+
 TEST(CompareFindings, AConstantAddedIsAnOffset) {
   const Shape s({32, 32});
   std::vector<double> x = Normal(s.numel(), 2);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -25,7 +26,7 @@ double Round2(double v, bool up) {
   if (v == 0 || !std::isfinite(v)) return v;
   const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 1);
   const double r = (up ? std::ceil(v / scale) : std::floor(v / scale)) * scale;
-  return std::stod(ThreeDigits(r));  // drop the binary noise of the product
+  return std::strtod(ThreeDigits(r).c_str(), nullptr);  // drop the binary noise of the product (strtod: never throws)
 }
 
 // The elements and mismatches the findings are drawn from, with their pair of values.
@@ -91,10 +92,11 @@ double Median(std::vector<double> v) {
 
 // p/q with q <= 1024 within 1e-6 of x, as "63/64"; empty when none.
 std::string SmallFraction(double x) {
-  for (int q = 2; q <= 1024; ++q) {
+  if (!(std::fabs(x) < 1e6)) return "";  // no small fraction, and p must fit an int64
+  for (int q = 1; q <= 1024; ++q) {
     const double p = std::round(x * q);
     if (p != 0 && std::fabs(p / q - x) <= 1e-6 * std::fabs(x)) {
-      return std::to_string(static_cast<int64_t>(p)) + "/" + std::to_string(q);
+      return q == 1 ? "" : std::to_string(static_cast<int64_t>(p)) + "/" + std::to_string(q);  // a whole factor says itself
     }
   }
   return "";
