@@ -144,7 +144,9 @@ TEST(DiagnoseCli, ASideStreamLaunchInsideOneOpRacesWithItsOwnKernel) {
       << (*race)["evidence"].dump(2);
   bool side_in_trajectory = false;
   for (const json& l : r.d["snapshot"]["trajectory"]) {
-    side_in_trajectory |= l["kernel"] == "side_stream_add" && l["state"] == "side launch (buffers: the op's tensors)";
+    // Sync records carry no kernel: read with value(), as a const json must be.
+    side_in_trajectory |= l.value("kernel", "") == "side_stream_add" &&
+                          l.value("state", "") == "side launch (buffers: the op's tensors)";
   }
   EXPECT_TRUE(side_in_trajectory) << r.d["snapshot"]["trajectory"].dump(2);
 
