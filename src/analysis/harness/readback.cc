@@ -83,8 +83,12 @@ std::optional<CompareFinding> NeverWritten(const std::string& name, const Tensor
     const double want = expected.FlatGetAsDouble(i);
     if (integer ? actual.FlatGetAsDouble(i) == want : std::isnan(want)) continue;  // the poison is the right answer
     ++count;
-    const std::vector<int64_t> c = UnravelIndex(i, shape);
-    for (int d = 0; d < shape.rank(); ++d) lo[d] = std::min(lo[d], c[d]), hi[d] = std::max(hi[d], c[d]);
+    int64_t rest = i;  // the coordinates, last dim first, with no allocation per element
+    for (int d = shape.rank() - 1; d >= 0; --d) {
+      const int64_t c = shape[d] > 0 ? rest % shape[d] : 0;
+      rest = shape[d] > 0 ? rest / shape[d] : rest;
+      lo[d] = std::min(lo[d], c), hi[d] = std::max(hi[d], c);
+    }
   }
   if (count == 0) return std::nullopt;
   std::string box = name + "[";
