@@ -103,7 +103,9 @@ std::vector<std::string> ProjectKernelFiles() {
   std::vector<std::string> files;
   for (const char* dir : {"examples/my_ops", "examples/perf_ops", "examples/harness_demo", "src/ops/builtin"}) {
     for (const fs::directory_entry& e : fs::directory_iterator(kSource / dir)) {
-      if (e.path().extension() == ".cc") files.push_back(e.path().string());
+      // Kernel sources, not their tests (gtest's headers would double the parse for no kernel).
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() == ".cc" && !name.ends_with("_test.cc")) files.push_back(e.path().string());
     }
   }
   std::sort(files.begin(), files.end());
@@ -111,7 +113,7 @@ std::vector<std::string> ProjectKernelFiles() {
 }
 
 TEST(StaticCheck, TheProjectsKernelFilesAreAllThere) {
-  EXPECT_GT(ProjectKernelFiles().size(), 40u) << "the folders lost their kernels";
+  EXPECT_GT(ProjectKernelFiles().size(), 30u) << "the folders lost their kernels";
 }
 
 class StaticCheckProjectKernel : public ::testing::TestWithParam<std::string> {};
