@@ -162,6 +162,10 @@ TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
   ExpectUsageError(OpsDebug("run --plugin " + kDupPlugin + " --op Relu --input-shapes '[2]'"),
                    "--plugin: plugin libdup_plugin.so: op Relu is registered twice (first by builtin", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
+                            "/lib/libsometimes_plugin.so --op sometimes_copy --input-shapes '[2]'"),
+                   "--plugin: plugin libsometimes_plugin.so: op sometimes_copy output mask is declared written only "
+                   "sometimes without saying when", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --plugin " + std::string(OPSCOPE_BINARY_DIR) +
                             "/lib/libabi_plugin.so --op abi_plugin_copy --input-shapes '[2]'"),
                    "--plugin: plugin libabi_plugin.so: built against opscope plugin ABI version " +
                        std::to_string(kPluginAbiVersion + 1) + ", but this libopscope has " +

@@ -98,6 +98,33 @@ TEST(OpsDebugCauses, AWritePastTheEndFailsAPlainRun) {
   EXPECT_FALSE(good.report["outputs"][0].contains("out_of_bounds"));
 }
 
+// An output the schema says is written only when training=1: outside
+// training it is neither compared nor "never written", and the run says why;
+// in training, a kernel that forgets it is caught as before.
+TEST(OpsDebugCauses, AnOutputWrittenOnlyInTrainingIsNotComparedOutsideIt) {
+  TempDir dir;
+  const std::string by_design = "not written in this call, by design: written only when training=1";
+  for (const char* bug : {"0", "1"}) {
+    ToolRun r = OpsDebugRun(dir, std::string("--op bug_relu_mask --input-shapes '[64,32]' --attrs training=0,bug=") + bug);
+    ASSERT_EQ(r.tool.exit_code, 0) << r.tool.out << r.tool.err;
+    EXPECT_TRUE(Contains(r.tool.out, "output mask  float32[64,32]  " + by_design)) << r.tool.out;
+    EXPECT_FALSE(Contains(r.tool.out, "never written by the kernel")) << r.tool.out;
+    ASSERT_EQ(r.report["outputs"].size(), 2u);
+    EXPECT_EQ(r.report["outputs"][1]["not_written"], by_design);
+    EXPECT_FALSE(r.report["outputs"][1].contains("compare"));
+    EXPECT_EQ(r.report["outputs"][0]["name"], "y");
+    EXPECT_EQ(r.report["outputs"][0]["compare"]["passed"], true);
+  }
+  ToolRun good = OpsDebugRun(dir, "--op bug_relu_mask --input-shapes '[64,32]' --attrs training=1,bug=0");
+  ASSERT_EQ(good.tool.exit_code, 0) << good.tool.out << good.tool.err;
+  EXPECT_FALSE(good.report["outputs"][1].contains("not_written"));
+  EXPECT_EQ(good.report["outputs"][1]["compare"]["total"], 64 * 32);
+  ToolRun bad = OpsDebugRun(dir, "--op bug_relu_mask --input-shapes '[64,32]' --attrs training=1,bug=1");
+  ASSERT_EQ(bad.tool.exit_code, 1) << bad.tool.out << bad.tool.err;
+  EXPECT_TRUE(Contains(bad.tool.out, "finding  mask[:, :] never written by the kernel (2,048 elements)")) << bad.tool.out;
+  EXPECT_FALSE(Contains(bad.tool.out, by_design)) << bad.tool.out;
+}
+
 // --checked: the buffer ends at a guard page, which catches the same write;
 // the run names it and writes report.json instead of dying of SIGSEGV.
 TEST(OpsDebugCauses, UnderCheckedTheGuardPageCatchesItAndTheRunReportsIt) {

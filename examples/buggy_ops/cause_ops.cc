@@ -13,6 +13,10 @@
 //                           thread block striding by 2: every other block unwritten
 //   bug_copy_overrun x[N]   a copy whose loop runs to i <= N: one element written
 //                           past the end of y, every element inside right
+//   bug_relu_mask x         y = relu(x) and a mask its schema says is written only
+//                           when training=1; the bug never writes it: with
+//                           training=1 "mask[...] never written", with training=0
+//                           not compared, by design
 #include <cmath>
 
 #include "opscope/op.h"
@@ -191,6 +195,45 @@ Status OverrunCpu(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ---- bug_relu_mask ----
+// y = relu(x), and mask (1 where x > 0, else 0) for a backward pass: written
+// only in training. The schema says so, so a call with training=0 leaves mask
+// alone by design.
+
+bool Training(const opscope::Attrs& attrs) { return attrs.i("training") == 1; }
+
+Status ReluMaskInfer(opscope::InferContext& c) {
+  c.SetOutput(0, c.input(0).dtype, c.input(0).shape);
+  c.SetOutput(1, c.input(0).dtype, c.input(0).shape);
+  return Status::Ok();
+}
+
+Status ReluMaskCpu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  OPSCOPE_RETURN_IF_ERROR(NeedF32(x, "bug_relu_mask"));
+  // The bug: a refactor tests training == 2, so the mask is never written.
+  const bool write_mask = ctx.attrs().i("training") == (Buggy(ctx) ? 2 : 1);
+  const float* in = x.data<float>();
+  float* y = ctx.out(0).data<float>();
+  float* mask = ctx.out(1).data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    y[i] = in[i] > 0 ? in[i] : 0.0f;
+    if (write_mask) mask[i] = in[i] > 0 ? 1.0f : 0.0f;
+  }
+  return Status::Ok();
+}
+
+Status ReluMaskReference(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const bool training = Training(ctx.attrs());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.FlatGetAsDouble(i);
+    ctx.out(0).FlatSetFromDouble(i, v > 0 ? v : 0.0);
+    if (training) ctx.out(1).FlatSetFromDouble(i, v > 0 ? 1.0 : 0.0);
+  }
+  return Status::Ok();
+}
+
 Status CopyReference(KernelContext& ctx) {
   for (int64_t i = 0; i < ctx.in(0).numel(); ++i) ctx.out(0).FlatSetFromDouble(i, ctx.in(0).FlatGetAsDouble(i));
   return Status::Ok();
@@ -239,3 +282,12 @@ OPSCOPE_OP("bug_copy_overrun")
     .Attr("bug", int64_t{1})
     .TypeConstraint("T", {DType::kF32})
     .Infer(SameShape).Reference(CopyReference).Kernel("cpu", OverrunCpu);
+
+OPSCOPE_OP("bug_relu_mask")
+    .Doc("y = relu(x); mask = (x > 0), written only when training=1 (BUG with bug=1: mask never written)")
+    .Input("x").Output("y")
+    .OutputWrittenOnlyWhen("mask", "training=1",
+                           [](const opscope::Attrs& attrs, const std::vector<opscope::TensorDesc>&) { return Training(attrs); })
+    .Attr("training", int64_t{0}).Attr("bug", int64_t{1})
+    .TypeConstraint("T", {DType::kF32})
+    .Infer(ReluMaskInfer).Reference(ReluMaskReference).Kernel("cpu", ReluMaskCpu);

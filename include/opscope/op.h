@@ -50,7 +50,7 @@
 // function's behaviour). Only the negative test (examples/bad_plugin) defines
 // it on the command line, to stand for a plugin built against another version.
 #ifndef OPSCOPE_PLUGIN_ABI_VERSION
-#define OPSCOPE_PLUGIN_ABI_VERSION 4
+#define OPSCOPE_PLUGIN_ABI_VERSION 5
 #endif
 
 namespace opscope {
@@ -256,12 +256,22 @@ using RegionFn = std::function<std::vector<IndexBox>(const OpCall&, int output, 
 
 // ---- schema ------------------------------------------------------------------------
 
+// Whether an output declared with OpDef::OutputWrittenOnlyWhen is written in
+// one call, decided from that call's attributes and inputs.
+using WrittenFn = std::function<bool(const Attrs& attrs, const std::vector<TensorDesc>& inputs)>;
+
 struct ArgDef {
   enum class Kind { kSingle, kOptional, kVariadic };
   std::string name;
   std::string type_var;      // names a type constraint; "" = any dtype
   Kind kind = Kind::kSingle;
   bool value_input = false;  // shape inference reads its values (kept on host)
+  // Outputs only: one the kernel leaves untouched by design in some calls (a
+  // mask written in training mode only). `written_when` says when it is
+  // written, in words for reports ("training=1"); `written` decides it for one
+  // call. Both or neither: OpRegistry::Register refuses one without the other.
+  std::string written_when;
+  WrittenFn written;
 };
 
 struct AttrDef {
@@ -349,6 +359,11 @@ class OpDef {
   OpDef& Output(std::string name, std::string type_var = "T");
   OpDef& OptionalOutput(std::string name, std::string type_var = "T");
   OpDef& VariadicOutput(std::string name, std::string type_var = "T");
+  // An output written only in some calls, by design: `ops-debug run` neither
+  // compares it nor calls it "never written" in a call where `written` is
+  // false, and says so with `when` ("mask: not written in this call, by
+  // design: written only when training=1").
+  OpDef& OutputWrittenOnlyWhen(std::string name, std::string when, WrittenFn written, std::string type_var = "T");
   // Without a constraint, type variable "T" means the four float types.
   OpDef& TypeConstraint(std::string type_var, std::vector<DType> dtypes);
 

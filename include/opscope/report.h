@@ -81,6 +81,10 @@ struct OpRunOutput {
   // "y: 1 element written past the end (y[1000], value 0.73)". A failure
   // even where every element inside is right.
   std::string out_of_bounds;
+  // Set for an output the op's schema says it leaves alone in this call
+  // (OpDef::OutputWrittenOnlyWhen): "not written in this call, by design:
+  // written only when training=1". Such an output is not compared.
+  std::string not_written;
   bool passed() const {
     return out_of_bounds.empty() && (actual_stats ? stats_findings.empty() : compare.passed());
   }

@@ -39,6 +39,15 @@ Status OpRegistry::Register(OpSchema schema) {
                                 ", again by " + im.source + ")");
   }
   if (!schema.infer) return InvalidArgumentError("op " + schema.name + " has no shape inference (use SameShape() or Infer())");
+  for (const ArgDef& out : schema.outputs) {
+    const bool words = out.written_when.find_first_not_of(" \t") != std::string::npos;
+    if (words != static_cast<bool>(out.written)) {
+      return InvalidArgumentError("op " + schema.name + " output " + out.name + " is declared written only sometimes " +
+                                  (words ? "without the function that decides it" : "without saying when") +
+                                  ": expected OutputWrittenOnlyWhen(name, when, written) with both the words of "
+                                  "`when` (\"training=1\") and a `written` function");
+    }
+  }
   schema.source = im.source;
   std::string name = schema.name;
   im.ops.emplace(std::move(name), std::move(schema));

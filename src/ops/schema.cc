@@ -465,6 +465,10 @@ OpDef& OpDef::VariadicOutput(std::string n, std::string t) {
   schema_.outputs.push_back({std::move(n), std::move(t), ArgDef::Kind::kVariadic, false});
   return *this;
 }
+OpDef& OpDef::OutputWrittenOnlyWhen(std::string n, std::string when, WrittenFn written, std::string t) {
+  schema_.outputs.push_back({std::move(n), std::move(t), ArgDef::Kind::kSingle, false, std::move(when), std::move(written)});
+  return *this;
+}
 OpDef& OpDef::TypeConstraint(std::string v, std::vector<DType> d) {
   schema_.type_constraints[std::move(v)] = std::move(d);
   return *this;

@@ -38,6 +38,25 @@ TEST(Registry, UnknownOpSuggestsClosest) {
   EXPECT_NE(s.status().message().find("Relu"), std::string::npos) << s.status().message();
 }
 
+// An output written only sometimes needs both the words of when and the
+// function that decides it; the registry refuses either alone, naming both.
+TEST(Registry, AnOutputWrittenOnlySometimesSaysWhen) {
+  const WrittenFn never = [](const Attrs&, const std::vector<TensorDesc>&) { return false; };
+  OpDef no_words("test_sometimes_no_words");
+  no_words.Input("x").Output("y").OutputWrittenOnlyWhen("mask", " ", never).SameShape();
+  Status st = OpRegistry::Global().Register(no_words.schema());
+  EXPECT_EQ(st.message(), "op test_sometimes_no_words output mask is declared written only sometimes without saying "
+                          "when: expected OutputWrittenOnlyWhen(name, when, written) with both the words of `when` "
+                          "(\"training=1\") and a `written` function");
+  OpDef no_fn("test_sometimes_no_fn");
+  no_fn.Input("x").Output("y").OutputWrittenOnlyWhen("mask", "training=1", nullptr).SameShape();
+  st = OpRegistry::Global().Register(no_fn.schema());
+  EXPECT_NE(st.message().find("output mask is declared written only sometimes without the function that decides it"),
+            std::string::npos) << st.message();
+  EXPECT_EQ(OpRegistry::Global().Find("test_sometimes_no_words"), nullptr);
+  EXPECT_EQ(OpRegistry::Global().Find("test_sometimes_no_fn"), nullptr);
+}
+
 TEST(Dispatcher, RunsKernelAndReferenceAndRejectsBadDtype) {
   auto dev = GetDevice("cpu");
   ASSERT_TRUE(dev.ok());

@@ -41,6 +41,12 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
   for (const OpRunOutput& o : r.outputs) out << "  output " << o.name << "  written on " << o.location << "\n";
   if (!r.outputs.empty()) out << "golden " << r.golden << "  readback " << r.readback << "\n";
   for (const OpRunOutput& o : r.outputs) {
+    if (!o.not_written.empty()) {
+      out << "output " << o.name << "  " << o.actual.Describe() << "  " << (o.passed() ? "" : "FAILED  ")
+          << o.not_written << "\n";
+      if (!o.out_of_bounds.empty()) out << "  OUT OF BOUNDS  " << o.out_of_bounds << "\n";
+      continue;
+    }
     if (o.actual_stats) {
       const TensorStats &a = *o.actual_stats, &e = *o.expected_stats;
       out << "output " << o.name << "  stats  " << (o.passed() ? "PASSED" : "FAILED") << "  "

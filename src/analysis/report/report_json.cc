@@ -77,7 +77,9 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   const OpRunOutput* main = nullptr;
   for (const OpRunOutput& o : r.outputs) {
     nlohmann::json e = {{"name", o.name}, {"tensor", o.actual.Describe()}, {"location", o.location}};
-    if (o.actual_stats) {
+    if (!o.not_written.empty()) {
+      e["not_written"] = o.not_written;
+    } else if (o.actual_stats) {
       e["stats"] = {{"passed", o.passed()}, {"actual", StatsJson(*o.actual_stats)},
                     {"expected", StatsJson(*o.expected_stats)}, {"findings", o.stats_findings}};
     } else {
@@ -85,7 +87,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
     }
     if (!o.out_of_bounds.empty()) e["out_of_bounds"] = o.out_of_bounds;
     j["outputs"].push_back(e);
-    if (!o.actual_stats && (main == nullptr || (main->passed() && !o.passed()))) main = &o;
+    if (!o.actual_stats && o.not_written.empty() && (main == nullptr || (main->passed() && !o.passed()))) main = &o;
   }
   if (main) j["compare"] = CompareResultToJson(main->compare);
   for (const TracepointHit& h : r.tracepoints) j["tracepoints"].push_back(HitJson(h));
