@@ -40,7 +40,7 @@ class ScopedRecorder {
   int hook_;
 };
 
-Tensor Filled(Shape shape, double start) {
+Tensor RecorderInput(Shape shape, double start) {
   auto t = Tensor::Empty(DType::kF32, shape);
   EXPECT_TRUE(t.ok());
   for (int64_t i = 0; i < t->numel(); ++i) t->FlatSetFromDouble(i, start - static_cast<double>(i));
@@ -55,7 +55,7 @@ Device* Cpu() {
 
 TEST(Recorder, KeepsEveryFieldOfADeviceLaunch) {
   ScopedRecorder rec;
-  Tensor x = Filled(Shape({3, 5}), 2.0);
+  Tensor x = RecorderInput(Shape({3, 5}), 2.0);
   auto run = Dispatcher::Global().Run("Relu", {x}, {}, RunOptions{.device = Cpu()});
   ASSERT_TRUE(run.ok()) << run.status().ToString();
 
@@ -91,9 +91,9 @@ TEST(Recorder, KeepsEveryFieldOfADeviceLaunch) {
 
 TEST(Recorder, InputsHashTellsEqualShapesWithOtherDataApart) {
   ScopedRecorder rec;
-  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {Filled(Shape({4, 4}), 1.0)}, {}, RunOptions{}).ok());
-  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {Filled(Shape({4, 4}), 1.0)}, {}, RunOptions{}).ok());
-  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {Filled(Shape({4, 4}), 9.0)}, {}, RunOptions{}).ok());
+  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {RecorderInput(Shape({4, 4}), 1.0)}, {}, RunOptions{}).ok());
+  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {RecorderInput(Shape({4, 4}), 1.0)}, {}, RunOptions{}).ok());
+  ASSERT_TRUE(Dispatcher::Global().Run("Relu", {RecorderInput(Shape({4, 4}), 9.0)}, {}, RunOptions{}).ok());
   RecorderSnapshot snap = rec->Snapshot();
   ASSERT_EQ(snap.entries.size(), 3u);
   EXPECT_NE(snap.entries[0].inputs_hash, 0u);
@@ -107,7 +107,7 @@ TEST(Recorder, InputsHashTellsEqualShapesWithOtherDataApart) {
 
 TEST(Recorder, CutsLongKernelNamesAndKeepsThemTerminated) {
   ScopedRecorder rec;
-  ASSERT_TRUE(Dispatcher::Global().Run("recorder_test_copy", {Filled(Shape({2}), 1.0)}, {},
+  ASSERT_TRUE(Dispatcher::Global().Run("recorder_test_copy", {RecorderInput(Shape({2}), 1.0)}, {},
                                        RunOptions{.device = Cpu()}).ok());
   RecorderSnapshot snap = rec->Snapshot();
   ASSERT_EQ(snap.entries.size(), 1u);
@@ -119,7 +119,7 @@ TEST(Recorder, CutsLongKernelNamesAndKeepsThemTerminated) {
 
 TEST(Recorder, AFailedKernelLeavesAnIncompleteEntry) {
   ScopedRecorder rec;
-  auto run = Dispatcher::Global().Run("recorder_test_fail", {Filled(Shape({2}), 1.0)}, {},
+  auto run = Dispatcher::Global().Run("recorder_test_fail", {RecorderInput(Shape({2}), 1.0)}, {},
                                       RunOptions{.device = Cpu()});
   ASSERT_FALSE(run.ok());
   (void)Cpu()->Synchronize();  // the failure may also stay sticky on the stream; clear it
@@ -132,7 +132,7 @@ TEST(Recorder, AFailedKernelLeavesAnIncompleteEntry) {
 
 TEST(Recorder, AsynchronousLaunchGetsItsTimesAtSnapshot) {
   ScopedRecorder rec;
-  Tensor x = Filled(Shape({64}), 3.0);
+  Tensor x = RecorderInput(Shape({64}), 3.0);
   auto run = Dispatcher::Global().Run("Relu", {x}, {}, RunOptions{.device = Cpu(), .synchronize = false});
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   ASSERT_TRUE(Cpu()->Synchronize().ok());
@@ -144,7 +144,7 @@ TEST(Recorder, AsynchronousLaunchGetsItsTimesAtSnapshot) {
 
 TEST(Recorder, CountsWhatABoundedBufferDrops) {
   ScopedRecorder rec(Recorder::Options{.max_entries_per_thread = Recorder::kChunkEntries});
-  Tensor x = Filled(Shape({1}), 1.0);
+  Tensor x = RecorderInput(Shape({1}), 1.0);
   const int kRuns = Recorder::kChunkEntries + 44;
   for (int i = 0; i < kRuns; ++i) ASSERT_TRUE(Dispatcher::Global().Run("Relu", {x}, {}, RunOptions{}).ok());
   RecorderSnapshot snap = rec->Snapshot();
@@ -169,7 +169,7 @@ TEST(Recorder, ThreadsRecordIntoTheirOwnBuffersWithoutLoss) {
   std::vector<int> failures(kThreads, 0);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t, &failures] {
-      Tensor x = Filled(Shape({2}), t);
+      Tensor x = RecorderInput(Shape({2}), t);
       for (int i = 0; i < kRunsPerThread; ++i) {
         if (!Dispatcher::Global().Run("Relu", {x}, {}, RunOptions{.fingerprint = false}).ok()) ++failures[t];
       }
@@ -199,7 +199,7 @@ TEST(Recorder, ThreadsRecordIntoTheirOwnBuffersWithoutLoss) {
 TEST(Recorder, EntriesOutliveTheRecorderOfAnotherInstance) {
   // Two recorders at once each see every launch; a thread keeps one buffer per recorder.
   ScopedRecorder a;
-  Tensor x = Filled(Shape({1}), 1.0);
+  Tensor x = RecorderInput(Shape({1}), 1.0);
   ASSERT_TRUE(Dispatcher::Global().Run("Relu", {x}, {}, RunOptions{}).ok());
   {
     ScopedRecorder b;

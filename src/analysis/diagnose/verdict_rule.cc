@@ -17,10 +17,20 @@ void RunVerdict(const AttributionInput& in, std::vector<DiagCause>& out) {
                                                    : "the op ran to the end and its result is wrong: " + d.run_verdict[0];
   for (size_t i = 1; i < d.run_verdict.size(); ++i) cause.evidence.push_back(d.run_verdict[i]);
   if (d.run_status == "nondeterministic") {
-    const bool unordered = in.races != nullptr && !in.races->races.empty();
-    cause.evidence.push_back(unordered ? "the recorder saw launches touching one buffer with no order between them (below)"
-                                       : "no unordered launches were seen: look for atomics or a reduction order "
-                                         "that depends on the thread schedule");
+    if (in.races != nullptr && !in.races->races.empty()) {
+      // The first pair by name: the race cause below says the rest.
+      const Race& r = in.races->races.front();
+      auto who = [](const StreamAccess& a) {
+        return (a.is_launch ? "kernel " + a.kernel : std::string("a copy")) + " on stream " + a.stream;
+      };
+      cause.evidence.push_back("unordered launches touch one buffer: " + who(r.first) + " and " + who(r.second) +
+                               ", with no event between them (" + std::to_string(in.races->races.size()) +
+                               (in.races->races.size() == 1 ? " race" : " races") + " below): the likely reason the "
+                               "repeats differ");
+    } else {
+      cause.evidence.push_back("no unordered launches were seen: look for atomics or a reduction order "
+                               "that depends on the thread schedule");
+    }
     cause.fix = "make the result independent of the schedule: order the launches with an event, or reduce in a fixed order";
   } else {
     cause.fix = "the pattern and findings say where and on which values; ops-debug run --repro-dir writes a reproducer";
