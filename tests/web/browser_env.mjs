@@ -35,17 +35,20 @@ export async function browserEnv(name, script) {
 export function startServe(cli, dir) {
   const server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
   const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({code, signal})));
+  // serve reads the folder before it prints its address, which on a loaded
+  // machine and a large trace takes a while: the wait is for that line or for
+  // serve's exit, never a fixed time (ctest's TIMEOUT stops a hang).
   const address = new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 10_000);
+    let out = '', err = '';
+    server.stderr.on('data', (d) => { err += d; });
+    server.on('exit', (code, signal) =>
+      reject(new Error(`serve exited (${signal || code}) before printing its address: ${out}${err}`)));
     server.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/^serving (.*) at (http:\/\/127\.0\.0\.1:\d+\/)\n/m);
-      if (m) {
-        clearTimeout(timer);
-        resolve({folder: m[1], url: m[2]});
-      }
+      if (m) resolve({folder: m[1], url: m[2]});
     });
   });
+  address.catch(() => {});  // a caller that only awaits `exited` must not see an unhandled rejection
   return {server, exited, address};
 }

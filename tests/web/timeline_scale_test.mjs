@@ -13,11 +13,10 @@
 // Missing chromium or node_modules is a failure with the fix named, never a skip.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {browserEnv} from './browser_env.mjs';
+import {browserEnv, startServe} from './browser_env.mjs';
 import {fileURLToPath} from 'node:url';
 import {writeSyntheticTrace, nameOf, OP_TYPES} from './synthetic_trace.mjs';
 
@@ -34,20 +33,10 @@ const problems = [];
 // The page parses "%.3f" µs texts; so does this, so both sum the same doubles.
 const usOf = (ns) => Number((ns / 1000).toFixed(3));
 
-function startServe(dir) {
-  server = spawn(cli, ['serve', dir, '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('serve printed no address: ' + out)), 20_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/^serving .* at (http:\/\/127\.0\.0\.1:\d+\/)\n/m);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
+async function serve(dir) {
+  const started = startServe(cli, dir);
+  server = started.server;
+  return (await started.address).url;
 }
 
 const hook = (fn, arg) => page.evaluate(fn, arg);
@@ -76,7 +65,7 @@ before(async () => {
   console.log(`wrote ${TASKS.toLocaleString('en-US')} tasks, ${data.flows.length.toLocaleString('en-US')} dependencies ` +
     `(${(fs.statSync(path.join(work, 'trace.json')).size / 1e6).toFixed(0)} MB) in ${Date.now() - t0} ms`);
   fs.mkdirSync(shots, {recursive: true});
-  const url = await startServe(work);
+  const url = await serve(work);
   browser = await chromium.launch({executablePath: chromiumPath, headless: true});
   page = await browser.newPage({viewport: {width: 1600, height: 950}});
   page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
