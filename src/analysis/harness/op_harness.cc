@@ -389,6 +389,15 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     report.kernel_error = "golden (" + golden_name + "): " + gold.status().ToString();
     return report;
   }
+  // A write outside output i: the canaries' damage, or the guard page's hit under --checked.
+  const auto out_of_bounds = [&](size_t i) -> StatusOr<std::string> {
+    OPSCOPE_ASSIGN_OR_RETURN(std::optional<CanaryDamage> damage, CheckCanaries(out_names[i], run->outputs[i]));
+    std::string text = damage ? damage->text : "";
+    for (const GuardedAccess& g : guarded) {
+      if (g.begin == reinterpret_cast<uintptr_t>(run->outputs[i].raw_data())) text = GuardedText(out_names[i], run->outputs[i], g);
+    }
+    return text;
+  };
   std::vector<TensorDesc> in_desc;
   for (const Tensor& t : tensors) {
     in_desc.push_back(t.defined() ? TensorDesc{t.dtype(), t.shape()} : TensorDesc{.present = false});
@@ -396,8 +405,8 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   for (size_t i = 0; i < run->outputs.size() && i < gold->size(); ++i) {
     if (!run->outputs[i].defined() || !(*gold)[i].defined()) continue;
     // An output the op leaves alone in this call by design: nothing to compare,
-    // and its untouched elements are no "never written" finding. Its canaries
-    // are still checked below: a write past its end is a bug in any call.
+    // and its untouched elements are no "never written" finding. Its bounds
+    // are still checked: a write past its end is a bug in any call.
     const ArgDef& def = op.outputs[std::min(i, op.outputs.size() - 1)];
     if (def.written && !def.written(validated, in_desc)) {
       OpRunOutput out;
@@ -406,8 +415,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
       OPSCOPE_ASSIGN_OR_RETURN(out.actual, ToHost(run->outputs[i]));
       out.not_written = "not written in this call, by design: written only when " + def.written_when;
       out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
-      OPSCOPE_ASSIGN_OR_RETURN(std::optional<CanaryDamage> damage, CheckCanaries(out_names[i], run->outputs[i]));
-      if (damage) out.out_of_bounds = damage->text;
+      OPSCOPE_ASSIGN_OR_RETURN(out.out_of_bounds, out_of_bounds(i));
       report.outputs.push_back(std::move(out));
       continue;
     }
@@ -420,11 +428,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
                                                                  tolerances[i], request.tolerance.worst_k, device,
                                                                  inputs));
     out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
-    OPSCOPE_ASSIGN_OR_RETURN(std::optional<CanaryDamage> damage, CheckCanaries(out_names[i], run->outputs[i]));
-    if (damage) out.out_of_bounds = damage->text;
-    for (const GuardedAccess& g : guarded) {
-      if (g.begin == reinterpret_cast<uintptr_t>(run->outputs[i].raw_data())) out.out_of_bounds = GuardedText(out_names[i], run->outputs[i], g);
-    }
+    OPSCOPE_ASSIGN_OR_RETURN(out.out_of_bounds, out_of_bounds(i));
     report.outputs.push_back(std::move(out));
   }
   if (trace) {
