@@ -146,12 +146,35 @@ TEST(DiagnoseCli, ASideStreamLaunchInsideOneOpRacesWithItsOwnKernel) {
   for (const json& l : r.d["snapshot"]["trajectory"]) {
     // Sync records carry no kernel: read with value(), as a const json must be.
     side_in_trajectory |= l.value("kernel", "") == "side_stream_add" &&
-                          l.value("state", "") == "side launch (buffers: the op's tensors)";
+                          l.value("state", "") == "side launch (buffers: the op's tensors and its allocations before it)";
   }
   EXPECT_TRUE(side_in_trajectory) << r.d["snapshot"]["trajectory"].dump(2);
 
   TempDir fixed_dir;
   ExpectClean(Diagnose(fixed_dir, "--plugin " + kPlugin + " --op side_stream_sum --input-shapes '[4096]' --attrs ordered=1"));
+}
+
+// The side kernel reads a scratch buffer the op allocated and filled by a
+// copy on its own stream: the side launch's buffers are not known, but the
+// op's allocations before it stand in, so the race on the scratch is named.
+TEST(DiagnoseCli, ASideLaunchRacesOnScratchTheOpAllocatedBeforeIt) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op side_stream_sum --input-shapes '[4096]' --attrs scratch=1");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  const json* race = nullptr;
+  for (const json& c : r.d["causes"]) {
+    if (c["rule"] == "race" && Contains(c["cause"].get<std::string>(), "allocation of 16384 bytes")) race = &c;
+  }
+  ASSERT_NE(race, nullptr) << r.d["causes"].dump(2);
+  const std::string cause = (*race)["cause"];
+  EXPECT_TRUE(Contains(cause, "race on side_stream_sum's allocation of 16384 bytes (at ")) << cause;
+  EXPECT_TRUE(Contains(cause, "a copy issued by side_stream_sum's kernel on stream cpu/0 writes it")) << cause;
+  EXPECT_TRUE(Contains(cause, "kernel side_stream_from_scratch")) << cause;
+  EXPECT_TRUE(Contains((*race)["evidence"].dump(), "its buffers taken as the op's tensors and the 1 allocation the op made before it"))
+      << (*race)["evidence"].dump(2);
+
+  TempDir fixed_dir;
+  ExpectClean(Diagnose(fixed_dir, "--plugin " + kPlugin + " --op side_stream_sum --input-shapes '[4096]' --attrs scratch=1,ordered=1"));
 }
 
 TEST(DiagnoseCli, TheSameKernelOnAMultipleOfItsBlockIsClean) {

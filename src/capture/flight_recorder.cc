@@ -385,7 +385,8 @@ void FlightRecorder::OnLaunch(const StreamRef& s, const char* kernel) {
     slot->input_fingerprint = op->input_fingerprint;
     std::memcpy(slot->op, op->op, sizeof slot->op);
     std::memcpy(slot->attrs, op->attrs, sizeof slot->attrs);
-    // Its buffers are not known: the op's tensors stand for them.
+    // Its buffers are not known: the op's tensors stand for them (and the
+    // race check adds the allocations the op made before it).
     slot->num_inputs = op->num_inputs;
     slot->num_outputs = op->num_outputs;
     std::memcpy(static_cast<void*>(slot->inputs), op->inputs, sizeof slot->inputs);

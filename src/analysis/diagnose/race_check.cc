@@ -83,6 +83,9 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
     FlightRange range;
   };
   std::vector<Allocation> allocations;
+  // What an op's kernel function allocated while it ran (scratch it may hand
+  // to a kernel it launches on a stream of its own).
+  std::unordered_map<uint64_t, std::vector<FlightRange>> op_allocations;
   // Addresses handed out again between two accesses belong to two buffers.
   auto reallocated_between = [&](uint64_t from, uint64_t to, uint64_t begin, uint64_t bytes) {
     for (const Allocation& al : allocations) {
@@ -123,8 +126,6 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       r.access.kernel = l.kernel;
       r.access.op_id = ShortHex(l.op_id);
       r.access.op_id_raw = l.op_id;
-      r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) +
-                      (side ? ", launched by the op on a stream of its own; its buffers taken as the op's tensors" : "") + ")";
       for (int i = 0; i < l.num_inputs && i < kFlightMaxTensors; ++i) {
         r.access.reads.push_back({l.inputs[i].address, l.inputs[i].bytes});
         r.access.read_names.push_back(std::string(l.op) + "." + l.inputs[i].name);
@@ -133,6 +134,27 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
         r.access.writes.push_back({l.outputs[i].address, l.outputs[i].bytes});
         r.access.write_names.push_back(std::string(l.op) + "." + l.outputs[i].name);
       }
+      std::string stand_ins;
+      if (side) {
+        // The dispatcher does not know a side launch's buffers: the op's
+        // tensors stand in, and so does every allocation the op made before
+        // it (read and written, as scratch is).
+        const auto mine = op_allocations.find(l.op_id);
+        const size_t n = mine == op_allocations.end() ? 0 : mine->second.size();
+        for (size_t i = 0; i < n; ++i) {
+          const FlightRange& a = mine->second[i];
+          const std::string name = std::string(l.op) + "'s allocation of " + std::to_string(a.bytes) + " bytes";
+          r.access.reads.push_back(a);
+          r.access.read_names.push_back(name);
+          r.access.writes.push_back(a);
+          r.access.write_names.push_back(name);
+        }
+        stand_ins = ", launched by the op on a stream of its own; its buffers taken as the op's tensors" +
+                    (n == 0 ? std::string(" (the op allocated nothing before it)")
+                            : " and the " + std::to_string(n) + (n == 1 ? " allocation" : " allocations") +
+                                  " the op made before it");
+      }
+      r.access.what = "kernel " + std::string(l.kernel) + " (op " + l.op + ", op_id " + ShortHex(l.op_id) + stand_ins + ")";
       if (!side) {
         launch_clock[l.op_id] = *c;  // the op's own launch, which copies it issues follow
         op_stream[l.op_id] = s;
@@ -211,6 +233,7 @@ RaceCheckResult FindRaces(const FlightRingData& ring) {
       }
       case SyncKind::kAllocate:
         allocations.push_back({y.seq, y.write});
+        if (y.op_id != 0) op_allocations[y.op_id].push_back(y.write);
         break;
       case SyncKind::kNone:
         break;

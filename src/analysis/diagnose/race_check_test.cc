@@ -32,6 +32,20 @@ class Records {
     ring_.launches.push_back(l);
     return *this;
   }
+  // A launch the op with `op_id` made on a stream of its own: the recorder
+  // gives it the op's tensors (`in`, `out`) for want of its own.
+  Records& SideLaunch(const char* op, uint64_t op_id, int stream, uint64_t in, uint64_t out) {
+    Launch(op, stream, in, out);
+    ring_.launches.back().op_id = op_id;
+    ring_.launches.back().state = static_cast<int32_t>(FlightState::kSide);
+    return *this;
+  }
+  // An allocation of 256 bytes at `at`, made by the kernel function of `by` (0: the host).
+  Records& Allocate(uint64_t at, uint64_t by = 0) {
+    Sync(SyncKind::kAllocate, -1, 0, 1, by);
+    ring_.syncs.back().write = {at, 256};
+    return *this;
+  }
   Records& Sync(SyncKind kind, int stream, uint64_t event = 0, int32_t tid = 1, uint64_t issued_by = 0) {
     SyncRecord s;
     s.seq = next_++;
@@ -177,6 +191,35 @@ TEST(RaceCheck, AddressesHandedOutAgainBelongToAnotherBuffer) {
   EXPECT_TRUE(r.races.empty());
   // Without the allocation between them, the same two accesses race.
   EXPECT_EQ(FindRaces(Records().Launch("Relu", 1, kA, kB).Copy(0, kA, kC).ring()).races.size(), 1u);
+}
+
+TEST(RaceCheck, ASideLaunchStandsForTheOpsTensorsAndTheScratchTheOpAllocatedBeforeIt) {
+  constexpr uint64_t kScratch = 0x40000;
+  // The op allocates scratch, launches a side kernel (its buffers unknown),
+  // then copies into the scratch on its own stream with no event between.
+  Records rec;
+  rec.Launch("split_sum", 1, kA, kB);
+  const uint64_t op = rec.ring().launches.back().op_id;
+  auto on_scratch = [&](const RaceCheckResult& r) {
+    std::vector<Race> out;
+    for (const Race& race : r.races) {
+      if (race.begin == kScratch) out.push_back(race);
+    }
+    return out;
+  };
+  // (The side kernel also races the op's own kernel on the op's output y.)
+  auto r = on_scratch(FindRaces(rec.Allocate(kScratch, op).SideLaunch("split_sum", op, 3, kA, kB).Copy(1, kScratch, kC, op, "split_sum").ring()));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].first_tensor, "split_sum's allocation of 256 bytes");
+  EXPECT_EQ(r[0].second_tensor, "copy destination");
+  EXPECT_NE(r[0].first.what.find("its buffers taken as the op's tensors and the 1 allocation the op made before it"),
+            std::string::npos)
+      << r[0].first.what;
+  // Scratch the host allocated is not the op's: nothing stands for it, no race there.
+  Records host;
+  host.Launch("split_sum", 1, kA, kB);
+  const uint64_t op2 = host.ring().launches.back().op_id;
+  EXPECT_TRUE(on_scratch(FindRaces(host.Allocate(kScratch).SideLaunch("split_sum", op2, 3, kA, kB).Copy(1, kScratch, kC, op2, "split_sum").ring())).empty());
 }
 
 TEST(RaceCheck, OrderIsTransitiveAcrossStreams) {

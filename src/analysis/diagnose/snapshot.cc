@@ -77,7 +77,7 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring) {
       switch (static_cast<FlightState>(l.state)) {
         case FlightState::kFinished: d.state = "finished"; break;
         case FlightState::kFailed: d.state = l.stream_id < 0 && l.kernel[0] == '\0' ? "rejected" : "failed"; break;
-        case FlightState::kSide: d.state = "side launch (buffers: the op's tensors)"; break;
+        case FlightState::kSide: d.state = "side launch (buffers: the op's tensors and its allocations before it)"; break;
         default: d.state = "started, never finished"; break;
       }
       d.start_us = us(l.start_ns);
