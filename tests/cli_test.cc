@@ -148,6 +148,17 @@ TEST(OpsDebugCli, EachBadInputIsOneLineAndExitTwo) {
   ToolResult unknown = OpsDebug("run --op Rleu --input-shapes '[2]'");
   ExpectUsageError(unknown, "--op: unknown op 'Rleu'; did you mean ", kOpsDebugUsage);
   EXPECT_TRUE(Contains(unknown.err, "Relu")) << unknown.err;
+  EXPECT_FALSE(Contains(unknown.err, "plugin")) << "a typo of a built-in op is no plugin's: " << unknown.err;
+  // A plugin's op without --plugin (in a process of its own: this one may
+  // have loaded it already): the library beside the tool that holds the name.
+  ToolResult plugin_op = OpsDebugProcess("run --op my_norm --input-shapes '[4,64]'");
+  ExpectUsageError(plugin_op, "--op: unknown op 'my_norm'; a plugin may define it: --plugin ", kOpsDebugUsage);
+  EXPECT_TRUE(Contains(plugin_op.err, "libmy_ops.so (its library holds the name 'my_norm')")) << plugin_op.err;
+  ToolResult nobody = OpsDebugProcess("run --op zz_nobody_defines_this --input-shapes '[4]'");
+  ExpectUsageError(nobody, "none of the plugins found holds the name: ", kOpsDebugUsage);
+  // Two inputs' shapes joined by a comma: the separator is named.
+  ExpectUsageError(OpsDebug("run --op Add --input-shapes '[4,256,64],[64]'"),
+                   "shapes of several inputs are separated by ';': \"[4,256,64];[64]\"", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs epz=1"),
                    "--attrs", kOpsDebugUsage);
   ExpectUsageError(OpsDebug("run --plugin " + kMyOps + " --op my_norm --input-shapes '[2,3]' --attrs eps=abc"),
@@ -198,6 +209,43 @@ TEST(OpsDebugCli, BadNpyFilesAreNamedAndWriteNothing) {
   ExpectUsageError(OpsDebug("run --op Relu --inputs " + junk.string() + " --save-outputs " + save.string()),
                    "junk.npy", kOpsDebugUsage);
   EXPECT_FALSE(fs::exists(save)) << "bad input must leave no output behind";
+}
+
+// compare: an output that is the exact negation of tiny expected values
+// passes the mixed rule's floor, but never silently (issue 25): the verdict
+// says so, report.json holds the warnings, and --strict fails it.
+TEST(OpsDebugCli, APassThatHidesWrongValuesWarnsAndFailsUnderStrict) {
+  TempDir dir;
+  auto e = Tensor::Empty(DType::kF32, Shape({1000}));
+  auto a = Tensor::Empty(DType::kF32, Shape({1000}));
+  ASSERT_TRUE(e.ok() && a.ok());
+  for (int64_t i = 0; i < 1000; ++i) {
+    e->FlatSetFromDouble(i, 3.4e-9 * (0.05 + 0.9 * std::fmod(0.6180339887 * static_cast<double>(i + 1), 1.0)));
+    a->FlatSetFromDouble(i, -e->FlatGetAsDouble(i));
+  }
+  const std::string ep = (dir.path() / "expected.npy").string(), ap = (dir.path() / "actual.npy").string();
+  ASSERT_TRUE(WriteNpy(ep, *e).ok() && WriteNpy(ap, *a).ok());
+  const std::string report = (dir.path() / "r.json").string();
+  ToolResult lax = OpsDebug("compare " + ep + " " + ap + " --report " + report);
+  EXPECT_EQ(lax.exit_code, 0) << lax.out << lax.err;
+  EXPECT_TRUE(Contains(lax.out, "PASSED with 3 warnings  0 / 1,000 mismatched")) << lax.out;
+  EXPECT_TRUE(Contains(lax.out, "  warning  the absolute floor 1e-05 decides for 100% of elements")) << lax.out;
+  EXPECT_TRUE(Contains(lax.out, "  warning  cosine similarity -1 is below 0.99")) << lax.out;
+  EXPECT_TRUE(Contains(lax.out, "  warning  the sign is flipped on 100% of the 1,000 elements")) << lax.out;
+  auto j = nlohmann::json::parse(Slurp(report), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["status"], "passed");
+  ASSERT_EQ(j["compare"]["warnings"].size(), 3u) << j["compare"].dump(2);
+  EXPECT_EQ(j["compare"]["warnings"][0]["kind"], "floor_decides");
+  EXPECT_EQ(j["compare"]["floor_decides"]["elements"], 1000);
+  EXPECT_EQ(j["compare"]["sign_flips"]["elements"], 1000);
+
+  ToolResult strict = OpsDebug("compare " + ep + " " + ap + " --strict --report " + report);
+  EXPECT_EQ(strict.exit_code, 1) << strict.out << strict.err;
+  EXPECT_TRUE(Contains(strict.out, "FAILED under --strict: 3 warnings  0 / 1,000 mismatched")) << strict.out;
+  EXPECT_TRUE(Contains(strict.out, "repro: ops-debug compare")) << strict.out;
+  EXPECT_TRUE(Contains(strict.out, " --strict")) << strict.out;
+  EXPECT_EQ(nlohmann::json::parse(Slurp(report))["status"], "failed");
 }
 
 // compare: two files from anywhere, judged and localised; report.json written.

@@ -80,6 +80,18 @@ TEST(HotChain, BadChainsAreUsageErrorsNamingTheFlag) {
   r = Profile("--input-shapes '[8]'");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_TRUE(Contains(r.err, "--op: required")) << r.err;
+  // A chain writes no file: --report and --output are refused before it runs
+  // (they were ignored, exit 0, nothing written), and nothing appears.
+  testing::TempDir dir;
+  const std::string report = (dir.path() / "chain_report.json").string(), timeline = (dir.path() / "chain_timeline.json").string();
+  for (const std::string& flag : {"--report " + report, "--output " + timeline}) {
+    r = Profile("--chain 'Relu>Sigmoid' --input-shapes '[8]' " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << r.out << r.err;
+    EXPECT_TRUE(Contains(r.err, flag.substr(0, flag.find(' ')) + ": not written with --chain")) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(std::filesystem::exists(report));
+  EXPECT_FALSE(std::filesystem::exists(timeline));
 }
 
 TEST(HotChain, AModelRunHasRankedSuspectsInSummaryJsonAndSummary) {

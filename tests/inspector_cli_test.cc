@@ -197,6 +197,8 @@ TEST_F(InspectorCli, PathFindsBothBranchesUpstreamOfTheJoin) {
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("ancestors"), std::string::npos);
   ExpectUsageError(Run("path " + out.string() + " --node /join/concat/Conca"), "closest: /join/concat/Concat", {.tool = "inspector-cli"});
+  // The op type (or the last part of the exported name) finds the node.
+  ExpectUsageError(Run("path " + out.string() + " --node Concat"), "; did you mean /join/concat/Concat?", {.tool = "inspector-cli"});
 }
 
 TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {

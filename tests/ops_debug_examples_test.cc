@@ -2,6 +2,8 @@
 // each found end to end by the real ops-debug, as docs/ops-debug.md shows them.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +100,15 @@ TEST(OpsDebugExamples, RacySumIsNondeterministic) {
   const size_t nondet = r.out.find("NONDETERMINISTIC  output y");
   ASSERT_NE(nondet, std::string::npos) << r.out;
   EXPECT_LT(nondet, r.out.find("output y  float32[128]")) << "nondeterminism must be reported first:\n" << r.out;
+  // The two values printed differ as printed (enough digits to show it).
+  const size_t at = r.out.find(": run 1 ", nondet);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream first_line(r.out.substr(at + 8, r.out.find('\n', at) - at - 8));
+  std::string first, run_word, run_number, other;
+  first_line >> first >> run_word >> run_number >> other;
+  first.pop_back();  // the comma after it
+  EXPECT_EQ(run_word, "run");
+  EXPECT_NE(first, other) << r.out;
   nlohmann::json j = ReadJson(report);
   EXPECT_EQ(j["status"], "nondeterministic");
   EXPECT_EQ(j["determinism"]["runs"], 20);

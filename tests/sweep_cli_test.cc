@@ -65,6 +65,10 @@ TEST(SweepCli, TheTrapsFastWrongBlockIsFailedAndNeverBest) {
   ASSERT_NE(trap, nullptr);
   EXPECT_EQ((*trap)["status"], "FAILED");
   EXPECT_TRUE(Contains((*trap)["why"], "mismatched")) << (*trap)["why"];
+  // What failed, by kind: the skipped blocks are never written (NaN poison),
+  // which "max abs err" alone leaves out.
+  EXPECT_TRUE(Contains((*trap)["why"], "never written by the kernel")) << (*trap)["why"];
+  EXPECT_TRUE(Contains((*trap)["why"], "(NaN poison)")) << (*trap)["why"];
   EXPECT_GT((*trap)["device"]["count"].get<int>(), 0) << "a wrong candidate is timed too, and still not best";
   for (int64_t b : {64, 128, 256, 1024}) EXPECT_EQ((*CandidateWith(s, b))["status"], "passed") << b;
   // Best: a passed candidate, whatever the timings were.

@@ -45,6 +45,7 @@ struct Tolerance {
   double rtol = 0;
   CompareRule rule = CompareRule::kMixed;
   int64_t max_ulp = 0;
+  bool strict = false;  // a pass with warnings (CompareResult::warnings) fails
 };
 
 // The defaults by the dtype of the output under test, a few units of that
@@ -63,6 +64,7 @@ struct ToleranceSpec {
   std::optional<double> atol, rtol;
   std::optional<int64_t> max_ulp;
   int worst_k = 10;
+  bool strict = false;  // --strict
 };
 
 // The dtype's defaults with `spec` applied; errors name the flag.
@@ -160,13 +162,29 @@ struct CompareResult {
   std::string pattern;  // where the mismatches are, in words
   std::vector<CompareFinding> findings;         // only on a failure
   std::vector<ValueHistogram> value_histograms;  // one per input that maps onto the output, and expected
+  // What the verdict cannot see, over the pairs where both sides are finite.
+  // floor_decides: elements where the absolute floor is larger than the
+  // relative bound (|expected| < atol/rtol), so atol judges them alone;
+  // floor_allows_tenth: elements where that floor also allows an error of a
+  // tenth of |expected| or more (|expected| <= 10*atol). Both -1 under rules
+  // with no floor to hide behind (absolute, bit-exact, ulp).
+  int64_t floor_decides = -1, floor_allows_tenth = -1;
+  int64_t sign_flips = 0;     // pairs of opposite signs (actual * expected < 0)
+  int64_t nonzero_pairs = 0;  // pairs where neither side is zero
+  // A pass that may hide wrong values (kind floor_decides, low_cosine,
+  // sign_flip): printed as warnings, in report.json, and failed under
+  // --strict. A failed compare has none.
+  std::vector<CompareFinding> warnings;
 
-  bool passed() const { return mismatched == 0; }
+  bool passed() const { return mismatched == 0 && !(tolerance.strict && !warnings.empty()); }
 };
 
 // An input of the op under test whose values the errors are tied to: one of
 // the output's shape (or broadcast to it the numpy way), or one element (a
 // scale: the full-shape inputs divided by it are subjects too).
+// A pass whose cosine similarity is below this bound is not silent.
+inline constexpr double kCosineWarnBelow = 0.99;
+
 struct CompareInput {
   std::string name;
   Tensor tensor;

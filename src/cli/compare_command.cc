@@ -11,6 +11,7 @@ void AddToleranceFlags(CLI::App& c, ToleranceSpec& f) {
   c.add_option_function<double>("--relerr,--rtol", [&f](const double& v) { f.rtol = v; }, "relative tolerance");
   c.add_option_function<int64_t>("--max-ulp", [&f](const int64_t& v) { f.max_ulp = v; }, "ulp rule: steps allowed");
   c.add_option("--worst", f.worst_k, "how many worst elements to list (default 10)");
+  c.add_flag("--strict", f.strict, "fail a pass that carries a warning (floor decides, low cosine, signs flipped)");
 }
 
 CLI::App* AddCompareCommand(CLI::App& app, CompareFlags& f) {

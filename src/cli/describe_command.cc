@@ -7,6 +7,7 @@
 #include "cli/plugin_flags.h"
 #include "core/text_format.h"
 #include "opscope/op.h"
+#include "ops/plugin_hint.h"
 
 namespace opscope::cli {
 
@@ -33,7 +34,7 @@ void PrintArgs(const char* title, const std::vector<ArgDef>& args, std::ostream&
 
 Status DescribeOp(const DescribeFlags& flags, std::ostream& out) {
   OPSCOPE_RETURN_IF_ERROR(LoadPluginFlags(flags.plugins));
-  auto found = OpRegistry::Global().Lookup(flags.op);
+  auto found = LookupTypedOp(flags.op);
   if (!found.ok()) return std::move(found).status().WithContext("describe");
   const OpSchema& op = **found;
 

@@ -39,7 +39,12 @@ StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_v
     const std::string where = std::string(flag) + ": shape " + std::to_string(i + 1) + " '" + parts[i] + "'";
     if (parts[i].empty()) return InvalidArgumentError(where + ": empty (shapes are separated by ';')");
     auto s = Shape::Parse(parts[i]);
-    if (!s.ok()) return InvalidArgumentError(where + ": " + s.status().message());
+    if (!s.ok()) {
+      // "[4,256,64],[64]": two shapes joined the way a list is written elsewhere.
+      const bool comma_between = parts[i].find("],") != std::string::npos || parts[i].find("] ,") != std::string::npos;
+      return InvalidArgumentError(where + ": " + s.status().message() +
+                                  (comma_between ? "; shapes of several inputs are separated by ';': \"[4,256,64];[64]\"" : ""));
+    }
     Status valid = s->Validate();
     if (!valid.ok()) return InvalidArgumentError(where + ": " + valid.message());
     shapes.push_back(*s);

@@ -88,6 +88,21 @@ StatusOr<int> RunProfile(const ProfileFlags& flags, std::ostream& out) {
     return InvalidArgumentError(modes == 0 ? "--op: required (or --chain \"OpA>OpB\", or --graph MODEL.onnx)"
                                            : "--op, --chain and --graph: give one of them");
   }
+  // A chain and a model print what they measured and write no file: a flag
+  // asking for one is refused before anything runs, not ignored.
+  if (!flags.chain.empty() || !flags.graph.empty()) {
+    const std::string mode = flags.chain.empty() ? "--graph" : "--chain";
+    const std::pair<const std::string*, const char*> writes[] = {
+        {&flags.run.report, "--report"}, {&flags.output, "--output"},
+        {&flags.run.save_outputs, "--save-outputs"}, {&flags.run.repro_dir, "--repro-dir"}};
+    for (const auto& [value, flag] : writes) {
+      if (!value->empty()) {
+        return InvalidArgumentError(std::string(flag) + ": not written with " + mode + " (it prints each " +
+                                    (flags.chain.empty() ? "node" : "stage") +
+                                    " and the suspects); for one op's report and timeline: ops-debug profile --op OP " + flag + " ...");
+      }
+    }
+  }
   if (!flags.graph.empty()) {
     if (flags.mode != "full") return InvalidArgumentError("--mode " + flags.mode + ": a model (--graph) is timed in full only");
     return RunGraphProfile(flags, out);

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "analysis/compare/compare_pattern.h"
 #include "analysis/compare/value_findings.h"
+#include "analysis/compare/verdict_warnings.h"
 #include "opscope/device.h"  // ToHost
 
 namespace opscope {
@@ -158,6 +160,7 @@ struct Partial {
   int64_t finite = 0;
   double sum_abs = 0, sum_sq = 0, dot = 0, sum_aa = 0, sum_ee = 0;
   int64_t nan_a = 0, nan_e = 0, inf_a = 0, inf_e = 0, nan_only_a = 0, inf_only_a = 0;
+  int64_t floor_decides = 0, floor_tenth = 0, sign_flips = 0, nonzero = 0;
   std::vector<HistAccum> decades = std::vector<HistAccum>(kDecadeBins);
   HistAccum zero, non_finite;
   std::vector<Candidate> heap;  // min-heap under Worse: the least bad on top
@@ -172,7 +175,14 @@ class Engine {
  public:
   Engine(const Tensor& a, const Tensor& e, const Tolerance& t, const CompareOptions& o)
       : a_(a), e_(e), tol_(t), k_(std::max(0, o.worst_k)), dims_(a.shape().dims()),
-        exact_int64_(Is64BitInteger(a.dtype()) && Is64BitInteger(e.dtype())) {}
+        exact_int64_(Is64BitInteger(a.dtype()) && Is64BitInteger(e.dtype())) {
+    // Below |e| = atol/rtol the floor is the larger bound (relative: the
+    // max of the two; mixed: atol outweighs rtol*|e|); the other rules have none.
+    if ((t.rule == CompareRule::kMixed || t.rule == CompareRule::kRelative) && t.atol > 0) {
+      floor_below_ = t.rtol > 0 ? t.atol / t.rtol : std::numeric_limits<double>::infinity();
+      tenth_upto_ = 10 * t.atol;
+    }
+  }
 
   void Run(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
     p.by_dim.resize(dims_.size());
@@ -202,7 +212,7 @@ class Engine {
   void RunRule(int64_t begin, int64_t end, int64_t keep_cap, Partial& p) {
     const DecadeTable& decades = Decades();
     HistAccum* const by_decade = p.decades.data() - kMinDecade;
-    int64_t finite = 0;
+    int64_t finite = 0, floor_decides = 0, floor_tenth = 0, sign_flips = 0, nonzero = 0;
     double sum_abs = 0, sum_sq = 0, dot = 0, sum_aa = 0, sum_ee = 0;
     double max_abs = p.max_abs, max_rel = p.max_rel;
     int64_t max_abs_index = p.max_abs_index, max_rel_index = p.max_rel_index;
@@ -225,6 +235,10 @@ class Engine {
           dot += a * e;
           sum_aa += a * a;
           sum_ee += e * e;
+          floor_decides += abs_e < floor_below_;
+          floor_tenth += abs_e < floor_below_ && abs_e <= tenth_upto_;
+          sign_flips += a * e < 0;
+          nonzero += a != 0 && e != 0;
           const bool ok = Judge<kRule>(a, e, err, abs_e, p);
           if (err > max_abs) [[unlikely]] {
             max_abs = err, max_abs_index = start + i, max_abs_e = e, max_abs_a = a;
@@ -256,6 +270,7 @@ class Engine {
       }
     }
     p.finite += finite;
+    p.floor_decides += floor_decides, p.floor_tenth += floor_tenth, p.sign_flips += sign_flips, p.nonzero += nonzero;
     p.sum_abs += sum_abs, p.sum_sq += sum_sq, p.dot += dot, p.sum_aa += sum_aa, p.sum_ee += sum_ee;
     p.max_abs = max_abs, p.max_abs_index = max_abs_index, p.max_abs_e = max_abs_e, p.max_abs_a = max_abs_a;
     p.max_rel = max_rel, p.max_rel_index = max_rel_index, p.max_rel_e = max_rel_e, p.max_rel_a = max_rel_a;
@@ -342,6 +357,8 @@ class Engine {
   int k_;
   std::vector<int64_t> dims_;
   bool exact_int64_;
+  // |e| below floor_below_: the floor decides; up to tenth_upto_ as well: it allows a tenth of |e|.
+  double floor_below_ = -1, tenth_upto_ = -1;
 };
 
 // Partials arrive in index order: strict comparisons keep the lowest index on ties.
@@ -369,6 +386,7 @@ CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Sha
     if (p.max_rel > m.max_rel) m.max_rel = p.max_rel, m.max_rel_index = p.max_rel_index, m.max_rel_e = p.max_rel_e, m.max_rel_a = p.max_rel_a;
     m.max_ulp = std::max(m.max_ulp, p.max_ulp);
     m.finite += p.finite;
+    m.floor_decides += p.floor_decides, m.floor_tenth += p.floor_tenth, m.sign_flips += p.sign_flips, m.nonzero += p.nonzero;
     m.sum_abs += p.sum_abs, m.sum_sq += p.sum_sq, m.dot += p.dot, m.sum_aa += p.sum_aa, m.sum_ee += p.sum_ee;
     m.nan_a += p.nan_a, m.nan_e += p.nan_e, m.inf_a += p.inf_a, m.inf_e += p.inf_e;
     m.nan_only_a += p.nan_only_a, m.inf_only_a += p.inf_only_a;
@@ -410,6 +428,10 @@ CompareResult Merge(std::vector<Partial>& parts, const Tolerance& tol, const Sha
   if (m.sum_aa == 0 && m.sum_ee == 0) r.cosine = 1;
   else if (m.sum_aa == 0 || m.sum_ee == 0) r.cosine = 0;
   else r.cosine = m.dot / (std::sqrt(m.sum_aa) * std::sqrt(m.sum_ee));
+  const bool has_floor = (tol.rule == CompareRule::kMixed || tol.rule == CompareRule::kRelative) && tol.atol > 0;
+  r.floor_decides = has_floor ? m.floor_decides : -1;
+  r.floor_allows_tenth = has_floor ? m.floor_tenth : -1;
+  r.sign_flips = m.sign_flips, r.nonzero_pairs = m.nonzero;
   r.nan_actual = m.nan_a, r.nan_expected = m.nan_e, r.inf_actual = m.inf_a, r.inf_expected = m.inf_e;
   r.nan_only_actual = m.nan_only_a, r.inf_only_actual = m.inf_only_a;
   auto add_bin = [&r](HistogramBin::Kind kind, int decade, const HistAccum& h) {
@@ -537,6 +559,7 @@ StatusOr<CompareResult> CompareTensors(const Tensor& actual, const Tensor& expec
   bool capped = false;
   CompareResult r = Merge(parts, tolerance, a.shape(), std::max(0, options.worst_k), kept, capped);
   if (!r.passed() && options.findings) AddValueFindings(a, e, options.inputs, kept, r);
+  AddVerdictWarnings(r);
   return r;
 }
 

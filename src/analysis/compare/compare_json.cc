@@ -59,6 +59,19 @@ nlohmann::json CompareResultToJson(const CompareResult& r) {
     for (const auto& [name, value] : f.numbers) fj[name] = JsonNumber(value);
     j["findings"].push_back(fj);
   }
+  // What the verdict cannot see, and the warnings a pass carries for it.
+  if (r.floor_decides >= 0) {
+    j["floor_decides"] = {{"elements", r.floor_decides},
+                          {"allows_a_tenth", r.floor_allows_tenth},
+                          {"of", r.finite_pairs}};
+  }
+  j["sign_flips"] = {{"elements", r.sign_flips}, {"of_nonzero", r.nonzero_pairs}};
+  j["warnings"] = nlohmann::json::array();
+  for (const CompareFinding& w : r.warnings) {
+    nlohmann::json wj = {{"kind", w.kind}, {"text", w.text}, {"share_of_elements", w.share_of_elements}};
+    for (const auto& [name, value] : w.numbers) wj[name] = JsonNumber(value);
+    j["warnings"].push_back(wj);
+  }
   j["value_histograms"] = nlohmann::json::array();
   for (const ValueHistogram& h : r.value_histograms) {
     nlohmann::json bands = nlohmann::json::array();

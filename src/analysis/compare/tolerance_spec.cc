@@ -14,7 +14,9 @@ const char* const kToleranceHelp =
     "expected != 0 only); exact: identical bits (the default for integers and bool); ulp:N at most N steps\n"
     "apart in the actual's dtype. Default abserr/relerr by dtype: float64 1e-12/1e-10, float32 1e-5/1e-5,\n"
     "float16 1e-3/1e-3, bfloat16 1e-2/1e-2. NaN matches only NaN, an infinity only the same infinity.\n"
-    "The threshold applied is always printed.";
+    "The threshold applied is always printed. A pass is said with warnings when the absolute floor judges most\n"
+    "elements alone and allows a tenth of |e| there, when the cosine similarity is below 0.99, or when most\n"
+    "signs are flipped; --strict fails such a pass (exit 1).";
 
 StatusOr<Tolerance> ResolveTolerance(const ToleranceSpec& f, DType dtype) {
   Tolerance t = DefaultTolerance(dtype);
@@ -56,6 +58,7 @@ StatusOr<Tolerance> ResolveTolerance(const ToleranceSpec& f, DType dtype) {
     t.max_ulp = *max_ulp;
   }
   if (f.worst_k < 0) return InvalidArgumentError("worst_k: must be >= 0, got " + std::to_string(f.worst_k));
+  t.strict = f.strict;
   return t;
 }
 
@@ -66,6 +69,7 @@ std::string ToleranceSpecFlags(const ToleranceSpec& f) {
   if (f.atol) std::snprintf(buf, sizeof buf, " --abserr %.17g", *f.atol), s += buf;
   if (f.rtol) std::snprintf(buf, sizeof buf, " --relerr %.17g", *f.rtol), s += buf;
   if (f.max_ulp) s += " --max-ulp " + std::to_string(*f.max_ulp);
+  if (f.strict) s += " --strict";
   return s;
 }
 

@@ -138,7 +138,16 @@ void AddMapFindings(const Tensor& a, const Tensor& e, const Samples& s, CompareR
       const std::string frac = SmallFraction(scale);
       char r2_text[32];
       std::snprintf(r2_text, sizeof r2_text, "%.6g", r2);
-      add("scale", "actual", "actual = " + ThreeDigits(scale) + " x expected everywhere" + (frac.empty() ? "" : " (= " + frac + ")") +
+      // Near 1 the factor keeps the digits that show its distance from 1
+      // (0.9957, not 0.996), and says it as the relative error it makes.
+      const double off = scale - 1;
+      const int digits = std::fabs(off) < 0.1 ? 2 + static_cast<int>(std::ceil(-std::log10(std::fabs(off)))) : 3;
+      char factor[40], rel[40];
+      std::snprintf(factor, sizeof factor, "%.*g", digits, scale);
+      std::snprintf(rel, sizeof rel, "%+.2g%%", 100 * off);
+      std::string said = frac.empty() ? "" : "= " + frac;
+      if (std::fabs(off) < 0.1) said += (said.empty() ? "" : ", ") + std::string(rel) + " on every element";
+      add("scale", "actual", "actual = " + std::string(factor) + " x expected everywhere" + (said.empty() ? "" : " (" + said + ")") +
           ", r^2 = " + r2_text + ": a missing or wrong factor", fit, {{"factor", scale}, {"r2", r2}});
       return;  // an offset or a permutation cannot explain the same output better
     }

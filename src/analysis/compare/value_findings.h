@@ -1,7 +1,7 @@
 // File: analysis/compare/value_findings.h
 // Findings a failed compare draws from the values rather than the positions:
-//   maps that turn expected into actual ("actual = 0.984 x expected everywhere
-//   (= 63/64)", "+ 0.5", "dims 2 and 3 swapped", "reversed along dim 1",
+//   maps that turn expected into actual ("actual = 0.9844 x expected everywhere
+//   (= 63/64, -1.6% on every element)", "+ 0.5", "dims 2 and 3 swapped", "reversed along dim 1",
 //   "shifted by +1 along dim 2"), and bands of the inputs' and expected's
 //   values that hold the mismatches ("errors only where x < 0", "where |x| is
 //   in [0.3, 4.5]", "where x/scale is an exact half", "where |expected| <

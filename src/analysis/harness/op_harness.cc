@@ -27,6 +27,7 @@
 #include "opscope/harness.h"
 #include "opscope/npy.h"
 #include "opscope/plugin.h"
+#include "ops/plugin_hint.h"
 
 namespace opscope {
 
@@ -196,7 +197,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     if (!p.ok()) return std::move(p).status().WithContext("plugins");
   }
   if (request.op.empty()) return InvalidArgumentError("op: required (an op name; ops-debug list shows them)");
-  auto found = OpRegistry::Global().Lookup(request.op);
+  auto found = LookupTypedOp(request.op);
   if (!found.ok()) return std::move(found).status().WithContext("op");
   const OpSchema& op = **found;
   OPSCOPE_ASSIGN_OR_RETURN(Attrs attrs, op.ParseAttrs(request.attrs));  // its errors name `attrs`

@@ -3,11 +3,33 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <utility>
 
 #include "core/text_format.h"
 #include "opscope/harness.h"
 
 namespace opscope {
+namespace {
+
+// Two values that differ, printed with the digits that show it (604.6655 and
+// 604.6655 at 7 digits are 604.66553 and 604.66547 at 8); where no decimal
+// does (-0 and +0, two NaN payloads), their bits.
+std::pair<std::string, std::string> DistinctNums(double a, double b) {
+  char x[64], y[64];
+  for (int digits = 7; digits <= 17; ++digits) {
+    std::snprintf(x, sizeof x, "%.*g", digits, a);
+    std::snprintf(y, sizeof y, "%.*g", digits, b);
+    if (std::string_view(x) != y) return {x, y};
+  }
+  uint64_t ba = 0, bb = 0;
+  std::memcpy(&ba, &a, sizeof a);
+  std::memcpy(&bb, &b, sizeof b);
+  return {std::string(x) + " (bits " + Hex(ba) + ")", std::string(y) + " (bits " + Hex(bb) + ")"};
+}
+
+}  // namespace
 
 void PrintOpReport(const OpRunReport& r, std::ostream& out) {
   out << r.op << "  " << r.device << "  kernel " << r.kernel;
@@ -29,10 +51,11 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
   if (!r.kernel_error.empty()) out << "kernel FAILED  " << OneLine(r.kernel_error) << "\n";
   // Nondeterminism comes before any other finding: no other number can be trusted past it.
   for (const RunDifference& d : r.nondeterminism) {
+    const auto [first, other] = DistinctNums(d.first_value, d.other_value);
     out << "NONDETERMINISTIC  output " << d.name << ": " << d.runs_differing << " of " << d.runs
         << " repeats differ from run 1, up to " << WithThousands(d.elements_differing) << " element(s)\n"
-        << "  first at " << CoordsText(d.first_coords) << ": run 1 " << ShortNum(d.first_value) << ", run "
-        << d.first_differing_run + 1 << " " << ShortNum(d.other_value) << "\n"
+        << "  first at " << CoordsText(d.first_coords) << ": run 1 " << first << ", run "
+        << d.first_differing_run + 1 << " " << other << "\n"
         << "  max |diff| " << ShortNum(d.max_abs_diff) << " at " << CoordsText(d.max_diff_coords) << "\n";
   }
   if (r.repeats > 1 && r.nondeterminism.empty() && r.kernel_error.empty()) {
@@ -90,7 +113,11 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
     }
   }
   for (const std::string& file : r.saved_files) out << "saved " << file << "\n";
-  out << "status " << RunStatusName(r.status()) << "\n";
+  size_t warnings = 0;  // a pass that may hide wrong values says so to the end
+  for (const OpRunOutput& o : r.outputs) warnings += o.passed() ? o.compare.warnings.size() : 0;
+  out << "status " << RunStatusName(r.status())
+      << (r.status() == RunStatus::kPassed && warnings ? " with " + std::to_string(warnings) + (warnings == 1 ? " warning" : " warnings") : "")
+      << "\n";
   out << "repro: " << r.repro << "\n";
 }
 

@@ -17,6 +17,7 @@
 #include "opscope/calibrate.h"
 #include "opscope/npy.h"
 #include "opscope/plugin.h"
+#include "ops/plugin_hint.h"
 
 namespace opscope {
 
@@ -88,7 +89,7 @@ struct Instance {
 
 StatusOr<Instance> Rebuild(const OpRunRequest& run, const OpRunReport& report) {
   Instance in;
-  OPSCOPE_ASSIGN_OR_RETURN(in.op, OpRegistry::Global().Lookup(run.op));
+  OPSCOPE_ASSIGN_OR_RETURN(in.op, LookupTypedOp(run.op));
   OPSCOPE_ASSIGN_OR_RETURN(in.attrs, in.op->ParseAttrs(run.attrs));
   for (const auto& [name, value] : run.attr_values.all()) in.attrs.Set(name, value);
   OPSCOPE_ASSIGN_OR_RETURN(in.device, GetDevice(run.device));

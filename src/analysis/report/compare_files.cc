@@ -128,8 +128,12 @@ void PrintComparison(const std::string& name, const std::string& describe, const
                      const std::string& out_of_bounds) {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.2f%%", c.total ? 100.0 * c.mismatched / c.total : 0.0);
-  out << "output " << name << "  " << describe << "  " << (c.passed() && out_of_bounds.empty() ? "PASSED" : "FAILED")
-      << "  " << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
+  const bool passed = c.passed() && out_of_bounds.empty();
+  const std::string warnings = std::to_string(c.warnings.size()) + (c.warnings.size() == 1 ? " warning" : " warnings");
+  std::string warned;
+  if (!c.warnings.empty() && passed) warned = " with " + warnings;
+  if (!c.warnings.empty() && !passed && c.mismatched == 0 && out_of_bounds.empty()) warned = " under --strict: " + warnings;
+  out << "output " << name << "  " << describe << "  " << (passed ? "PASSED" : "FAILED") << warned << "  " << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched (" << pct << ")  "
       << CompareRuleName(c.tolerance.rule) << "  " << DescribeTolerance(c.tolerance) << "\n";
   if (!out_of_bounds.empty()) out << "  OUT OF BOUNDS  " << out_of_bounds << "\n";
   // Non-finite values on the actual side only, and where (from the worst list,
@@ -164,6 +168,7 @@ void PrintComparison(const std::string& name, const std::string& describe, const
   out << "  mean abs err " << ShortNum(c.mean_abs_err) << "  rmse " << ShortNum(c.rmse) << "  cosine " << ShortNum(c.cosine)
       << "  NaN " << c.nan_actual << "/" << c.nan_expected << "  Inf " << c.inf_actual << "/" << c.inf_expected
       << "  (actual/expected)\n";
+  for (const CompareFinding& w : c.warnings) out << "  warning  " << w.text << "\n";
   if (!c.passed()) {
     out << "  pattern  " << c.pattern << "\n";
     for (const CompareFinding& f : c.findings) out << "  finding  " << f.text << "\n";
@@ -183,7 +188,10 @@ void PrintComparison(const std::string& name, const std::string& describe, const
 void PrintCompareReport(const CompareFilesReport& r, std::ostream& out) {
   out << "compare  expected " << r.expected << "  actual " << r.actual << "\n";
   for (const ComparedArray& a : r.arrays) PrintComparison(a.name, a.describe, a.result, out);
-  out << (r.passed() ? "PASSED" : "FAILED") << "\n";
+  size_t warnings = 0;
+  for (const ComparedArray& a : r.arrays) warnings += a.result.passed() ? a.result.warnings.size() : 0;
+  out << (r.passed() ? "PASSED" : "FAILED")
+      << (r.passed() && warnings ? " with " + std::to_string(warnings) + (warnings == 1 ? " warning" : " warnings") : "") << "\n";
   out << "repro: " << r.repro << "\n";
 }
 

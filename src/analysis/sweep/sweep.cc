@@ -14,6 +14,7 @@
 #include "opscope/op.h"
 #include "opscope/plugin.h"
 #include "opscope/sweep.h"
+#include "ops/plugin_hint.h"
 
 namespace opscope {
 namespace {
@@ -110,10 +111,26 @@ std::string FailureText(const OpRunReport& rep) {
   if (!rep.nondeterminism.empty()) return "nondeterministic: output " + rep.nondeterminism.front().name + " differs between repeats";
   for (const OpRunOutput& o : rep.outputs) {
     if (o.passed()) continue;
+    if (!o.out_of_bounds.empty()) return o.out_of_bounds;
     if (o.actual_stats) return o.name + ": " + (o.stats_findings.empty() ? "stats differ" : o.stats_findings.front());
+    const CompareResult& c = o.compare;
+    if (c.mismatched == 0 && !c.warnings.empty()) return o.name + ": failed under --strict: " + c.warnings.front().text;
+    // What failed first, by kind: elements the kernel never wrote (they
+    // still hold the poison: NaN for floats) and NaN or Inf it produced
+    // say more than the largest finite error, which leaves them out.
     std::ostringstream s;
-    s << o.name << ": " << o.compare.mismatched << " / " << o.compare.total << " mismatched, max abs err "
-      << o.compare.max_abs_err;
+    s << o.name << ": " << WithThousands(c.mismatched) << " / " << WithThousands(c.total) << " mismatched";
+    const bool floats = IsFloat(o.actual.dtype());
+    int64_t unwritten = 0;
+    for (const CompareFinding& f : c.findings) {
+      if (f.kind != "never_written") continue;
+      s << "; " << f.text << (floats ? " (NaN poison)" : " (poison marker)");
+      for (const auto& [name, value] : f.numbers) unwritten += name == "elements" ? static_cast<int64_t>(value) : 0;
+    }
+    const int64_t nan_made = c.nan_only_actual - (floats ? unwritten : 0);  // the poison is NaN too
+    if (nan_made > 0) s << "; NaN in " << WithThousands(nan_made) << " element(s) where expected is a number";
+    if (c.inf_only_actual > 0) s << "; Inf in " << WithThousands(c.inf_only_actual) << " element(s) where expected is finite";
+    if (c.mismatched > c.nan_only_actual + c.inf_only_actual + (floats ? 0 : unwritten)) s << "; max abs err " << ShortNum(c.max_abs_err);
     return s.str();
   }
   return "failed";
@@ -173,7 +190,7 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
     if (!p.ok()) return std::move(p).status().WithContext("plugins");
   }
   if (base.run.op.empty()) return InvalidArgumentError("op: required (an op name; ops-debug list shows them)");
-  auto found = OpRegistry::Global().Lookup(base.run.op);
+  auto found = LookupTypedOp(base.run.op);
   if (!found.ok()) return std::move(found).status().WithContext("op");
   const OpSchema& op = **found;
 

@@ -139,11 +139,29 @@ Status NoSuchNode(const Model& m, const std::string& name) {
       if (std::find(names.begin(), names.end(), n.name) == names.end()) names.push_back(n.name);
     }
   }
+  // A short name ("Concat") is often the last part of an exported path name
+  // ("/join/concat/Concat") or an op type: those nodes first, then the
+  // closest spellings.
+  std::vector<std::string> ending;
+  const std::string lower = AsciiLower(name);
+  for (const Graph* g : {&m.framework, &m.compiled}) {
+    for (const Node& n : g->nodes()) {
+      const std::string last = AsciiLower(n.name.substr(n.name.find_last_of('/') + 1));
+      const bool match = last == lower || AsciiLower(n.op_type) == lower;
+      if (match && std::find(ending.begin(), ending.end(), n.name) == ending.end()) ending.push_back(n.name);
+    }
+  }
   const std::vector<std::string> close = ClosestStrings(name, names, 3);
   // A session graph run without its Model has no framework layer.
   std::string msg = "node '" + name + "': no " + (m.framework.nodes().empty() ? "compiled" : "framework or compiled") +
                     " node has that name";
-  if (!close.empty()) msg += " (closest: " + JoinStrings(close, ", ") + ")";
+  if (!ending.empty()) {
+    const size_t shown = std::min<size_t>(ending.size(), 5);
+    msg += "; did you mean " + JoinStrings(std::vector<std::string>(ending.begin(), ending.begin() + static_cast<std::ptrdiff_t>(shown)), ", ") +
+           (ending.size() > shown ? ", ... (" + std::to_string(ending.size()) + " nodes named or typed " + name + ")" : "") + "?";
+  } else if (!close.empty()) {
+    msg += " (closest: " + JoinStrings(close, ", ") + ")";
+  }
   return NotFoundError(msg);
 }
 
