@@ -436,6 +436,21 @@ TEST(DiagnoseCli, BadValuesFromUpstreamAreTracedToTheOpThatMadeThem) {
   EXPECT_EQ(r.d["causes"][2]["rule"], "out-of-bounds");
 }
 
+// A softmax without the max subtracted: exp overflows to Inf and Inf/Inf is
+// NaN. The row holds 0 too, but it is an overflow, not a division by zero.
+TEST(DiagnoseCli, AnExpOverflowIsNamedAsAnOverflow) {
+  TempDir dir;
+  Diagnosed r = Diagnose(dir, "--plugin " + kPlugin + " --op naive_softmax --input-shapes '[4,256]' --fill sequential");
+  ASSERT_TRUE(r.d.is_object()) << r.tool.err;
+  ASSERT_FALSE(r.d["causes"].empty()) << r.tool.out;
+  const json& c = r.d["causes"][0];
+  EXPECT_EQ(c["rule"], "nan-origin") << c.dump(2);
+  const std::string evidence = c["evidence"].dump();
+  EXPECT_TRUE(Contains(evidence, "likely: an overflow: row 0 of x reaches 255, past 88.72 where exp overflows float32")) << evidence;
+  EXPECT_FALSE(Contains(evidence, "division")) << evidence;
+  EXPECT_TRUE(Contains(c["fix"], "subtract the row's max before exp")) << c.dump(2);
+}
+
 TEST(DiagnoseCli, AShapeTheOpRefusesIsAShapeCause) {
   TempDir dir;
   Diagnosed r = Diagnose(dir, "--op Add --input-shapes '[4,3];[5]'");

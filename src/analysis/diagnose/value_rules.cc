@@ -5,6 +5,16 @@
 #include "core/text_format.h"
 
 namespace opscope::attribution {
+namespace {
+
+// The largest x whose exp the dtype still holds (ln of its largest finite value).
+double ExpLimit(const std::string& dtype) {
+  if (dtype == "float16") return 11.09;
+  if (dtype == "float64") return 709.78;
+  return 88.72;  // float32 and bfloat16 share the exponent range
+}
+
+}  // namespace
 
 void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
   const Diagnosis& d = *in.diagnosis;
@@ -29,6 +39,7 @@ void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
       cause.confidence = "high";
       // Inf alone: values grew past the dtype's range; NaN: 0/0, Inf-Inf, or a log or sqrt of a negative.
       std::string hint = !nan ? "an overflow: values past the dtype's range (an exp, a square or a product)" : "";
+      bool overflow = false;
       if (!o.first_bad.empty()) {
         std::string at;
         for (size_t k = 0; k < o.first_bad.size(); ++k) at += (k ? "," : "") + std::to_string(o.first_bad[k]);
@@ -42,10 +53,26 @@ void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
           cause.evidence.push_back("row " + std::to_string(t.row) + " of " + t.name + " is in [" + ShortNum(t.row_min) +
                                    ", " + ShortNum(t.row_max) + "]" +
                                    (t.row_min == 0 && t.row_max == 0 ? ": all zeros" : ""));
-          if (nan && t.row_min <= 0 && t.row_max >= 0) {
+          // A row reaching past ln(max) overflows an exp to Inf, and Inf/Inf
+          // or Inf - Inf (a softmax's sum, a log-sum-exp) makes the NaN: an
+          // overflow, whatever else the row holds (it may well hold 0 too).
+          const double limit = ExpLimit(o.dtype.empty() ? t.dtype : o.dtype);
+          if (!overflow && t.row_max > limit) {
+            hint = "an overflow: row " + std::to_string(t.row) + " of " + t.name + " reaches " + ShortNum(t.row_max) +
+                   ", past " + ShortNum(limit) + " where exp overflows " + (o.dtype.empty() ? t.dtype : o.dtype) +
+                   (nan ? " (exp to Inf, then Inf/Inf or Inf - Inf is NaN)" : "");
+            overflow = true;
+          }
+          if (!overflow && nan && t.row_min <= 0 && t.row_max >= 0) {
             hint = "row " + std::to_string(t.row) + " of " + t.name +
                    " reaches 0: a division by (about) zero, e.g. a norm without an epsilon";
           }
+        }
+        const std::string dtype = o.dtype.empty() ? t.dtype : o.dtype;
+        if (!overflow && t.row < 0 && t.max > ExpLimit(dtype)) {
+          hint = "an overflow: " + t.name + " reaches " + ShortNum(t.max) + ", past " + ShortNum(ExpLimit(dtype)) +
+                 " where exp overflows " + dtype + (nan ? " (exp to Inf, then Inf/Inf or Inf - Inf is NaN)" : "");
+          overflow = true;
         }
         if (!hint.empty()) continue;
         if (nan && t.min <= 0 && t.max >= 0) hint = "an input range that includes 0: a division by (about) zero or a log/sqrt of a non-positive value";
@@ -53,7 +80,8 @@ void NumericOrigin(const AttributionInput& in, std::vector<DiagCause>& out) {
       }
       cause.evidence.push_back("output " + RangeText(o));
       if (!hint.empty()) cause.evidence.push_back("likely: " + hint);
-      cause.fix = "add an epsilon to the denominator (or under the sqrt), clamp before exp/log, or accumulate in a wider type";
+      cause.fix = overflow ? "subtract the row's max before exp (as a stable softmax or log-sum-exp does), or compute in a wider type"
+                           : "add an epsilon to the denominator (or under the sqrt), clamp before exp/log, or accumulate in a wider type";
       cause.score = 70;
       out.push_back(cause);
       return;  // the first origin is the one that matters
