@@ -212,7 +212,7 @@ TEST_P(DeviceConformance, AGuardedFaultIsFoundWhereTheBufferIs) {
   ASSERT_TRUE(dev_->FindGuardedFault(past, &fault));
   EXPECT_EQ(fault.begin, reinterpret_cast<uint64_t>(p));
   EXPECT_EQ(fault.bytes, 4096u);
-  EXPECT_NE(std::string(fault.message).find("4 bytes past the end of a 4096-byte"), std::string::npos) << fault.message;
+  EXPECT_NE(std::string(fault.message).find("byte 5 past the end of a 4096-byte"), std::string::npos) << fault.message;
   GuardedFault any;
   EXPECT_TRUE(FindGuardedFaultOnOpenDevices(past, &any)) << "the open devices are asked without a lock";
   EXPECT_EQ(any.begin, fault.begin);
@@ -430,7 +430,7 @@ using DeviceConformanceDeathTest = DeviceConformance;
 // AddressSanitizer too: opscope's handler is installed after ASan's, prints
 // this line first, then hands the fault on to ASan, which adds its own report.
 std::string OverrunMessage() {
-  return "out-of-bounds access at 0x[0-9a-f]+ : 4 bytes past the end of a 4096-byte cpu allocation";
+  return "out-of-bounds access at 0x[0-9a-f]+ : byte 5 past the end of a 4096-byte cpu allocation";
 }
 
 TEST_P(DeviceConformanceDeathTest, CheckedAllocationFaultsPastTheEnd) {

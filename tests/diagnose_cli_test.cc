@@ -89,6 +89,9 @@ TEST(DiagnoseCli, WriteOnePastTheEndIsNamedWithTheElementAndTheSourceLine) {
   EXPECT_EQ(top["rule"], "out-of-bounds");
   EXPECT_EQ(top["confidence"], "high");
   EXPECT_TRUE(Contains(top["cause"], "writes y[1000]: 1 element past the end of y, float32[1000]")) << top.dump(2);
+  // The fault line counts as the cause does: y[1000] starts at the first byte past the end.
+  EXPECT_TRUE(Contains(r.tool.out, "fault  opscope: out-of-bounds access at 0x")) << r.tool.out;
+  EXPECT_TRUE(Contains(r.tool.out, ": byte 1 past the end of a 4000-byte cpu allocation")) << r.tool.out;
   const int write_line = LineOf("ramp_tail.cc", "out[i] = start");
   ASSERT_GT(write_line, 0);
   EXPECT_TRUE(AnyFrame(r.d["snapshot"]["stack"], "RampCpu", "ramp_tail.cc", write_line)) << r.d["snapshot"]["stack"].dump(2);

@@ -249,12 +249,16 @@ size_t FormatOutOfBoundsReport(const void* addr, char* buf, size_t cap) {
   w.Put("opscope: out-of-bounds access at ");
   w.PutHex(a);
   w.Put(" : ");
+  // Counted from 1, as elements are ("y[n]: 1 element past the end" is
+  // "byte 1 past the end" here): the byte at `end` is the first one past it.
   if (a >= end) {
-    w.PutDec(a - end);
-    w.Put(" bytes past the end of a ");
+    w.Put("byte ");
+    w.PutDec(a - end + 1);
+    w.Put(" past the end of a ");
   } else if (a < info.begin) {
+    w.Put("byte ");
     w.PutDec(info.begin - a);
-    w.Put(" bytes before the start of a ");
+    w.Put(" before the start of a ");
   } else {
     w.Put("inside (a protection fault in) a ");
   }

@@ -53,7 +53,7 @@ std::optional<AllocationInfo> FindAllocationNear(const void* addr);
 
 // Writes the one-line report for a fault at addr into buf (NUL-terminated,
 // truncated to cap) and returns its length. Async-signal-safe. E.g.
-//   opscope: out-of-bounds access at 0x7f..1004 : 4 bytes past the end of a 4096-byte cpu allocation 0x7f..000
+//   opscope: out-of-bounds access at 0x7f..1004 : byte 5 past the end of a 4096-byte cpu allocation 0x7f..000
 size_t FormatOutOfBoundsReport(const void* addr, char* buf, size_t cap);
 
 // Installs (once) a SIGSEGV/SIGBUS handler that writes that line to stderr,

@@ -63,9 +63,9 @@ TEST(CheckedAllocator, ReportNamesTheBufferAndTheDistance) {
   char expect_base[32];
   snprintf(expect_base, sizeof(expect_base), "%p", *p);
   EXPECT_EQ(line, std::string("opscope: out-of-bounds access at ") + expect_addr +
-                      " : 4 bytes past the end of a 4096-byte cpu allocation " + expect_base + " (relu.x)");
+                      " : byte 5 past the end of a 4096-byte cpu allocation " + expect_base + " (relu.x)");
   line.assign(buf, FormatOutOfBoundsReport(base - 8, buf, sizeof(buf)));
-  EXPECT_NE(line.find(": 8 bytes before the start of a 4096-byte cpu allocation"), std::string::npos) << line;
+  EXPECT_NE(line.find(": byte 8 before the start of a 4096-byte cpu allocation"), std::string::npos) << line;
   // Truncation keeps the buffer a terminated string.
   char tiny[10];
   size_t t = FormatOutOfBoundsReport(base + 4096, tiny, sizeof(tiny));
