@@ -543,6 +543,16 @@ TEST(VerifyCli, EachGateFailsAloneAndTheFirstFailedIsNamedWithItsCommand) {
   ASSERT_TRUE(r.is_object()) << t.err;
   EXPECT_EQ(r["verify"]["first_failed"], "run");
   EXPECT_EQ(r["verify"]["gates"][0]["status"], "failed");
+
+  // Wrong numbers and nothing else: the diagnose gate says so, not "exited with code 1".
+  TempDir numbers;
+  r = Verify(numbers, "--plugin " + std::string(OPSCOPE_BINARY_DIR) + "/lib/libbuggy_ops.so --op bug_leaky_relu --input-shapes '[64,64]'", &t);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  ASSERT_TRUE(r.is_object()) << t.err;
+  EXPECT_EQ(r["verify"]["first_failed"], "run");
+  EXPECT_EQ(r["verify"]["gates"][2]["status"], "failed");
+  EXPECT_EQ(r["verify"]["gates"][2]["detail"], "outputs wrong (see run)") << r["verify"].dump(2);
+  EXPECT_FALSE(Contains(t.out, "exited with code")) << t.out;
 }
 
 TEST(DiagnoseCli, BadInputIsOneLineAndExitTwoWithNothingWritten) {

@@ -46,6 +46,10 @@ StatusOr<int> RunVerify(const VerifyFlags& flags, const std::vector<std::string>
   req.diagnose.output_dir = flags.output_dir;
   req.diagnose.argv = {SelfExecutable(), "run"};
   req.diagnose.argv.insert(req.diagnose.argv.end(), run_args.begin(), run_args.end());
+  // The child's verdict, so that a run that fails on its numbers (exit 1) is
+  // said as such under diagnose, not as "exited with code 1".
+  req.diagnose.run_report = (std::filesystem::path(flags.output_dir) / "run_report.json").string();
+  req.diagnose.argv.insert(req.diagnose.argv.end(), {"--report", req.diagnose.run_report});
   req.diagnose.echo_output = false;
   req.max_bound_ratio = flags.max_bound_ratio;
   req.run_command = Command("run", run_args);

@@ -55,6 +55,8 @@ StatusOr<VerifyResult> VerifyOpInstance(const VerifyRequest& req) {
   VerifyGate diagnose{"diagnose", clean ? GateStatus::kPassed : GateStatus::kFailed, "", req.diagnose_command};
   diagnose.detail = clean ? "clean under sync points and guard pages"
                                         : DiagnosisStatusName(d.status) + (d.causes.empty() ? "" : ": " + d.causes.front().cause);
+  // Wrong numbers and nothing else: no crash, race or bad value to name here; run says how.
+  if (!d.causes.empty() && d.causes.front().rule == "wrong-result") diagnose.detail = "outputs wrong (see run)";
   if (d.status == DiagnosisStatus::kCrashed || d.status == DiagnosisStatus::kHung) {
     // The op did not survive run: that gate fails first, with the same cause.
     run.status = GateStatus::kFailed;
