@@ -80,9 +80,25 @@ TEST(ProfileCli, BadInputIsOneLineAndExitTwoAndWritesNothing) {
   ExpectUsageError(OpsDebug(kRelu + out + " --peak-flops -2 --peak-bw 5"), "--peak-flops: expected a positive number of GFLOP/s", {.no_report = true});
   ExpectUsageError(OpsDebug(kRelu + kFarRoofs + out + " --tunables blok=64"), "--tunables: op Relu has no tunable 'blok'", {.no_report = true});
   ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output /proc/timeline.json"), "--output /proc/timeline.json: folder /proc is not writable", {.no_report = true});
-  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "no/t.json").string()), "no folder", {.no_report = true});
   ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (dir.path() / "t.txt").string()), "--output", {.no_report = true});
+  // A folder where a file is needed, and a file where a folder is: refused before anything runs.
+  TempDir other;
+  fs::create_directory(other.path() / "t.json");
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + (other.path() / "t.json").string()),
+                   "names a folder, expected a file name", {.no_report = true});
+  const std::string readme = std::string(OPSCOPE_SOURCE_DIR) + "/README.md";
+  ExpectUsageError(OpsDebug(kRelu + kFarRoofs + " --output " + readme + "/t.json"), "is not a folder", {.no_report = true});
   EXPECT_TRUE(fs::is_empty(dir.path())) << "a refused profile wrote a file";
+}
+
+// Missing folders of --output are made, as sweep, diagnose and verify make theirs.
+TEST(ProfileCli, MissingFoldersOfTheOutputAreMade) {
+  TempDir dir;
+  const fs::path timeline = dir.path() / "a" / "b" / "t.json";
+  ToolResult r = OpsDebug(kRelu + kFarRoofs + " --output " + timeline.string());
+  EXPECT_NE(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(fs::is_regular_file(timeline)) << r.out << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir.path() / "a" / "b" / "t.html")) << r.out << r.err;
 }
 
 }  // namespace

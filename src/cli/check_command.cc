@@ -9,6 +9,7 @@
 
 #include "analysis/static_check/static_check.h"
 #include "core/command_line.h"
+#include "core/file_util.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 
@@ -47,9 +48,7 @@ std::string InstalledIncludeDir() {
 }
 
 StatusOr<int> RunCheck(const CheckFlags& f, std::ostream& out) {
-  if (!f.json.empty() && fs::is_directory(f.json)) {
-    return InvalidArgumentError("--json " + f.json + ": a folder, expected a file name for the JSON report");
-  }
+  OPSCOPE_RETURN_IF_ERROR(PrepareOutputFile(f.json, "--json"));
   std::vector<std::string> flags = f.compile_flags;
   const std::string include = InstalledIncludeDir();
   if (!include.empty()) flags.insert(flags.end(), {"-I", include});

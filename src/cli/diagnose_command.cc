@@ -34,7 +34,7 @@ CLI::App* AddDiagnoseCommand(CLI::App& app, DiagnoseFlags& f) {
                                                 "is the one that failed; off: keep the program's asynchrony")
       ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--timeout", f.timeout, "a run past it is hung: 10s, 500ms, 2m (default 10s)");
-  c->add_option("--output-dir", f.output_dir, "where flight.ring and diagnosis.json go (default ./diagnose)");
+  c->add_option("--output-dir", f.output_dir, "where flight.ring and diagnosis.json go (default opscope-out/diagnose)");
   c->add_option("--history", f.history, "folders of earlier run/profile report.json to link op instances with");
   c->add_option("--source", f.sources, "kernel source to check statically (libclang), ranked below dynamic evidence");
   c->add_option("--source-flags", f.source_flags, "compile flags for --source, one string (\"-I inc -DX\")");

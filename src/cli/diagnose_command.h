@@ -23,7 +23,7 @@ struct DiagnoseFlags {
   RunFlags run;  // parsed to refuse bad flags up front; forwarded as written
   std::string sync_points = "on";
   std::string timeout = "10s";
-  std::string output_dir = "diagnose";
+  std::string output_dir = "opscope-out/diagnose";
   std::vector<std::string> history;
   std::vector<std::string> sources;
   std::string source_flags;  // one string, split on spaces: "-I inc -DFOO"

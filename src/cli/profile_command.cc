@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/terminal.h"
+#include "core/file_util.h"
 #include "core/text_format.h"
 #include "opscope/model.h"
 #include "report/profile_page.h"
@@ -38,6 +39,7 @@ StatusOr<ProfileRequest> ProfileRequestFromFlags(const ProfileFlags& f) {
     if (std::filesystem::path(f.output).extension() != ".json") {
       return InvalidArgumentError("--output " + f.output + ": expected a .json file name (the timeline; its .html goes beside it)");
     }
+    OPSCOPE_RETURN_IF_ERROR(PrepareOutputFile(f.output, "--output"));
   }
   return r;
 }

@@ -178,7 +178,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& f) {
   c->add_option("--iters", f.iters, "timed calls per candidate (default 20)");
   c->add_option("--peak-bw", f.peak_bw, "the memory roof in GB/s (default: calibrated once)");
   c->add_option("--peak-flops", f.peak_flops, "the compute roof in GFLOP/s (default: calibrated once)");
-  c->add_option("--output-dir", f.output_dir, "where sweep.json and sweep.html go (default: the current folder); "
+  c->add_option("--output-dir", f.output_dir, "where sweep.json and sweep.html go (default opscope-out/sweep); "
                                                "its sweep.json of the same op instance is resumed from");
   c->add_flag("--no-cache", f.no_cache, "measure every candidate again, ignoring the earlier sweep.json");
   c->add_option("--graph", f.graph, "sweep the tasks of this model (.onnx) with the most time, instead of --op");

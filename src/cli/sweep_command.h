@@ -3,8 +3,8 @@
 // --vec, --tunable NAME=V1,V2; by default every declared value of every
 // tunable), how to time (--warmup, --iters) and the roofs (--peak-bw,
 // --peak-flops; calibrated once when not given). opscope/sweep.h runs it;
-// this writes sweep.json and sweep.html into --output-dir (default: the
-// current folder), shows progress on a terminal, and stops after the current
+// this writes sweep.json and sweep.html into --output-dir (default:
+// opscope-out/sweep), shows progress on a terminal, and stops after the current
 // candidate on Ctrl-C (exit 130, sweep.json marked "complete": false).
 //
 //   ops-debug sweep --plugin libperf_ops.so --op window_l2norm_v1 --input-shapes "[1,8,256,256]" --block 64,256,1024
@@ -33,7 +33,7 @@ struct SweepFlags {
   int iters = 20;
   double peak_bw = -1;  // -1: not given
   double peak_flops = -1;
-  std::string output_dir = ".";
+  std::string output_dir = "opscope-out/sweep";
   bool no_cache = false;
   std::string graph;  // --graph MODEL.onnx: sweep the model's most expensive tasks
   int top = 5;        // --top: how many

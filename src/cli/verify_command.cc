@@ -28,7 +28,7 @@ CLI::App* AddVerifyCommand(CLI::App& app, VerifyFlags& f) {
   c->add_option("--max-bound-ratio", f.max_bound_ratio, "the profile gate: median time over lower bound (default 2)")
       ->check(CLI::PositiveNumber);
   c->add_option("--timeout", f.timeout, "the diagnose gate's timeout (default 10s)");
-  c->add_option("--output-dir", f.output_dir, "where report.json and diagnosis.json go (default ./verify)");
+  c->add_option("--output-dir", f.output_dir, "where report.json and diagnosis.json go (default opscope-out/verify)");
   c->add_option("--warmup", f.profile.warmup, "untimed calls before the profile gate (default 3)");
   c->add_option("--iters", f.profile.iters, "timed calls of the profile gate (default 20)");
   c->add_option("--peak-bw", f.profile.peak_bw, "the memory roof in GB/s (default: calibrated)");

@@ -21,7 +21,7 @@ struct VerifyFlags {
   ProfileFlags profile;  // run's flags, --warmup, --iters, --peak-bw, --peak-flops
   double max_bound_ratio = 2;
   std::string timeout = "10s";
-  std::string output_dir = "verify";
+  std::string output_dir = "opscope-out/verify";
 };
 
 CLI::App* AddVerifyCommand(CLI::App& app, VerifyFlags& flags);

@@ -185,6 +185,18 @@ Status MakeOutputDir(const std::string& dir, const std::string& what) {
   return Status::Ok();
 }
 
+Status PrepareOutputFile(const std::string& path, const std::string& what) {
+  if (path.empty()) return Status::Ok();
+  namespace fs = std::filesystem;
+  struct stat st;
+  if (path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    return InvalidArgumentError(what + " " + path + ": names a folder, expected a file name");
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return Status::Ok();
+  return MakeOutputDir(parent.string(), what);
+}
+
 namespace {
 
 // The mode a new file gets from open(..., 0666): mkstemp uses 0600, which

@@ -37,6 +37,12 @@ Status WriteFileAtomicParts(const std::string& path, const std::vector<std::stri
 // the whole path).
 Status MakeOutputDir(const std::string& dir, const std::string& what);
 
+// Readies `path` to be written as a file before any work runs: a path that
+// names a folder (or ends in '/') is refused, a parent that is a file is
+// refused, and missing parent folders are made as MakeOutputDir makes them.
+// An empty path is nothing to write.
+Status PrepareOutputFile(const std::string& path, const std::string& what);
+
 // Opens `name` inside `dir` for reading like InputFile::Open, refusing a
 // symbolic link there (O_NOFOLLOW): a file of a folder is read only from the
 // folder, however the folder changes while a tool reads it.

@@ -299,12 +299,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
     Status st = device->SetCheckedAllocation(true);
     if (!st.ok()) return std::move(st).WithContext("checked");
   }
-  if (!request.report.empty()) {
-    const std::filesystem::path parent = std::filesystem::path(request.report).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-      return InvalidArgumentError("report " + request.report + ": no folder " + parent.string());
-    }
-  }
+  OPSCOPE_RETURN_IF_ERROR(PrepareOutputFile(request.report, "report"));
   for (const auto& [dir, flag] : {std::pair{request.save_outputs, "save_outputs"}, std::pair{request.repro_dir, "repro_dir"}}) {
     if (dir.empty()) continue;
     OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir, flag));

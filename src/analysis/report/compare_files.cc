@@ -58,6 +58,7 @@ StatusOr<CompareFilesReport> CompareFiles(const CompareFilesRequest& f) {
     return InvalidArgumentError("compare: " + f.expected + " and " + f.actual +
                                 ": give two .npy files or two .npz archives, not one of each");
   }
+  OPSCOPE_RETURN_IF_ERROR(PrepareOutputFile(f.report, "report"));
   NamedTensors expected, actual;
   if (IsNpz(f.expected)) {
     OPSCOPE_ASSIGN_OR_RETURN(expected, ReadNpz(f.expected));
