@@ -63,6 +63,23 @@ TEST(OpsDebugExamples, PoolPaddingBugIsOnTheBorderAndCropsSmall) {
   EXPECT_TRUE(Contains(rerun.out, "FAILED")) << rerun.out;
 }
 
+// The reproducer's repro.sh runs from any folder: the plugin and the cropped
+// inputs by absolute path, the tool by its own (the run here used relative ones).
+TEST(OpsDebugExamples, TheReproducerScriptRunsFromAnyFolder) {
+  TempDir dir;
+  const auto repro = dir.path() / "repro";
+  const std::string build = std::filesystem::canonical(OPSCOPE_BINARY_DIR).string();
+  ToolResult r = testing::Shell("sh -c 'cd " + build + " && bin/ops-debug run --plugin lib/libbuggy_ops.so --op bug_avgpool2d"
+                                " --input-shapes \"[1,2,6,6]\" --seed 3 --repro-dir " + repro.string() + "'");
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string script = Slurp(repro / "repro.sh");
+  EXPECT_TRUE(Contains(script, build + "/bin/ops-debug run --plugin " + build + "/lib/libbuggy_ops.so")) << script;
+  EXPECT_TRUE(Contains(script, "--inputs " + std::filesystem::canonical(repro).string() + "/x.npy")) << script;
+  ToolResult again = testing::Shell("sh -c 'cd / && sh " + (repro / "repro.sh").string() + "'");
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_TRUE(Contains(again.out, "FAILED")) << again.out;
+}
+
 // 2. Energy summed across channels past the first tile: errors in the high
 //    channels, growing with the channel index; the traced energy differs.
 TEST(OpsDebugExamples, WindowL2BugIsInTheHighChannelsAndGrows) {

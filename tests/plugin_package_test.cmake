@@ -43,9 +43,26 @@ set(plugin ${WORK}/my_ops/lib/libmy_ops.so)
 if(NOT EXISTS ${plugin})
   message(FATAL_ERROR "plugin_package_test: the build made no ${plugin}")
 endif()
-step("ops-debug run with the outside-built plugin"
-     ${BIN}/bin/ops-debug run --plugin ${plugin} --op my_norm --input-shapes [4,64] --seed 1)
+# The tools are installed too, and run from the prefix (the library beside them).
+foreach(tool ops-debug inspector-cli)
+  if(NOT EXISTS ${WORK}/prefix/bin/${tool})
+    message(FATAL_ERROR "plugin_package_test: cmake --install made no ${WORK}/prefix/bin/${tool}")
+  endif()
+endforeach()
+step("the installed ops-debug with the outside-built plugin"
+     ${WORK}/prefix/bin/ops-debug run --plugin ${plugin} --op my_norm --input-shapes [4,64] --seed 1)
 if(NOT step_output MATCHES "my_norm")
   message(FATAL_ERROR "plugin_package_test: ops-debug did not report my_norm:\n${step_output}")
 endif()
 message(STATUS "plugin_package_test: my_ops built against ${WORK}/prefix and ran:\n${step_output}")
+
+# The build tree is a package as well: -DCMAKE_PREFIX_PATH=<build dir>.
+step("configuring examples/my_ops against the build tree"
+     ${CMAKE_COMMAND} -S ${SRC}/examples/my_ops -B ${WORK}/my_ops_tree -G Ninja -DCMAKE_BUILD_TYPE=Release
+     -DCMAKE_PREFIX_PATH=${BIN} -DCMAKE_CXX_COMPILER=${CXX} ${launcher})
+step("building examples/my_ops against the build tree" ${CMAKE_COMMAND} --build ${WORK}/my_ops_tree)
+step("ops-debug with the plugin built against the build tree"
+     ${BIN}/bin/ops-debug run --plugin ${WORK}/my_ops_tree/lib/libmy_ops.so --op my_norm --input-shapes [4,64] --seed 1)
+if(NOT step_output MATCHES "PASSED")
+  message(FATAL_ERROR "plugin_package_test: the plugin built against the build tree did not pass:\n${step_output}")
+endif()

@@ -94,6 +94,7 @@ struct SweepReport {
   int total = 0;                     // candidates planned
   int current = -1;                  // index into candidates of the current configuration
   int best = -1;                     // the fastest passed one, or the current when none is faster beyond noise
+  int fastest = -1;                  // the fastest passed one, beyond the noise or not (then it is not called best)
   bool faster = false;               // best is not current and beats it beyond noise (or current FAILED)
   double gain_pct = 0;               // current median / best median - 1, in percent
   double noise_us = 0;               // of best against current
@@ -119,8 +120,10 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& request);
 
 // The rules, apart so that they are tested on synthetic times.
 double NoiseUs(const TimingStats& current, const TimingStats& candidate);  // (IQR + IQR) / 2
-bool IsFaster(const TimingStats& candidate, const TimingStats& current);   // beyond the noise
-// Fills best, faster, gain_pct, noise_us and direction from the candidates and current.
+// Beyond the noise: the medians apart by more than NoiseUs, or the
+// candidate's p75 below the current's p25 (the IQRs do not overlap).
+bool IsFaster(const TimingStats& candidate, const TimingStats& current);
+// Fills best, fastest, faster, gain_pct, noise_us and direction from the candidates and current.
 void ChooseBest(SweepReport& report);
 // "larger blocks: fewer scheduling steps" for the tunables that changed; "" when none.
 std::string DirectionHint(const TunableValues& from, const TunableValues& to);

@@ -61,6 +61,36 @@ std::string ReproCommand(const OpRunRequest& f, const OpSchema& op, const Attrs&
   return c.str();
 }
 
+std::string ReproScript(const std::string& comment, const OpRunRequest& flags, const OpSchema& op, const Attrs& attrs,
+                        const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files) {
+  namespace fs = std::filesystem;
+  auto absolute = [](std::vector<std::string> paths) {
+    for (std::string& p : paths) {
+      std::error_code ec;
+      const fs::path a = fs::absolute(p, ec);
+      if (!ec) p = a.lexically_normal().string();
+    }
+    return paths;
+  };
+  OpRunRequest f = flags;
+  f.plugins = absolute(f.plugins);
+  f.input_files = absolute(f.input_files);
+  f.expected_files = absolute(f.expected_files);
+  std::string command = ReproCommand(f, op, attrs, inputs, absolute(input_files));
+  // The tool: this very ops-debug where it is one, else whichever is on PATH.
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  std::string prelude;
+  const std::string tool = "ops-debug";
+  if (!ec && self.filename() == tool) {
+    command = ShellQuote(self.string()) + command.substr(tool.size());
+  } else {
+    prelude = "command -v ops-debug >/dev/null || { echo \"repro.sh: ops-debug is not on PATH: add opscope's build/bin "
+              "(or the bin of its install prefix) to PATH\" >&2; exit 2; }\n";
+  }
+  return "#!/bin/sh\n# " + comment + "\n" + prelude + command + "\n";
+}
+
 namespace {
 
 // The kind of failure a compare shows: a crop counts only when it fails the
@@ -201,8 +231,9 @@ ReproOutcome BuildReproducer(const ReproContext& ctx, const OpRunReport& report)
     out.files.push_back(path);
   }
   out.command = ReproCommand(ctx.flags, ctx.op, ctx.attrs, ctx.inputs, out.files);
-  Status st = WriteFileAtomic((dir / "repro.sh").string(), "#!/bin/sh\n# " + report.op + ": cropped around " +
-                                                                out.region_text + "\n" + out.command + "\n");
+  Status st = WriteFileAtomic((dir / "repro.sh").string(),
+                              ReproScript(report.op + ": cropped around " + out.region_text, ctx.flags, ctx.op, ctx.attrs,
+                                          ctx.inputs, out.files));
   if (st.ok()) std::filesystem::permissions(dir / "repro.sh", std::filesystem::perms::owner_exec,
                                             std::filesystem::perm_options::add);
   return out;

@@ -34,4 +34,11 @@ std::string TunablesText(const std::map<std::string, int64_t>& tunables);  // "b
 std::string ReproCommand(const OpRunRequest& flags, const OpSchema& op, const Attrs& attrs,
                          const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files);
 
+// repro.sh's text: the same command with every path absolute (plugins,
+// inputs) and the tool by its absolute path when this process is ops-debug,
+// else looked up on PATH with one clear line when it is not there; so the
+// script runs from any folder, on any machine with the same files.
+std::string ReproScript(const std::string& comment, const OpRunRequest& flags, const OpSchema& op, const Attrs& attrs,
+                        const std::vector<OpRunInput>& inputs, const std::vector<std::string>& input_files);
+
 }  // namespace opscope

@@ -86,7 +86,8 @@ std::string SweepJson(const SweepReport& r) {
             {"iterations", r.iterations},
             {"peaks", {{"bandwidth_gbs", r.peaks.bandwidth_gbs}, {"gflops_f32", r.peaks.gflops_f32},
                        {"gflops_f64", r.peaks.gflops_f64}, {"source", r.peaks.source}}},
-            {"noise_rule", "faster only when median(current) - median(candidate) > (IQR(current) + IQR(candidate)) / 2"},
+            {"noise_rule", "faster only when median(current) - median(candidate) > (IQR(current) + IQR(candidate)) / 2, "
+                           "or p75(candidate) < p25(current)"},
             {"candidates_planned", r.total},
             {"candidates_done", r.candidates.size()},
             {"cached", r.cached},
@@ -94,6 +95,7 @@ std::string SweepJson(const SweepReport& r) {
             {"candidates", candidates},
             {"current", ordered(CandidateRef(r, r.current))},
             {"best", ordered(CandidateRef(r, r.best))},
+            {"fastest", ordered(CandidateRef(r, r.fastest))},
             {"faster", r.faster},
             {"gain_pct", r.gain_pct},
             {"noise_us", r.noise_us},

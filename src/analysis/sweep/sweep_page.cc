@@ -88,12 +88,21 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
   const std::string y = varying.size() > 1 ? varying[1] : "";
   const std::vector<int64_t> xs = AxisValues(r, x);
   const std::vector<int64_t> ys = y.empty() ? std::vector<int64_t>{0} : AxisValues(r, y);
-  const SweepCandidate* best = r.best_candidate();
+  // Thick border: the best; colours against the fastest passed one (the
+  // best, unless it lies within the noise of the current).
+  const SweepCandidate* best = r.faster || r.best == r.fastest ? r.best_candidate() : nullptr;
+  const SweepCandidate* fastest = r.At(r.fastest);
   const SweepCandidate* current = r.current_candidate();
-  const double best_us = best != nullptr ? best->device_us.median : 0;
+  const double best_us = fastest != nullptr ? fastest->device_us.median : 0;
 
   constexpr double kCellW = 104, kCellH = 54, kLeft = 96, kTop = 56;
-  const double width = std::max(620.0, kLeft + kCellW * static_cast<double>(xs.size()) + 24);  // the legend's line fits
+  const std::string legend = "colour: median / the fastest's " +
+                             (fastest != nullptr ? "(" + Time(best_us) + ")" : std::string("(none passed)")) +
+                             ", green 1x to red 8x or more; thick border: best, dashed: current";
+  // Wide enough for the cells and for the legend's line (11px sans-serif:
+  // at most about 6.5px a character), so neither is cut off.
+  const double width = std::max(kLeft + 6.5 * static_cast<double>(legend.size()) + 16,
+                                kLeft + kCellW * static_cast<double>(xs.size()) + 24);
   const double height = kTop + kCellH * static_cast<double>(ys.size()) + 56;
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sweep-heatmap\" width=\"" << width << "\" height=\"" << height
@@ -166,9 +175,8 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
       s << "</g>\n";
     }
   }
-  s << "<text x=\"" << kLeft << "\" y=\"" << height - 30 << "\" font-size=\"11\">colour: median / the best's "
-    << (best != nullptr ? "(" + EscapeXml(Time(best_us)) + ")" : "(none passed)")
-    << ", green 1x to red 8x or more; thick border: best, dashed: current</text>\n";
+  s << "<text class=\"legend\" x=\"" << kLeft << "\" y=\"" << height - 30 << "\" font-size=\"11\">" << EscapeXml(legend)
+    << "</text>\n";
   s << "<text x=\"" << kLeft << "\" y=\"" << height - 14 << "\" font-size=\"11\">crossed: FAILED (wrong outputs, never best) "
        "or error</text>\n";
   s << "</svg>\n";
@@ -177,7 +185,8 @@ std::string SweepHeatmapSvg(const SweepReport& r) {
 
 std::string SweepHtml(const SweepReport& r) {
   const SweepCandidate* cur = r.current_candidate();
-  const SweepCandidate* best = r.best_candidate();
+  const bool within_noise = !r.faster && r.fastest >= 0 && r.fastest != r.best;
+  const SweepCandidate* best = within_noise ? r.At(r.fastest) : r.best_candidate();
   auto col = [](const SweepCandidate* c, auto f) { return c == nullptr ? std::string("-") : EscapeXml(f(*c)); };
   // The page's one stylesheet, and a policy that lets only it apply: no
   // script, no other style, nothing fetched (names in the page come from the
@@ -196,7 +205,8 @@ std::string SweepHtml(const SweepReport& r) {
     << r.total << " candidates (" << r.measured << " measured, " << r.cached << " cached), " << r.iterations
     << " timed calls each after " << r.warmup << " warm-up; every candidate checked against the golden.";
   if (!r.complete) s << " <span class=\"partial\">Partial: the sweep was stopped.</span>";
-  s << "</p>\n<table id=\"compare\"><tr><th></th><th>current</th><th>best</th></tr>\n";
+  s << "</p>\n<table id=\"compare\"><tr><th></th><th>current</th><th>" << (within_noise ? "fastest (within the noise)" : "best")
+    << "</th></tr>\n";
   s << "<tr><th>tunables</th><td>" << col(cur, [](auto& c) { return CandidateText(c.tunables); }) << "</td><td>"
     << col(best, [](auto& c) { return CandidateText(c.tunables); }) << "</td></tr>\n";
   s << "<tr><th>status</th><td>" << col(cur, [](auto& c) { return std::string(CandidateStatusName(c.status)); })
@@ -214,7 +224,10 @@ std::string SweepHtml(const SweepReport& r) {
     s << "Possible gain: " << EscapeXml(Fmt("%.0f%%", r.gain_pct)) << " (beyond the noise of " << EscapeXml(Time(r.noise_us)) << ").";
     if (!r.direction.empty()) s << " Direction: " << EscapeXml(r.direction) << ".";
   } else {
-    s << "No candidate is faster than the current one beyond the noise.";
+    s << "No candidate is faster than the current one beyond the noise"
+      << (within_noise ? ": the fastest, " + EscapeXml(CandidateText(best->tunables)) + ", lies within the noise of " +
+                             EscapeXml(Time(r.noise_us)) + "."
+                       : std::string("."));
   }
   s << "</p>\n<div id=\"heatmap\">\n" << SweepHeatmapSvg(r) << "</div>\n";
   s << "<table id=\"candidates\"><tr><th>tunables</th><th>status</th><th>median</th><th>IQR</th><th>efficiency</th>"
@@ -258,18 +271,23 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
     }
     if (c.cached) out << "  (cached)";
     if (i == r.current) out << "  [current]";
-    if (i == r.best) out << "  " << green << "[best]" << reset;
+    // [best] only on a candidate nothing passed beats: the current kept
+    // within the noise is no "best" when another ran faster.
+    if (i == r.best && (r.faster || r.best == r.fastest)) out << "  " << green << "[best]" << reset;
+    if (i == r.fastest && !r.faster && r.fastest != r.best) out << "  [fastest, within the noise]";
     if (!c.why.empty()) out << "  " << c.why << (c.status == CandidateStatus::kFailed ? "; never best" : "");
     out << "\n";
   }
   const SweepCandidate* cur = r.current_candidate();
-  const SweepCandidate* best = r.best_candidate();
+  // The right column: the best, or the fastest when it is not called best.
+  const bool within_noise = !r.faster && r.fastest >= 0 && r.fastest != r.best;
+  const SweepCandidate* best = within_noise ? r.At(r.fastest) : r.best_candidate();
   auto cell = [](const SweepCandidate* c, const std::string& text) {
     std::string s = c == nullptr ? "-" : text;
     s.resize(std::max<size_t>(s.size() + 2, 24), ' ');
     return s;
   };
-  out << "\n" << std::string(16, ' ') << cell(cur, "current") << "best\n";
+  out << "\n" << std::string(16, ' ') << cell(cur, "current") << (within_noise ? "fastest (within the noise)" : "best") << "\n";
   out << "tunables        " << cell(cur, cur ? CandidateText(cur->tunables) : "") << bold
       << (best ? CandidateText(best->tunables) : "-") << reset << "\n";
   out << "status          " << cell(cur, cur ? CandidateStatusName(cur->status) : "")
@@ -289,8 +307,14 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
     if (!r.direction.empty()) out << "direction " << r.direction << "\n";
   } else {
     out << "verdict   no candidate is faster than the current one beyond the noise";
-    if (r.noise_us > 0) out << " (" << Time(r.noise_us) << ")";
-    out << ": keep " << CandidateText(best->tunables) << "\n";
+    if (within_noise) {
+      out << ": the fastest, " << CandidateText(best->tunables) << " (median " << Time(best->device_us.median) << " against "
+          << Time(cur->device_us.median) << "), lies within the noise of " << Time(r.noise_us) << "; keep "
+          << CandidateText(cur->tunables) << " or measure with more --iters\n";
+    } else {
+      if (r.noise_us > 0) out << " (" << Time(r.noise_us) << ")";
+      out << ": keep " << CandidateText(r.best_candidate()->tunables) << "\n";
+    }
   }
   if (!r.complete) out << "partial   stopped after " << r.candidates.size() << " of " << r.total << " candidates\n";
   if (!r.cache_note.empty()) out << "cache     " << r.cache_note << "\n";

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <sstream>
 
 #include "core/sha256.h"
 #include "core/text_format.h"
@@ -42,6 +43,21 @@ TEST(SweepNoise, HalfTheSumOfBothIqrs) {
   EXPECT_FALSE(IsFaster(TimingStats{}, Stats(100, 0)));
 }
 
+TEST(SweepNoise, ACurrentsOwnWideSpreadDoesNotShieldIt) {
+  // Under load: the current at median 2.48 ms with a 4.63 ms IQR (a slow
+  // tail), a candidate at 0.52 ms (IQR 0.07 ms). The medians are 1.96 ms
+  // apart, inside the mean IQR of 2.35 ms, but every quartile of the
+  // candidate is below the current's fast quarter: faster.
+  TimingStats current = Stats(2480, 0), candidate = Stats(520, 0);
+  current.p25 = 900, current.p75 = 5530;
+  candidate.p25 = 485, candidate.p75 = 555;
+  EXPECT_GT(NoiseUs(current, candidate), current.median - candidate.median);
+  EXPECT_TRUE(IsFaster(candidate, current));
+  // Overlapping boxes and medians within the noise: not faster.
+  candidate.p75 = 1000;
+  EXPECT_FALSE(IsFaster(candidate, current));
+}
+
 SweepReport Report(std::vector<SweepCandidate> c) {
   SweepReport r{.op = "op", .axes = {{"block", {64, 128, 256, 512}}}, .candidates = std::move(c), .current = 0};
   r.total = static_cast<int>(r.candidates.size());
@@ -67,9 +83,19 @@ TEST(SweepBest, WithinTheNoiseTheCurrentStays) {
                           Candidate({{"block", 128}}, CandidateStatus::kPassed, 80, 20)});  // 20 < (30+20)/2
   ChooseBest(r);
   EXPECT_EQ(r.best, 0);
+  EXPECT_EQ(r.fastest, 1);  // faster, but within the noise: not called best
   EXPECT_FALSE(r.faster);
   EXPECT_DOUBLE_EQ(r.gain_pct, 0);
   EXPECT_EQ(r.direction, "");
+  // The text does not tag the slower current [best]; it names the fastest.
+  std::ostringstream text;
+  PrintSweep(r, text, false);
+  EXPECT_EQ(text.str().find("[best]"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("block=128  passed  median 80.0 us  IQR 20.0 us  [fastest, within the noise]"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("verdict   no candidate is faster than the current one beyond the noise: the fastest, block=128"),
+            std::string::npos)
+      << text.str();
 }
 
 TEST(SweepBest, NoDirectionUnderFiftyPercent) {
