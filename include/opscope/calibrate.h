@@ -59,7 +59,19 @@ struct DevicePeaks {
   double spec_bandwidth_gbs = 0, spec_gflops_f32 = 0, spec_gflops_f64 = 0;
   bool from_cache = false;  // read from cache_file, not measured now
   std::string cache_file;
+  // When and under what the figures were measured, so a roof is never taken
+  // on trust: the time (Unix seconds; 0 in a cache older than the field),
+  // the 1-minute load average then, and the triad's spread over its rounds
+  // (median / best - 1, in percent; a loaded machine spreads widely).
+  int64_t measured_at = 0;
+  double load_average = -1;
+  double triad_spread_pct = -1;
+  int rounds = 0;
 };
+
+// "calibrated 3 h ago under load 0.4, triad spread 3% over 5 rounds" (or
+// "calibrated now ..."): what profile and sweep print beside the roofs.
+std::string CalibrationProvenance(const DevicePeaks& peaks, int64_t now_unix);
 
 StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& request);
 std::string DevicePeaksJson(const DevicePeaks& peaks);  // "opscope.peaks/1"

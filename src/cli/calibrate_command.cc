@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <ctime>
 
 namespace opscope::cli {
 
@@ -62,6 +63,7 @@ Status RunCalibrate(const CalibrateFlags& flags, std::ostream& out) {
   }
   if (p.method == "host kernels") PrintHostFigures(p, out);
   else PrintDeviceFigures(p, out);
+  out << "measured " << CalibrationProvenance(p, static_cast<int64_t>(std::time(nullptr))) << "\n";
   if (p.from_cache) out << "cached   " << p.cache_file << " (--refresh measures again)\n";
   else if (!p.cache_file.empty()) out << "measured now, cached in " << p.cache_file << "\n";
   return Status::Ok();

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <vector>
@@ -29,9 +31,19 @@ constexpr int64_t kMinBufferBytes = int64_t{256} << 20;
 constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;  // three arrays: 3 GiB at most
 constexpr int kFmaLanes = 64;        // independent accumulators: enough vectors to hide the FMA latency
 
+// The rounds' median over their best (1 for one round): the spread a roof is
+// stated with.
+double SpreadPct(std::vector<double> seconds) {
+  if (seconds.size() < 2) return 0;
+  std::sort(seconds.begin(), seconds.end());
+  return (seconds[seconds.size() / 2] / seconds.front() - 1) * 100;
+}
+
 // Runs `body(block, blocks)` on `threads` blocks of the device's pool, `reps`
-// times, and returns the best wall time in seconds (events around the launch).
-StatusOr<double> BestSeconds(Device* device, int threads, int reps, const std::function<void(int64_t, int64_t)>& body) {
+// times, and returns the best wall time in seconds (events around the launch);
+// every round's time goes to `rounds` when given.
+StatusOr<double> BestSeconds(Device* device, int threads, int reps, const std::function<void(int64_t, int64_t)>& body,
+                             std::vector<double>* rounds = nullptr) {
   Stream& s = device->default_stream();
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device->CreateEvent());
   OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device->CreateEvent());
@@ -46,8 +58,17 @@ StatusOr<double> BestSeconds(Device* device, int threads, int reps, const std::f
     OPSCOPE_RETURN_IF_ERROR(s.Synchronize());
     OPSCOPE_ASSIGN_OR_RETURN(double us, end->ElapsedUsSince(*start));
     best = std::min(best, std::max(us, 1e-3) * 1e-6);
+    if (rounds != nullptr) rounds->push_back(std::max(us, 1e-3) * 1e-6);
   }
   return best;
+}
+
+// The 1-minute load average (-1 where /proc/loadavg cannot be read).
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  if (!(in >> load)) return -1;
+  return load;
 }
 
 // Block `b` of `n` takes elements [lo, hi) of `count`.
@@ -113,7 +134,11 @@ nlohmann::json ToJson(const DevicePeaks& p) {
           {"method", p.method},
           {"properties", p.properties},
           {"spec_bandwidth_gbs", p.spec_bandwidth_gbs},
-          {"spec_gflops", {{"float32", p.spec_gflops_f32}, {"float64", p.spec_gflops_f64}}}};
+          {"spec_gflops", {{"float32", p.spec_gflops_f32}, {"float64", p.spec_gflops_f64}}},
+          {"measured_at", p.measured_at},
+          {"load_average", p.load_average},
+          {"triad_spread_pct", p.triad_spread_pct},
+          {"rounds", p.rounds}};
 }
 
 // The cached figures, when the file is ours and its key is this machine's.
@@ -145,6 +170,10 @@ std::optional<DevicePeaks> ReadCache(const std::string& path, const std::string&
                   .cache_file = path};
     p.method = j.value("method", p.method);
     p.properties = j.value("properties", p.properties);
+    p.measured_at = j.value("measured_at", int64_t{0});
+    p.load_average = j.value("load_average", -1.0);
+    p.triad_spread_pct = j.value("triad_spread_pct", -1.0);
+    p.rounds = j.value("rounds", 0);
     p.spec_bandwidth_gbs = j.value("spec_bandwidth_gbs", 0.0);
     if (j.contains("spec_gflops") && j["spec_gflops"].is_object()) {
       p.spec_gflops_f32 = j["spec_gflops"].value("float32", 0.0);
@@ -325,6 +354,9 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   if (r.use_cache && !r.refresh && !p.cache_file.empty()) {
     if (std::optional<DevicePeaks> cached = ReadCache(p.cache_file, p.key)) return *cached;
   }
+  // What else ran meanwhile, read before our own threads add to it.
+  p.load_average = LoadAverage();
+  p.measured_at = static_cast<int64_t>(std::time(nullptr));
   auto save = [&dir](const DevicePeaks& measured) {
     if (measured.cache_file.empty()) return;
     std::error_code ec;
@@ -364,11 +396,14 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
     auto [lo, hi] = Share(blk, blocks, n);
     std::memcpy(c.data() + lo, a.data() + lo, (hi - lo) * sizeof(double));
   }));
+  std::vector<double> triad_rounds;
   OPSCOPE_ASSIGN_OR_RETURN(double t_triad, BestSeconds(device, p.threads, r.repetitions, [&](int64_t blk, int64_t blocks) {
     auto [lo, hi] = Share(blk, blocks, n);
     const double s = 3.0;
     for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
-  }));
+  }, &triad_rounds));
+  p.triad_spread_pct = SpreadPct(triad_rounds);
+  p.rounds = r.repetitions;
   p.read_gbs = gbs(t_read, 1);
   p.write_gbs = gbs(t_write, 1);
   p.copy_gbs = gbs(t_copy, 2);
@@ -405,6 +440,35 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
 
   save(p);
   return p;
+}
+
+std::string CalibrationProvenance(const DevicePeaks& p, int64_t now_unix) {
+  std::string s = "calibrated";
+  if (!p.from_cache) {
+    s += " now";
+  } else if (p.measured_at <= 0) {
+    s += " at an unknown time (an older cache: --refresh states it)";
+  } else {
+    const int64_t age = std::max<int64_t>(0, now_unix - p.measured_at);
+    char when[48];
+    if (age < 120) std::snprintf(when, sizeof when, " %lld s ago", static_cast<long long>(age));
+    else if (age < 7200) std::snprintf(when, sizeof when, " %lld min ago", static_cast<long long>(age / 60));
+    else if (age < 172800) std::snprintf(when, sizeof when, " %lld h ago", static_cast<long long>(age / 3600));
+    else std::snprintf(when, sizeof when, " %lld days ago", static_cast<long long>(age / 86400));
+    s += when;
+  }
+  char detail[96];
+  if (p.load_average >= 0) {
+    std::snprintf(detail, sizeof detail, " under load %.2f", p.load_average);
+    s += detail;
+  }
+  if (p.triad_spread_pct >= 0 && p.rounds > 0) {
+    std::snprintf(detail, sizeof detail, ", triad spread %.0f%% over %d rounds", p.triad_spread_pct, p.rounds);
+    s += detail;
+  }
+  // A machine busy with other work gives roofs below its own: say so.
+  if (p.load_average >= 0.5 * std::max(1, p.threads)) s += " (a loaded machine: `ops-debug calibrate --refresh` when it is quiet)";
+  return s;
 }
 
 std::string DevicePeaksJson(const DevicePeaks& p) {

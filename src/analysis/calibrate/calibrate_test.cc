@@ -52,11 +52,30 @@ TEST_F(Calibrate, EveryFigureIsMeasuredAndCached) {
   ASSERT_EQ(p->cache_file.rfind((dir_ / "opscope").string(), 0), 0u) << p->cache_file;
   EXPECT_TRUE(std::filesystem::exists(p->cache_file));
 
+  // When and under what it was measured, kept with the figures.
+  EXPECT_GT(p->measured_at, 0);
+  EXPECT_GE(p->triad_spread_pct, 0);
+  EXPECT_EQ(p->rounds, 2);
+
   auto again = CalibrateDevice(Small());
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->from_cache);
   EXPECT_EQ(again->triad_gbs, p->triad_gbs);
   EXPECT_EQ(again->gemm_gflops_f32, p->gemm_gflops_f32);
+  EXPECT_EQ(again->measured_at, p->measured_at);
+  EXPECT_EQ(again->load_average, p->load_average);
+  EXPECT_EQ(again->triad_spread_pct, p->triad_spread_pct);
+  // The provenance says how old: two hours after the measurement.
+  DevicePeaks aged = *again;
+  aged.load_average = 0.25, aged.triad_spread_pct = 4, aged.rounds = 5, aged.threads = 2;
+  EXPECT_EQ(CalibrationProvenance(aged, aged.measured_at + 2 * 3600 + 5),
+            "calibrated 2 h ago under load 0.25, triad spread 4% over 5 rounds");
+  aged.load_average = 1.5;  // of 2 threads: a loaded machine
+  EXPECT_NE(CalibrationProvenance(aged, aged.measured_at + 30).find("calibrated 30 s ago under load 1.50"), std::string::npos);
+  EXPECT_NE(CalibrationProvenance(aged, aged.measured_at + 30).find("a loaded machine: `ops-debug calibrate --refresh`"),
+            std::string::npos);
+  aged.measured_at = 0;  // a cache written before the field
+  EXPECT_EQ(CalibrationProvenance(aged, 1000).rfind("calibrated at an unknown time", 0), 0u);
 
   CalibrateRequest refresh = Small();
   refresh.refresh = true;

@@ -5,6 +5,7 @@
 #include "opscope/roofline.h"
 
 #include <algorithm>
+#include <ctime>
 #include <utility>
 
 namespace opscope {
@@ -24,8 +25,10 @@ StatusOr<RoofPeaks> ObtainRoofPeaks(const std::string& device, double peak_bw_gb
   auto measured = CalibrateDevice({.device = device});
   if (!measured.ok()) return std::move(measured).status().WithContext("calibrating " + device);
   RoofPeaks peaks = RoofPeaksFrom(*measured);
-  peaks.source = measured->from_cache ? "calibrated, cached in " + measured->cache_file
-                                      : "calibrated now (first use on this machine), cached in " + measured->cache_file;
+  // How old the roofs are, how loaded the machine was, how widely the
+  // rounds spread: every efficiency moves with them.
+  peaks.source = CalibrationProvenance(*measured, static_cast<int64_t>(std::time(nullptr))) +
+                 (measured->from_cache ? "" : " (first use on this machine)") + ", cached in " + measured->cache_file;
   if (peak_bw_gbs > 0) peaks.bandwidth_gbs = peak_bw_gbs, peaks.source += "; memory roof given (--peak-bw)";
   if (peak_gflops > 0) {
     peaks.gflops_f32 = peaks.gflops_f64 = peak_gflops;
