@@ -26,10 +26,11 @@ ToolResult Profile(const std::string& args) { return testing::Shell(kBin + "ops-
 TEST(HotChain, WindowL2NormV1NamesItsStridedWindowReads) {
   testing::TempDir dir;
   const std::string report = (dir.path() / "report.json").string();
-  ToolResult r = Profile("--plugin " + kPerfOps + " --op window_l2norm_v1 --input-shapes '[1,1,64,64]' --report " + report);
+  // 1 MiB of input: a smaller one re-read comes from cache and is named by no read suspect.
+  ToolResult r = Profile("--plugin " + kPerfOps + " --op window_l2norm_v1 --input-shapes '[1,1,512,512]' --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(Contains(r.out, "suspect   [reads] window_l2norm_v1: tile the reads / prefetch: x is read with strided "
-                              "window reads (box [0,0,31:34,31:34] per output: 3 runs of 3, 64 elements apart)"))
+                              "window reads (box [0,0,255:258,255:258] per output: 3 runs of 3, 512 elements apart)"))
       << r.out;
   // After the kernel line and its launches, before the API time.
   EXPECT_LT(r.out.find("kernel    "), r.out.find("suspect   "));
@@ -41,9 +42,15 @@ TEST(HotChain, WindowL2NormV1NamesItsStridedWindowReads) {
   EXPECT_EQ(s[0]["input"], "x");
   EXPECT_EQ(s[0]["pattern"], "strided window reads");
   EXPECT_EQ(s[0]["box_runs"], 3);
-  EXPECT_EQ(s[0]["run_stride"], 64);
-  // Every output probed (4096 of them). 64 positions per dim, 62 interior ones reading 3 and 2 border ones reading 2: (190/64)^2.
-  EXPECT_DOUBLE_EQ(s[0]["read_ratio"].get<double>(), (190.0 / 64) * (190.0 / 64));
+  EXPECT_EQ(s[0]["run_stride"], 512);
+  // 4096 of the 262,144 outputs probed, scattered: 510 interior positions per
+  // dim reading 3 and 2 border ones reading 2 give (1534/512)^2 = 8.977 in all.
+  EXPECT_NEAR(s[0]["read_ratio"].get<double>(), (1534.0 / 512) * (1534.0 / 512), 0.05);
+
+  // The same op on 16 KiB: the window reads come from cache; no read suspect.
+  ToolResult small = Profile("--plugin " + kPerfOps + " --op window_l2norm_v1 --input-shapes '[1,1,64,64]'");
+  ASSERT_EQ(small.exit_code, 0) << small.out << small.err;
+  EXPECT_FALSE(Contains(small.out, "[reads]")) << small.out;
 }
 
 TEST(HotChain, ContiguousScaleGetsNoReadSuspect) {

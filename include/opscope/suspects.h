@@ -14,7 +14,11 @@
 //                dim (strided window reads), or adjacent outputs whose boxes
 //                lie far apart (strided reads): "tile the reads / prefetch";
 //   kSmallGrid   a kernel far below its bound whose grid has fewer blocks
-//                than a few per compute unit: "too few blocks to fill the device".
+//                than a few per compute unit: "too few blocks to fill the device";
+//   kSlowKernel  a kernel far over its lower bound that nothing above
+//                explains, with a share of the run worth it: "MaxPool: the
+//                kernel itself: 90.0x its lower bound ... the largest loss in
+//                the run". A node being a fusion partner does not hide it.
 // What the facts cannot tell is not guessed: an op without an index map
 // gets no kReads suspect (its access pattern inside a work item is the
 // kernel's own, not described anywhere), an untimed node saves nothing.
@@ -68,10 +72,13 @@ struct SuspectOptions {
   double far_below_efficiency = 0.5;   // "far below its bound": lower bound / measured under this
   int blocks_per_unit = 2;             // a grid under this many blocks per compute unit is small
   int64_t sampled_outputs = 4096;      // index-map probes per input (every output when fewer)
+  int64_t min_read_bytes = 1 << 20;    // a smaller input re-read comes from cache: no read suspect
+  double slow_kernel_ratio = 4.0;      // a kernel this many times over its bound is a suspect of its own
+  double slow_kernel_share = 0.05;     // ... in a run, when what it could save is this share of the node time
 };
 
-enum class SuspectKind { kFusion, kReads, kSmallGrid };
-const char* SuspectKindName(SuspectKind k);  // "fusion", "reads", "small_grid"
+enum class SuspectKind { kFusion, kReads, kSmallGrid, kSlowKernel };
+const char* SuspectKindName(SuspectKind k);  // "fusion", "reads", "small_grid", "slow_kernel"
 
 // How an op reads one input, from its index map over output 0.
 struct ReadPattern {

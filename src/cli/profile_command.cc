@@ -60,10 +60,11 @@ StatusOr<int> RunGraphProfile(const ProfileFlags& f, std::ostream& out) {
   out << "graph     " << run->model << "  " << run->nodes.size() << " kernel node(s), " << run->tasks
       << " tasks  span " << FormatMicros(run->span_us) << "  critical path " << FormatMicros(run->critical_path_us)
       << "  (times of the last of " << run->iterations << " iteration(s))\n";
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "peaks     memory %.1f GB/s, compute %.1f GFLOP/s float32  (", run->peaks.bandwidth_gbs,
+                run->peaks.gflops_f32);
+  out << figures << run->peaks.source << ")\n";
   char line[256];
-  std::snprintf(line, sizeof line, "peaks     memory %.1f GB/s, compute %.1f GFLOP/s float32  (%s)\n",
-                run->peaks.bandwidth_gbs, run->peaks.gflops_f32, run->peaks.source.c_str());
-  out << line;
   for (const NodeTime& n : run->nodes) {
     const RooflinePoint& p = n.roofline;
     std::snprintf(line, sizeof line, "  %-32s %-14s %12s", n.name.c_str(), n.op_type.c_str(),

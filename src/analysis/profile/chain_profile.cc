@@ -196,10 +196,11 @@ void PrintChainProfile(const ChainProfile& c, std::ostream& out, bool color) {
   }
   if (!c.stages.empty() && c.stages[0].report.profile) {
     const OpProfile& p = *c.stages[0].report.profile;
-    char peaks[160];
-    std::snprintf(peaks, sizeof peaks, "peaks     memory %.1f GB/s, compute %.1f GFLOP/s float32  (%s)\n",
-                  p.peaks.bandwidth_gbs, p.peaks.gflops_f32, p.peaks_note.c_str());
-    out << peaks;
+    // The note has no bound on its length (a cache path, the roofs' age): streamed, never cut.
+    char figures[96];
+    std::snprintf(figures, sizeof figures, "peaks     memory %.1f GB/s, compute %.1f GFLOP/s float32  (", p.peaks.bandwidth_gbs,
+                  p.peaks.gflops_f32);
+    out << figures << p.peaks_note << ")\n";
   }
   PrintSuspects(c.suspects, out);
 }

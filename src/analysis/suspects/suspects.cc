@@ -71,6 +71,12 @@ std::string BoundNote(const RooflinePoint& r) {
 
 std::optional<Suspect> ReadsSuspect(const SuspectNode& n, int input, const SuspectOptions& o) {
   if (!n.op) return std::nullopt;
+  // A small input read many times over is served from cache: naming it would
+  // hide the tensor that is walked with a stride.
+  if (input < static_cast<int>(n.inputs.size()) && n.inputs[input].present &&
+      n.inputs[input].bytes() < o.min_read_bytes) {
+    return std::nullopt;
+  }
   ReadPattern p = ReadPatternOf(*n.op, n.inputs, n.outputs, n.attrs, input, o.sampled_outputs);
   const std::string pattern = p.Name(o.over_read_ratio);
   if (!p.known || pattern.empty()) return std::nullopt;
@@ -108,10 +114,16 @@ std::optional<Suspect> SmallGridSuspect(const SuspectNode& n, int compute_units,
   s.grid_blocks = fewest;
   s.compute_units = compute_units;
   s.efficiency = eff;
-  s.saving_us = LostUs(n.roofline);
+  // A grid of b blocks on u units runs in ceil(b/u) waves and leaves at most
+  // 1 - b / (waves * u) of the units' time idle: what filling the device
+  // could save, however far the kernel is from its bound.
+  const int64_t waves = (fewest + compute_units - 1) / compute_units;
+  const double idle = waves > 0 ? 1 - static_cast<double>(fewest) / static_cast<double>(waves * compute_units) : 0;
+  if (idle <= 0) return std::nullopt;  // every unit busy to the end: the grid is not why
+  s.saving_us = std::min(LostUs(n.roofline), n.roofline.measured_us * idle);
   s.text = n.name + ": " + s.direction + ": kernel " + s.kernel + " has " + std::to_string(fewest) + " block(s) for " +
-           std::to_string(compute_units) + " compute units, at " + Num(100 * eff, 1) + "% of its bound; " +
-           BoundNote(n.roofline);
+           std::to_string(compute_units) + " compute units, at " + Num(100 * eff, 1) + "% of its bound; filling them saves at most " +
+           FormatMicros(s.saving_us) + " of its " + BoundNote(n.roofline);
   return s;
 }
 
@@ -162,6 +174,7 @@ const char* SuspectKindName(SuspectKind k) {
     case SuspectKind::kFusion: return "fusion";
     case SuspectKind::kReads: return "reads";
     case SuspectKind::kSmallGrid: return "small_grid";
+    case SuspectKind::kSlowKernel: return "slow_kernel";
   }
   return "?";
 }
@@ -247,6 +260,23 @@ std::vector<Suspect> NodeSuspects(const SuspectNode& node, int compute_units, co
     if (auto s = ReadsSuspect(node, i, options)) out.push_back(std::move(*s));
   }
   if (auto s = SmallGridSuspect(node, compute_units, options)) out.push_back(std::move(*s));
+  // Far over its bound even once what the suspects above explain is taken
+  // off (a read pattern: all of it; a small grid: its idle share at most,
+  // so 1 block on 2 units explains 2x, not 290x): the kernel itself.
+  const RooflinePoint& r = node.roofline;
+  double explained = 0;
+  for (const Suspect& s : out) explained = std::max(explained, s.kind == SuspectKind::kReads ? LostUs(r) : s.saving_us);
+  const double remaining_us = r.measured_us - explained;
+  if (LostUs(r) > 0 && r.lower_bound_us > 0 && remaining_us >= options.slow_kernel_ratio * r.lower_bound_us) {
+    Suspect s{.kind = SuspectKind::kSlowKernel, .nodes = {0}, .names = {node.name}, .direction = "the kernel itself"};
+    s.saving_us = remaining_us - r.lower_bound_us;
+    s.efficiency = r.efficiency();
+    s.text = node.name + ": " + s.direction + ": " + Num(r.slowdown(), 1) + "x its lower bound (" + FormatMicros(r.measured_us) +
+             " measured, " + FormatMicros(r.lower_bound_us) + " at the roof), about " + FormatMicros(s.saving_us) +
+             " to gain; " + (out.empty() ? std::string("no read pattern or launch shape explains it")
+                                         : "its launch shape explains at most " + FormatMicros(explained));
+    out.push_back(std::move(s));
+  }
   for (Suspect& s : out) s.critical = node.on_critical_path;
   return out;
 }
@@ -262,9 +292,17 @@ std::vector<Suspect> FindSuspects(const SuspectFacts& facts, const SuspectOption
     }
   }
   auto critical = [&](int i) { return facts.nodes[i].on_critical_path || feeds[i]; };
+  double node_time = 0;
+  for (const SuspectNode& n : facts.nodes) node_time += n.roofline.measured_us > 0 ? n.roofline.measured_us : 0;
   std::vector<Suspect> out;
   for (int i = 0; i < count; ++i) {
     for (Suspect& s : NodeSuspects(facts.nodes[i], facts.compute_units, options)) {
+      // In a run, a slow kernel is worth naming when its loss is a share of the time.
+      if (s.kind == SuspectKind::kSlowKernel) {
+        const double share = node_time > 0 ? facts.nodes[i].roofline.measured_us / node_time : 1;
+        if (node_time > 0 && s.saving_us < options.slow_kernel_share * node_time) continue;
+        s.text += "; " + Num(100 * share, 1) + "% of the node time";
+      }
       s.nodes = {i};
       s.critical = critical(i);
       out.push_back(std::move(s));
@@ -282,6 +320,9 @@ std::vector<Suspect> FindSuspects(const SuspectFacts& facts, const SuspectOption
     if (ra != rb) return ra > rb;
     return a.saving_us > b.saving_us;
   });
+  if (!out.empty() && out[0].kind == SuspectKind::kSlowKernel && out.size() > 1) {
+    out[0].text += ": the largest loss in the run, the kernel and not its neighbours";
+  }
   return out;
 }
 

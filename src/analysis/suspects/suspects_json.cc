@@ -32,6 +32,9 @@ nlohmann::json SuspectsJson(const std::vector<Suspect>& suspects) {
         j["compute_units"] = s.compute_units;
         j["efficiency"] = s.efficiency;
         break;
+      case SuspectKind::kSlowKernel:
+        j["efficiency"] = s.efficiency;
+        break;
     }
     out.push_back(std::move(j));
   }
