@@ -204,6 +204,7 @@ struct RunDiffReport {
   std::vector<FusionDiff> fusions;
   int base_iterations = 0, new_iterations = 0;
   bool noise_known = false;              // both sides timed two or more iterations
+  std::string machine_noise;             // why no time is judged: other processes loaded the machine (empty: they did not)
   TimeDiff span, total_task;
   std::vector<TimeDiff> op_types, nodes;
 };

@@ -151,6 +151,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["plugin_fingerprints"].Present()) run.plugin_fingerprints = j["plugin_fingerprints"].Strings();
   if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
   if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
+  if (j["other_cpu_share"].Present()) run.other_cpu_share = j["other_cpu_share"].Number();
   const std::string model_path = j["model"]["path"].String();
   const std::string model_fingerprint = j["model"]["fingerprint"].String();
   const int streams = j["streams"].IntInRange(1, 1 << 16);
@@ -241,6 +242,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"plugin_fingerprints", run.plugin_fingerprints},
             {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
+            {"other_cpu_share", run.other_cpu_share >= 0 ? json(run.other_cpu_share) : json(nullptr)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/command_line.h"
+#include "core/cpu_share.h"
 #include "core/file_util.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
@@ -242,6 +243,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (!device.ok()) return std::move(device).status().WithContext("device");
   ScratchRing ring(r.output_dir);
   OPSCOPE_RETURN_IF_ERROR(ring.status());
+  const CpuSample cpu_before = SampleCpu();
   StatusOr<graph::ExecutionResult> executed = graph::Execute(run.model, run.schedule,
                                                              {.device = *device,
                                                               .warmup = r.warmup,
@@ -253,6 +255,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   // Named by the model: a graph input too large to allocate is the file's fault.
   if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
   graph::ExecutionResult result = std::move(executed).value();
+  run.other_cpu_share = OtherCpuShare(cpu_before, SampleCpu());
   graph::RecordSessionExecution(&run.model, run.model.compiled, run.schedule, result, **device);
   run.race_check = result.race_check;
   run.iteration_times = std::move(result.iterations);

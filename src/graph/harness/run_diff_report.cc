@@ -109,6 +109,7 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.base_iterations = j["noise"]["base_iterations"].get<int>();
   d.new_iterations = j["noise"]["new_iterations"].get<int>();
   d.noise_known = j["noise"]["known"].get<bool>();
+  if (j["noise"].value("machine_loaded", false)) d.machine_noise = j["noise"].value("rule", "");
   d.span = TimeDiffOf(j["span"], "span");
   d.total_task = TimeDiffOf(j["total_task"], "total task time");
   d.op_types = TimeDiffsOf(j["op_types"], "op_type");
@@ -139,6 +140,7 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
       << (d.noise_known ? "medians compared, a change inside the runs' quartiles is not a regression"
                         : "noise unknown (one iteration on a side: run with --iterations 5 or more)")
       << "\n";
+  if (!d.machine_noise.empty()) out << "noise  too large to judge times: " << d.machine_noise << "\n";
   out << "times (median of the iterations)\n";
   PrintRow(d.span, out);
   PrintRow(d.total_task, out);

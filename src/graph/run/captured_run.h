@@ -41,6 +41,9 @@ struct CapturedRun {
   uint64_t seed = 0;
   std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
   std::optional<RaceCheckOutcome> race_check;  // empty: a capture written before runs were checked
+  // Other processes' share of the machine's CPU while the iterations ran
+  // (core/cpu_share.h); -1: not measured (an older capture).
+  double other_cpu_share = -1;
 };
 
 // The run's times over its iterations: medians and quartiles.

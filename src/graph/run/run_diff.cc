@@ -1,5 +1,6 @@
 #include "graph/run/run_diff.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -11,6 +12,10 @@
 
 namespace opscope::graph {
 namespace {
+
+// Other processes' share of all cores above which two runs' times are not
+// compared: a build on one core of two is 50%, the tools' own helpers a few.
+constexpr double kLoadedShare = 0.25;
 
 using nlohmann::json;
 
@@ -80,12 +85,16 @@ json ChangedSettings(const CapturedRun& b, const CapturedRun& n) {
   return out;
 }
 
-json Compare(const Spread& b, const Spread& n, double threshold_pct, bool noise_known) {
+// `loaded`: other processes took enough of the machine during either run
+// that a time change is theirs as likely as the model's: within the noise.
+json Compare(const Spread& b, const Spread& n, double threshold_pct, bool noise_known, bool loaded) {
+  std::string verdict = Judge(b, n, threshold_pct, noise_known);
+  if (loaded && (verdict == "slower" || verdict == "faster")) verdict = "within noise";
   return {{"base", SpreadJson(b)},
           {"new", SpreadJson(n)},
           {"change_us", n.median_us - b.median_us},
           {"change_pct", ChangePct(b.median_us, n.median_us)},
-          {"verdict", Judge(b, n, threshold_pct, noise_known)}};
+          {"verdict", verdict}};
 }
 
 // Compiled node name -> per-iteration total of its tasks.
@@ -99,7 +108,7 @@ std::map<std::string, Spread> NodeTimes(const CapturedRun& run, const RunTiming&
 
 template <typename Key>
 json CompareAll(const std::map<Key, Spread>& b, const std::map<Key, Spread>& n, const char* key,
-                double threshold_pct, bool noise_known) {
+                double threshold_pct, bool noise_known, bool loaded) {
   std::set<Key> keys;
   for (const auto& [k, v] : b) keys.insert(k);
   for (const auto& [k, v] : n) keys.insert(k);
@@ -107,7 +116,7 @@ json CompareAll(const std::map<Key, Spread>& b, const std::map<Key, Spread>& n, 
   for (const Key& k : keys) {
     const auto bi = b.find(k), ni = n.find(k);
     json e = Compare(bi == b.end() ? Spread{} : bi->second, ni == n.end() ? Spread{} : ni->second, threshold_pct,
-                     noise_known);
+                     noise_known, loaded);
     e[key] = k;
     out.push_back(std::move(e));
   }
@@ -172,9 +181,23 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                 {"rule", noise_known ? "a change beyond the threshold counts only when the runs' [q1, q3] intervals "
                                        "do not overlap"
                                      : "unknown (a run timed one iteration): the threshold alone decides"}};
+  // The machine's own noise: what other processes took while each run was
+  // timed. Above a quarter of all cores on either side, no time is judged.
+  const bool loaded = base.other_cpu_share > kLoadedShare || now.other_cpu_share > kLoadedShare;
+  auto share = [](double s) { return s >= 0 ? json(s) : json(nullptr); };
+  j["noise"]["other_cpu_share"] = {{"base", share(base.other_cpu_share)}, {"new", share(now.other_cpu_share)}};
+  j["noise"]["machine_loaded"] = loaded;
+  if (loaded) {
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "other processes took %.0f%% of the machine's CPU during the base run and %.0f%% during the new one: "
+                  "a time change cannot be told from theirs; no time is called a regression",
+                  100 * std::max(0.0, base.other_cpu_share), 100 * std::max(0.0, now.other_cpu_share));
+    j["noise"]["rule"] = why;
+  }
   const double th = o.threshold_time_pct;
-  j["span"] = Compare(tb.span, tn.span, th, noise_known);
-  j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known);
+  j["span"] = Compare(tb.span, tn.span, th, noise_known, loaded);
+  j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known, loaded);
   for (const auto& [what, key] : {std::pair{"span", "span"}, std::pair{"total task time", "total_task"}}) {
     if (j[key]["verdict"] != "slower") continue;
     char s[160];
@@ -183,8 +206,8 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                   j[key]["new"]["median_us"].get<double>());
     reasons.push_back(s);
   }
-  j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known);
-  j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known);
+  j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known, loaded);
+  j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known, loaded);
 
   // The fields of diffs before iterations were kept, from the same medians.
   const Summary sn = [&] {
