@@ -149,8 +149,8 @@ TEST_F(ForeignFolder, AnOutputFolderThatIsALinkIsRefused) {
   const Result run = Inspector({"run", Model("two_branch.onnx"), "--output-dir", (dir_.path() / "out").string()});
   EXPECT_EQ(run.code, 2);
   EXPECT_TRUE(Contains(run.err, "symbolic link")) << run.err;
-  // diagnose's default ./diagnose in a cloned repository holding diagnose -> elsewhere.
-  fs::create_symlink(elsewhere, dir_.path() / "diagnose");
+  // diagnose's default opscope-out/diagnose in a cloned repository holding opscope-out -> elsewhere.
+  fs::create_symlink(elsewhere, dir_.path() / "opscope-out");
   const auto diag =
       Shell("sh -c " + ShellQuote("cd " + ShellQuote(dir_.path().string()) + " && " + kBin + "ops-debug diagnose -- /bin/true"));
   EXPECT_EQ(diag.exit_code, 2) << diag.out << diag.err;
