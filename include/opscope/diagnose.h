@@ -57,7 +57,7 @@ struct DiagLaunch {
   std::string op, kernel, device, op_id, instance_key, input_fingerprint, attrs, error;
   int stream_id = -1;
   std::string state;         // "finished" | "failed" | "started, never finished" | "rejected" |
-                             // "side launch (buffers: the op's tensors)"
+                             // "side launch (buffers: the op's tensors and its allocations before it)"
   double start_us = 0, end_us = -1;  // since the recorder started; end -1: never
   std::vector<int64_t> grid, block;
   int vector_width = 0;
