@@ -17,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@
 #include "graph/export/capture_json.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/run_diff.h"
+#include "graph/run/run_summary.h"
+#include "graph/run/summary.h"
 #include "inspector_tool_test.h"
 #include "onnx/onnx_pb.h"
 #include "tool_test_util.h"
@@ -211,6 +214,50 @@ TEST_F(InspectorTiming, DiffWeighsTheSpanAgainstBothRunsNoise) {
                                                                    "the new one"),
             std::string::npos)
       << loaded.json["noise"].dump();
+}
+
+// A node 20x slower in one iteration than in the others: a variance finding
+// naming both times and the likely reason, in summary.json and the text.
+TEST_F(InspectorTiming, ANodeTenTimesSlowerInOneIterationIsAVarianceFinding) {
+  const std::string a = RunModel(Model("two_branch.onnx"), "variance", "--iterations 5");
+  auto run = opscope::graph::LoadCapture(a);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  for (auto& it : run->iteration_times) it = run->iteration_times[0];
+  // The longest kernel task of a node that has only one task.
+  std::map<int64_t, int> tasks_of;
+  for (const auto& t : run->schedule.tasks) tasks_of[t.desc.op_node_id]++;
+  int64_t id = -1, longest = 0;
+  for (const auto& t : run->schedule.tasks) {
+    const auto& times = run->iteration_times[0][static_cast<size_t>(t.desc.task_id)];
+    if (t.desc.op_node_id >= 0 && tasks_of[t.desc.op_node_id] == 1 && times.cal_end_ns - times.cal_start_ns > longest) {
+      longest = times.cal_end_ns - times.cal_start_ns, id = t.desc.task_id;
+    }
+  }
+  ASSERT_GE(id, 0);
+  ASSERT_GT(longest, 0);
+  const std::string node = run->schedule.tasks[static_cast<size_t>(id)].node_name;
+  // 20x, and at least 100 us longer: beyond the finding's floor of 50 us.
+  const int64_t stretched = std::max<int64_t>(20 * longest, longest + 100000);
+  auto slow_in = [&](size_t iteration) {
+    opscope::graph::CapturedRun r = *run;
+    auto& t = r.iteration_times[iteration][static_cast<size_t>(id)];
+    t.cal_end_ns = t.cal_start_ns + stretched;
+    return opscope::graph::SummarizeRun(r, 10).summary;
+  };
+  const auto middle = slow_in(2);
+  ASSERT_EQ(middle.variance.size(), 1u) << opscope::graph::SummaryJson(middle)["variance"].dump(1);
+  EXPECT_EQ(middle.variance[0].node, node);
+  EXPECT_EQ(middle.variance[0].slowest, 2);
+  EXPECT_NE(middle.variance[0].text.find("in iteration 3 of 5"), std::string::npos) << middle.variance[0].text;
+  EXPECT_NE(middle.variance[0].text.find("contention or oversubscription"), std::string::npos) << middle.variance[0].text;
+  const json j = opscope::graph::SummaryJson(middle);
+  ASSERT_EQ(j["variance"].size(), 1u);
+  EXPECT_EQ(j["variance"][0]["slowest_iteration"], 3);
+  const auto first = slow_in(0);
+  ASSERT_EQ(first.variance.size(), 1u);
+  EXPECT_NE(first.variance[0].text.find("a first call"), std::string::npos) << first.variance[0].text;
+  // Every iteration alike: no finding.
+  EXPECT_TRUE(opscope::graph::SummarizeRun(*run, 10).summary.variance.empty());
 }
 
 // The same model run three times while busy loops hold every core, every

@@ -133,6 +133,12 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
     PrintSuspects(std::vector<Suspect>(s.suspects->begin(), s.suspects->begin() + n), out);
     More(n, s.suspects->size(), out);
   }
+  if (!s.variance.empty()) {
+    out << "\nvariance  nodes whose time differs more than 10x between iterations\n";
+    const size_t n = Rows(top, s.variance.size());
+    for (size_t i = 0; i < n; ++i) out << "  " << s.variance[i].text << "\n";
+    More(n, s.variance.size(), out);
+  }
 }
 
 }  // namespace

@@ -219,6 +219,17 @@ nlohmann::json SummaryJson(const Summary& s) {
   if (s.timing) j["timing"] = RunTimingJson(*s.timing);
   if (s.roofline) j["roofline"] = RooflineJson(*s.roofline);
   if (s.suspects) j["suspects"] = SuspectsJson(*s.suspects);
+  j["variance"] = nlohmann::json::array();
+  for (const VarianceFinding& v : s.variance) {
+    j["variance"].push_back({{"node", v.node},
+                             {"op_type", v.op_type},
+                             {"min_us", v.min_us},
+                             {"max_us", v.max_us},
+                             {"fastest_iteration", v.fastest + 1},
+                             {"slowest_iteration", v.slowest + 1},
+                             {"iterations", v.iterations},
+                             {"text", v.text}});
+  }
   if (s.race_check) {
     nlohmann::json check = RaceCheckJson(*s.race_check);
     j["races"] = std::move(check["races"]);

@@ -77,6 +77,17 @@ struct RooflineSummary {
   std::vector<OpTypeLoss> lost;     // by lost_us, most first
 };
 
+// A node whose time differs by more than 10x between iterations: no one
+// speed to hold against a roof, and a suspect's reason must hold for both
+// (the same launch cannot be "too few blocks" at 24 us and at 3 ms).
+struct VarianceFinding {
+  std::string node, op_type;
+  double min_us = 0, max_us = 0;  // the node's per-iteration total
+  int fastest = 0, slowest = 0;   // 0-based timed iterations
+  int iterations = 0;
+  std::string text;
+};
+
 struct Summary {
   std::vector<OpTypeRow> op_types;  // by total time, longest first
   std::vector<TopTask> top_tasks;
@@ -92,6 +103,8 @@ struct Summary {
   std::optional<RaceCheckOutcome> race_check;
   // Over the run's iterations (AddTiming): "timing" in summary.json.
   std::optional<RunTiming> timing;
+  // Nodes whose time varies more than 10x across the iterations (run_summary.h), largest spread first.
+  std::vector<VarianceFinding> variance;
 };
 
 Summary Summarize(const Schedule& schedule, int top_n);
