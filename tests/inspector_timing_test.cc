@@ -92,7 +92,13 @@ TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
   const json summary = json::parse(Slurp(out / "summary.json"));
   EXPECT_EQ(summary["timing"]["iterations"], 5);
   EXPECT_EQ(summary["timing"]["warmup"], 2);
-  EXPECT_NEAR(summary["total_task_us"].get<double>(), Median(totals), 1e-6);
+  double sum_of_medians = 0;
+  for (const json& t : tasks) {
+    std::vector<double> durations;
+    for (const json& x : t["iterations_ns"]) durations.push_back(Us(x[3], x[2]));
+    sum_of_medians += Median(durations);
+  }
+  EXPECT_NEAR(summary["total_task_us"].get<double>(), sum_of_medians, 1e-6);
   EXPECT_NEAR(summary["timing"]["total_task"]["median_us"].get<double>(), Median(totals), 1e-6);
   EXPECT_NEAR(summary["timing"]["span"]["median_us"].get<double>(), Median(spans), 1e-6);
   const json& q = summary["timing"]["span"];
@@ -139,6 +145,70 @@ TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
                          " --warmup -1"),
                      "--warmup -1: expected >= 0");
   EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
+// Every table of a summary is built from one figure per task, its median
+// over the iterations, recomputed here from capture.json's raw record: the
+// op types add up to the total, the time-lost table's measured time is the
+// op type's total, and a task's efficiency is its bound over the median
+// printed beside it (not over the one iteration the schedule holds).
+TEST_F(InspectorTiming, TheSummaryTablesAgreeWithEachOtherAndWithCaptureJson) {
+  const fs::path out = RunModel(Model("transformer_block.onnx"), "tables", "--iterations 5");
+  const json capture = json::parse(Slurp(out / "capture.json"));
+  const json graph = json::parse(Slurp(out / "graph.json"));
+  std::map<int64_t, std::string> type_of_node;
+  for (const json& n : graph["compiled"]["nodes"]) type_of_node[n["node_id"].get<int64_t>()] = n["op_type"];
+  std::map<int64_t, double> median_of_task;
+  std::map<std::string, double> type_total;
+  double total = 0;
+  for (const json& t : capture["tasks"]) {
+    std::vector<double> durations;
+    for (const json& x : t["iterations_ns"]) durations.push_back(Us(x[3], x[2]));
+    const double m = Median(durations);
+    median_of_task[t["task_id"].get<int64_t>()] = m;
+    const int64_t node = t["node_id"].get<int64_t>();
+    type_total[node < 0 ? "data movement" : type_of_node.at(node)] += m;
+    total += m;
+  }
+  const json summary = json::parse(Slurp(out / "summary.json"));
+  EXPECT_NE(summary.value("figures", "").find("sums of those medians"), std::string::npos);
+  EXPECT_NEAR(summary["total_task_us"].get<double>(), total, 1e-6);
+  double types = 0;
+  std::map<std::string, int64_t> type_count;
+  for (const json& r : summary["op_types"]) {
+    const std::string type = r["op_type"];
+    EXPECT_NEAR(r["total_us"].get<double>(), type_total.at(type), 1e-6) << type;
+    type_count[type] = r["count"];
+    types += r["total_us"].get<double>();
+  }
+  EXPECT_NEAR(types, total, 1e-6);
+
+  ASSERT_TRUE(summary.contains("roofline"));
+  std::map<std::string, double> bounded_measured;
+  for (const json& t : summary["roofline"]["tasks"]) {
+    const double m = median_of_task.at(t["task_id"].get<int64_t>());
+    EXPECT_NEAR(t["duration_us"].get<double>(), m, 1e-6);
+    if (t["bound"] == "none") continue;
+    bounded_measured[t["op_type"]] += m;
+    EXPECT_NEAR(t["efficiency"].get<double>(), t["lower_bound_us"].get<double>() / m, 1e-9);
+  }
+  int whole_types = 0;
+  for (const json& l : summary["roofline"]["lost_by_op_type"]) {
+    const std::string type = l["op_type"];
+    EXPECT_NEAR(l["measured_us"].get<double>(), bounded_measured.at(type), 1e-6) << type;
+    if (l["count"] != type_count.at(type)) continue;  // some of its tasks without a bound
+    ++whole_types;
+    EXPECT_NEAR(l["measured_us"].get<double>(), type_total.at(type), 1e-6) << type;
+  }
+  EXPECT_GE(whole_types, 3);
+  ASSERT_FALSE(summary["top_tasks"].empty());
+  for (const json& t : summary["top_tasks"]) {
+    const double m = median_of_task.at(t["task_id"].get<int64_t>());
+    EXPECT_NEAR(t["duration_us"].get<double>(), m, 1e-6);
+    if (t["efficiency"].is_number()) {
+      EXPECT_NEAR(t["efficiency"].get<double>(), t["lower_bound_us"].get<double>() / m, 1e-9) << t["name"];
+    }
+  }
 }
 
 TEST(DiffJudge, AChangeCountsOnlyBeyondTheThresholdAndTheNoise) {

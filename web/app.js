@@ -331,7 +331,8 @@ var opscope = window.opscope || (window.opscope = {});
     }
 
     attachLinks() {
-      document.getElementById('details').addEventListener('click', (ev) => {
+      // The details and the op types pane (its variance findings) link alike.
+      const follow = (ev) => {
         const a = ev.target.closest('a[data-link]');
         if (!a) return;
         ev.preventDefault();
@@ -345,7 +346,9 @@ var opscope = window.opscope || (window.opscope = {});
           this.select({kind: 'node', node});
           this.graphs[node.layer].centerOn(node.node_id);
         }
-      });
+      };
+      document.getElementById('details').addEventListener('click', follow);
+      document.getElementById('optypes').addEventListener('click', follow);
       // The run's critical path (summary.json), as a toggle over the timeline.
       const path = (this.model.summary.critical_path || {}).task_ids || [];
       const toggle = document.getElementById('critical-toggle');

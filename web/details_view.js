@@ -82,7 +82,7 @@ var opscope = window.opscope || (window.opscope = {});
   function nodeDetails(model, n) {
     const parts = [h('h3', {}, n.name || '(unnamed)'),
       h('p', {class: 'muted'}, `${n.layer} node #${n.node_id} · ${n.op_type}${n.domain ? ' (' + n.domain + ')' : ''} · ${n.kind}`),
-      statusLine(n), ...opscope.diffLines(model, n)];
+      statusLine(n), ...opscope.diffLines(model, n), varianceLine(model, n)].filter(Boolean);
     let tasks;
     if (n.layer === 'framework') {
       const c = opscope.compiledOf(model, n);
@@ -102,6 +102,19 @@ var opscope = window.opscope || (window.opscope = {});
     }
     parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));
     return parts;
+  }
+
+  // summary.json's variance finding of a compiled node (a framework node: of
+  // the node it was compiled into): its time is no one speed.
+  function varianceOf(model, n) {
+    const c = n.layer === 'compiled' ? n : opscope.compiledOf(model, n);
+    return c ? (model.summary.variance || []).find((v) => v.node_id === c.node_id) || null : null;
+  }
+  function varianceLine(model, n) {
+    const v = varianceOf(model, n);
+    return v ? h('p', {class: 'status variance'}, `time varies ${Math.round(v.max_us / v.min_us)}x between iterations: ` +
+      `${opscope.formatUs(v.min_us)} in iteration ${v.fastest_iteration} to ${opscope.formatUs(v.max_us)} in iteration ` +
+      `${v.slowest_iteration} of ${v.iterations}`) : null;
   }
 
   // Under a node's facts: the link that lights up its paths, or, when they are lit, what they hold.
@@ -277,6 +290,26 @@ var opscope = window.opscope || (window.opscope = {});
       h('tr', {}, h('th', {}, 'stream'), h('th', {class: 'num'}, 'tasks'), h('th', {class: 'num'}, 'busy'), h('th', {class: 'num'}, 'idle')),
       streams.map((s) => h('tr', {'data-stream-id': s.stream_id}, h('td', {}, s.name), h('td', {class: 'num'}, String(s.tasks)),
         h('td', {class: 'num'}, opscope.formatUs(s.busy_us)), h('td', {class: 'num'}, opscope.formatUs(s.idle_us))))) : null;
-    host.replaceChildren(table, ...(streamTable ? [h('h4', {}, 'streams'), streamTable] : []));
+    // Nodes whose time differs more than 10x between iterations (summary.json):
+    // no one speed to judge them by, so the page says so beside the totals.
+    const variance = (model.summary.variance || []).map((v) => {
+      const n = model.layers.compiled.byId.get(v.node_id);
+      return h('li', {'data-node-id': v.node_id}, n ? nodeLink(n) : v.node, ' ', h('span', {class: 'muted'}, v.text.slice(v.node.length)));
+    });
+    // --expected: each output against its file (summary.json's outputs_checked).
+    const checks = model.summary.outputs_checked || [];
+    const checkTable = checks.length ? h('table', {class: 'mini outputs-checked', id: 'outputs-checked'},
+      h('tr', {}, h('th', {}, 'output'), h('th', {}, 'verdict'), h('th', {class: 'num'}, 'mismatched'),
+        h('th', {class: 'num'}, 'max abs err'), h('th', {}, 'where')),
+      checks.map((c) => h('tr', {class: c.passed ? 'passed' : 'failed', 'data-output': c.name},
+        h('td', {title: `${c.describe} against ${c.file}`}, c.name),
+        h('td', {class: 'status ' + (c.passed ? 'ok' : 'bad')}, (c.passed ? 'PASSED' : 'FAILED') +
+          (c.warnings.length ? ` (${c.warnings.length} warning${c.warnings.length > 1 ? 's' : ''})` : '')),
+        h('td', {class: 'num'}, `${c.mismatched} / ${c.total}`),
+        h('td', {class: 'num'}, c.max_abs_err === null ? 'not finite' : c.max_abs_err.toPrecision(3)),
+        h('td', {title: [c.rule, ...c.warnings].join('\n')}, c.pattern || '–')))) : null;
+    host.replaceChildren(...(checkTable ? [h('h4', {}, 'outputs against --expected'), checkTable] : []), table, ...(streamTable ? [h('h4', {}, 'streams'), streamTable] : []),
+      ...(variance.length ? [h('h4', {}, 'variance: nodes whose time differs more than 10x between iterations'),
+        h('ul', {class: 'variance', id: 'variance-list'}, variance)] : []));
   };
 })();

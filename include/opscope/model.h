@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "opscope/compare.h"
 #include "opscope/roofline.h"
 #include "opscope/status.h"
 #include "opscope/suspects.h"
@@ -51,6 +52,13 @@ struct ModelRunRequest {
   std::map<std::string, Tensor> input_tensors;
   uint64_t seed = 0;                 // --seed
   std::string save_outputs;          // --save-outputs: DIR2/<name>.npy per graph output
+  // --expected: the outputs as computed elsewhere (onnxruntime, the training
+  // framework), one .npy per graph output in order, or "name=y.npy" for some
+  // of them; read and checked (shape, dtype) before the model runs, then
+  // each output is compared with the compare engine's rules (`tolerance`:
+  // the per-dtype defaults unless set).
+  std::vector<std::string> expected_files;
+  ToleranceSpec tolerance;
   std::vector<std::string> plugins;  // --plugin
   std::string device = "cpu";
   // The roofs each task is held against. Without these, the device's
@@ -113,6 +121,19 @@ struct RaceCheckOutcome {
   std::vector<StreamRace> races;
 };
 
+// A graph output held against its expected file (ModelRunRequest::expected_files).
+struct OutputCheck {
+  std::string name, file;  // the graph output; the expected .npy
+  std::string describe;    // the output: "float32[1,10]"
+  bool passed = false;
+  std::string rule;        // "mixed |a-e| <= 1e-05 + 1e-05*|e|"
+  int64_t mismatched = 0, total = 0;
+  double max_abs_err = 0, max_rel_err = 0, cosine = 1;  // NaN: not finite (written as null)
+  std::string pattern;     // where the mismatches are, in words ("" when none)
+  std::vector<std::string> warnings;  // a pass that may hide an error (compare.h)
+  std::string text;        // the verdict as `inspector-cli run` prints it, lines ending in '\n'
+};
+
 struct ModelRunReport {
   std::string model;
   int64_t framework_nodes = 0, compiled_nodes = 0, tasks = 0;
@@ -131,6 +152,13 @@ struct ModelRunReport {
   std::vector<NodeTime> nodes;                  // kernel nodes, in enqueue order
   std::vector<Suspect> suspects;                // the hot chain's, ranked (opscope/suspects.h)
   std::map<std::string, Tensor> outputs;        // graph outputs (host), from the last iteration
+  std::vector<OutputCheck> output_checks;       // --expected: one per output given, in graph output order
+  bool outputs_passed() const {
+    for (const OutputCheck& c : output_checks) {
+      if (!c.passed) return false;
+    }
+    return true;
+  }
   std::vector<std::string> files;               // written, in order
   RaceCheckOutcome race_check;                  // summary.json "races"
   std::string repro;                            // the inspector-cli line that runs this again

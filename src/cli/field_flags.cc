@@ -69,6 +69,11 @@ constexpr FieldFlag kInspector[] = {
     {"node", "--node"},
     {"depth", "--depth"},
     {"baseline", "--baseline"},
+    {"expected_files", "--expected"},
+    {"rule", "--mode"},
+    {"atol", "--abserr"},
+    {"rtol", "--relerr"},
+    {"max_ulp", "--max-ulp"},
 };
 
 const FieldFlag* Find(std::string_view name, std::span<const FieldFlag> first, std::span<const FieldFlag> table) {

@@ -23,7 +23,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   CLI::App app("inspector-cli: an ONNX model's graph, its compiled graph and the tasks that ran", "inspector-cli");
   app.set_version_flag("--version", std::string("inspector-cli ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 passed, 1 check failed (diff over a threshold), 2 bad usage or input.");
+  app.footer("Exit codes: 0 passed, 1 check failed (an output against --expected, diff over a threshold), 2 bad usage or input.");
   InspectorRunFlags run;
   InspectorStartFlags start;
   InspectorExportFlags exp;
@@ -32,7 +32,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   InspectorDiffFlags diff;
   InspectorServeFlags serve;
   const std::vector<Command> table = {
-      {AddInspectorRun(app, run), [&] { return ExitZero(RunInspectorRun(run, out)); }},
+      {AddInspectorRun(app, run), [&] { return RunInspectorRun(run, out); }},
       {AddInspectorStart(app, start), [&] { return ExitZero(RunInspectorStart(start, out)); }},
       {AddInspectorExport(app, exp), [&] { return ExitZero(RunInspectorExport(exp, out)); }},
       {AddInspectorSummary(app, summary), [&] { return ExitZero(RunInspectorSummary(summary, out)); }},

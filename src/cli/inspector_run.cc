@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cli/app_driver.h"
+#include "cli/compare_command.h"
 #include "cli/flag_parsing.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/model.h"
@@ -59,6 +60,7 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
   for (const StreamRace& race : rc.races) out << "race     " << graph::RaceText(race) << "\n";
   if (rc.ran && !rc.unjudged.empty()) out << "race     check incomplete, not judged: " << rc.unjudged << "\n";
   if (!rc.ran && !rc.skipped.empty()) out << "race     not checked: " << rc.skipped << "\n";
+  for (const OutputCheck& c : r.output_checks) out << c.text;
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   out << "repro    " << r.repro << "\n";
 }
@@ -78,6 +80,10 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   cmd->add_option("--inputs", flags.inputs, "x.npy[,...] in graph input order, or name=x.npy");
   AddSeedOption(cmd, flags.seed, "seed of the fill for inputs not given");
   cmd->add_option("--save-outputs", flags.save_outputs, "write each graph output as DIR2/<name>.npy");
+  cmd->add_option("--expected", flags.expected,
+                  "the outputs computed elsewhere: y.npy[,...] in graph output order, or name=y.npy; each output is "
+                  "compared with its file (exit 1 when one fails)");
+  AddToleranceFlags(*cmd, flags.tolerance);
   cmd->add_option("--plugin", flags.plugins, "a custom-op library to load (repeatable)");
   cmd->add_option("--peak-bw", flags.peak_bw, "memory roof in GB/s (default: the device's calibrated triad)");
   cmd->add_option("--peak-flops", flags.peak_flops,
@@ -85,7 +91,7 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   return cmd;
 }
 
-Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
+StatusOr<int> RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
   std::optional<double> peak_bw, peak_flops;
   if (!flags.peak_bw.empty()) {
     OPSCOPE_ASSIGN_OR_RETURN(peak_bw, ParsePositiveNumber("--peak-bw", flags.peak_bw, "GB/s"));
@@ -102,12 +108,14 @@ Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out) {
                           .input_files = SplitList(flags.inputs, ','),
                           .seed = flags.seed,
                           .save_outputs = flags.save_outputs,
+                          .expected_files = SplitList(flags.expected, ','),
+                          .tolerance = flags.tolerance,
                           .plugins = flags.plugins,
                           .peak_bw_gbs = peak_bw,
                           .peak_gflops = peak_flops};
   OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport report, RunModel(request));
   PrintRun(report, out);
-  return Status::Ok();
+  return report.outputs_passed() ? 0 : 1;
 }
 
 }  // namespace opscope::cli

@@ -8,7 +8,9 @@
 // run's noise), and trace.json shows the median iteration. Each task is held
 // against the device's roofs: calibrated (once
 // per machine) unless --peak-bw and --peak-flops give them. Nothing is written
-// under DIR unless the whole run succeeded.
+// under DIR unless the whole run succeeded. With --expected, each graph
+// output is compared with its file (the compare engine's rules, per-dtype
+// defaults, ops-debug compare's tolerance flags): exit code 1 when one fails.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "opscope/compare.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
@@ -32,11 +35,14 @@ struct InspectorRunFlags {
   std::string inputs;  // "a.npy,b.npy" (graph input order) or "name=a.npy,..."
   uint64_t seed = 0;
   std::string save_outputs;
+  std::string expected;  // "y.npy,z.npy" (graph output order) or "y=y.npy,..."
+  ToleranceSpec tolerance;
   std::vector<std::string> plugins;
   std::string peak_bw, peak_flops;  // --peak-bw GB/s, --peak-flops GFLOP/s; empty: calibrated
 };
 
 CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags);
-Status RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out);
+// 0, or 1 when an output failed against --expected.
+StatusOr<int> RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out);
 
 }  // namespace opscope::cli

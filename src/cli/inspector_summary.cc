@@ -71,10 +71,23 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
   }
   char line[512];
   if (timing) {
-    std::snprintf(line, sizeof(line),
-                  "times: medians of %d timed iteration(s) after %d warm-up; IQR: their interquartile range%s\n\n",
-                  timing->iterations, timing->warmup, timing->iterations < 2 ? " (one iteration: noise unknown)" : "");
+    std::snprintf(line, sizeof(line), "%d timed iteration(s) after %d warm-up%s\n", timing->iterations, timing->warmup,
+                  timing->iterations < 2 ? " (one iteration: noise unknown)" : "");
     out << line;
+    // One clause a line: what each figure below aggregates.
+    const std::string figures = graph::kTimedFigures;
+    for (size_t at = 0; at < figures.size();) {
+      size_t end = figures.find("; ", at);
+      if (end == std::string::npos) end = figures.size();
+      out << "  " << figures.substr(at, end - at) << "\n";
+      at = end + 2;
+    }
+    out << "\n";
+  }
+  if (!s.output_checks.empty()) {
+    out << "outputs against --expected\n";
+    for (const OutputCheck& c : s.output_checks) out << c.text;
+    out << "\n";
   }
   std::snprintf(line, sizeof(line), "%-*s %6s %12s %12s %8s %10s\n", kTypeWidth, "op type", "count", "total us",
                 "mean us", "share", "IQR us");

@@ -487,6 +487,58 @@ test('report.html of resnet_small, opened as a file', async () => {
   assert.deepEqual(problems, []);
 });
 
+// A variance finding is summary.json's (the C++ tests check when one is
+// found, from capture.json): given one for a real node, the page lists it
+// beside the totals, links it to the node, and the node says it too.
+test('a node whose time varies 10x between iterations is a finding on the page, linked to its node', async () => {
+  const dir = path.join(work, 'variance');
+  fs.cpSync(runs.base.dir, dir, {recursive: true});
+  fs.rmSync(path.join(dir, 'report.html'));
+  const summary = JSON.parse(fs.readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+  const node = runs.base.graph.compiled.nodes.find((n) => n.time_us);
+  assert.ok(node, 'a compiled node that ran');
+  const text = `${node.name} (${node.op_type}): 2.0 us in iteration 1 to 40.0 us in iteration 3 of 3 (20x): not one speed`;
+  summary.variance = [{node_id: node.node_id, node: node.name, op_type: node.op_type, min_us: 2, max_us: 40,
+    fastest_iteration: 1, slowest_iteration: 3, iterations: 3, text}];
+  fs.writeFileSync(path.join(dir, 'summary.json'), JSON.stringify(summary));
+  inspector(['export', '--input-dir', dir, '--format', 'html']);
+  await openPage(pathToFileURL(path.join(dir, 'report.html')).href);
+  assert.equal(await page.locator('#variance-list li').count(), 1);
+  assert.match(await page.textContent('#variance-list li'), /\(20x\): not one speed/);
+  await page.click('#variance-list li a[data-link="node"]');
+  assert.equal(await page.textContent('#details h3'), node.name);
+  assert.equal(await page.textContent('#details p.status.variance'),
+    'time varies 20x between iterations: 2.000 µs in iteration 1 to 40.000 µs in iteration 3 of 3');
+  // The run without findings has no list.
+  await openPage(pathToFileURL(path.join(runs.base.dir, 'report.html')).href);
+  assert.equal(await page.locator('#variance-list').count(), runs.base.summary.variance.length ? 1 : 0);
+  assert.deepEqual(problems, []);
+});
+
+// `run --expected`: the verdict per output, with its pattern, beside the op types.
+test('a run against expected outputs shows each output\'s verdict and pattern', async () => {
+  const saved = path.join(work, 'expected-saved'), dir = path.join(work, 'expected-run');
+  const model = path.join(sourceDir, 'examples/models/two_branch.onnx');
+  inspector(['run', model, '--output-dir', path.join(work, 'expected-first'), '--iterations', '1', '--save-outputs', saved]);
+  // 1% off on every element of the saved float32 output (.npy: magic, version, header length, header, data).
+  const npy = fs.readFileSync(path.join(saved, 'scores.npy'));
+  const data = 10 + npy.readUInt16LE(8);
+  for (let at = data; at < npy.length; at += 4) npy.writeFloatLE(npy.readFloatLE(at) * 1.01, at);
+  const off = path.join(work, 'scores_off.npy');
+  fs.writeFileSync(off, npy);
+  const r = inspector(['run', model, '--output-dir', dir, '--iterations', '1', '--expected', off], 1);
+  assert.match(r.stdout, /output scores {2}float32\[1,3\] {2}FAILED/);
+  inspector(['export', '--input-dir', dir, '--format', 'html']);
+  await openPage(pathToFileURL(path.join(dir, 'report.html')).href);
+  assert.equal(await page.locator('#outputs-checked tr.failed').count(), 1);
+  const row = await page.locator('#outputs-checked tr.failed').innerText();
+  assert.match(row, /scores\s+FAILED\s+3 \/ 3\s+0\.00448\s+errors everywhere \(every element\)/);
+  // A run without --expected has no such table.
+  await openPage(pathToFileURL(path.join(runs.base.dir, 'report.html')).href);
+  assert.equal(await page.locator('#outputs-checked').count(), 0);
+  assert.deepEqual(problems, []);
+});
+
 // A node's ancestors and descendants, from graph.json's values (each tensor's producer and consumers).
 function coneOf(layer, id) {
   const up = new Map(), down = new Map(), push = (m, k, v) => m.set(k, [...(m.get(k) || []), v]);

@@ -13,6 +13,7 @@
 #include "graph/export/trace_json.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/run/mapping.h"
+#include "graph/run/output_checks.h"
 #include "graph/run/run_identity.h"
 #include "graph/run/run_summary.h"
 #include "graph/run/summary.h"
@@ -152,6 +153,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
   if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
   if (j["other_cpu_share"].Present()) run.other_cpu_share = j["other_cpu_share"].Number();
+  if (j["outputs_checked"].Present()) run.output_checks = OutputChecksFromJson(j["outputs_checked"]);
   const std::string model_path = j["model"]["path"].String();
   const std::string model_fingerprint = j["model"]["fingerprint"].String();
   const int streams = j["streams"].IntInRange(1, 1 << 16);
@@ -243,6 +245,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"other_cpu_share", run.other_cpu_share >= 0 ? json(run.other_cpu_share) : json(nullptr)},
+            {"outputs_checked", run.output_checks.empty() ? json(nullptr) : OutputChecksJson(run.output_checks)},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");

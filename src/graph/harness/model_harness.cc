@@ -26,6 +26,7 @@
 #include "graph/passes/pass_manager.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/mapping.h"
+#include "graph/run/output_checks.h"
 #include "graph/run/run_diff.h"
 #include "graph/run/run_identity.h"
 #include "graph/run/run_summary.h"
@@ -95,6 +96,7 @@ std::string RunCommand(const ModelRunRequest& r) {
   c.Arg(r.model).Flag("--output-dir", r.output_dir).Flag("--streams", r.streams).Flag("--warmup", r.warmup);
   c.Flag("--iterations", r.iterations).Flag("--seed", std::to_string(r.seed));
   if (!r.input_files.empty()) c.Flag("--inputs", r.input_files, ",");
+  if (!r.expected_files.empty()) c.Flag("--expected", r.expected_files, ",").Append(ToleranceSpecFlags(r.tolerance));
   c.Repeated("--plugin", r.plugins);
   if (r.peak_bw_gbs) c.Flag("--peak-bw", ShortNum(*r.peak_bw_gbs));
   if (r.peak_gflops) c.Flag("--peak-flops", ShortNum(*r.peak_gflops));
@@ -238,6 +240,12 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   OPSCOPE_ASSIGN_OR_RETURN(run.passes, graph::PassManager::Default().Run(run.model, r.dump_passes ? keep : nullptr));
   OPSCOPE_RETURN_IF_ERROR(CheckExecutable(run.model));
   OPSCOPE_ASSIGN_OR_RETURN(auto inputs, ReadInputs(r, run.model.compiled));
+  // The expected outputs and the rule for each, checked before the model runs.
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<graph::ExpectedOutput> expected,
+                           graph::ReadExpectedOutputs(r.expected_files, run.model.compiled));
+  for (const graph::ExpectedOutput& e : expected) {
+    OPSCOPE_RETURN_IF_ERROR(ResolveTolerance(r.tolerance, e.tensor.dtype()).status());
+  }
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule, graph::ScheduleGraph(run.model.compiled, {.compute_streams = r.streams}));
   auto device = GetDevice(run.device);
   if (!device.ok()) return std::move(device).status().WithContext("device");
@@ -256,6 +264,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
   graph::ExecutionResult result = std::move(executed).value();
   run.other_cpu_share = OtherCpuShare(cpu_before, SampleCpu());
+  OPSCOPE_ASSIGN_OR_RETURN(run.output_checks, graph::CheckOutputs(expected, result.outputs, r.tolerance));
   graph::RecordSessionExecution(&run.model, run.model.compiled, run.schedule, result, **device);
   run.race_check = result.race_check;
   run.iteration_times = std::move(result.iterations);
@@ -266,6 +275,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
 
   ModelRunReport report = ReportOf(run, r);
   report.outputs = std::move(result.outputs);
+  report.output_checks = run.output_checks;
   report.race_check = std::move(result.race_check);
   if (!r.output_dir.empty()) {
     OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "output_dir"));

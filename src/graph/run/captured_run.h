@@ -44,6 +44,8 @@ struct CapturedRun {
   // Other processes' share of the machine's CPU while the iterations ran
   // (core/cpu_share.h); -1: not measured (an older capture).
   double other_cpu_share = -1;
+  // --expected: each output given against its file (opscope/model.h); empty when none was.
+  std::vector<OutputCheck> output_checks;
 };
 
 // The run's times over its iterations: medians and quartiles.

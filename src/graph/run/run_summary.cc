@@ -34,7 +34,7 @@ std::vector<VarianceFinding> FindVariance(const CapturedRun& run) {
     const auto [lo, hi] = std::minmax_element(us.begin(), us.end());
     if (!(*lo > 0) || *hi < kVarianceRatio * *lo || *hi - *lo < kVarianceMinUs) continue;
     const Node* n = run.model.compiled.FindNode(id);
-    VarianceFinding f{.node = n ? n->name : std::to_string(id), .op_type = n ? n->op_type : "",
+    VarianceFinding f{.node_id = id, .node = n ? n->name : std::to_string(id), .op_type = n ? n->op_type : "",
                       .min_us = *lo, .max_us = *hi, .fastest = static_cast<int>(lo - us.begin()),
                       .slowest = static_cast<int>(hi - us.begin()), .iterations = static_cast<int>(us.size())};
     // The slowest alone at the start is a first call; elsewhere, other work.
@@ -65,8 +65,9 @@ RunSummary SummarizeRun(const CapturedRun& run, int top_n) {
   AddTiming(r.summary, run.schedule, r.timing, top_n);
   r.summary.race_check = run.race_check;
   r.summary.variance = FindVariance(run);
+  r.summary.output_checks = run.output_checks;
   if (!run.peaks) return r;
-  r.roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks);
+  r.roofs = TaskRooflines(run.schedule, run.model.compiled, *run.peaks, TaskMediansUs(r.timing));
   AddRoofline(r.summary, run.schedule, r.roofs, *run.peaks);
   r.facts = RunSuspectFacts(run.schedule, run.model.compiled, r.roofs, r.summary.critical_path,
                             ComputeUnitsOf(run.device), run.peaks->bandwidth_gbs);

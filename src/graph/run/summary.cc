@@ -5,10 +5,16 @@
 
 #include "analysis/suspects/suspects_json.h"
 #include "core/json_text.h"
+#include "graph/run/output_checks.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/npy.h"
 
 namespace opscope::graph {
+
+const char kTimedFigures[] =
+    "task times: each task's median over the timed iterations; op type, time-lost and total figures: sums of those "
+    "medians; efficiency: a task's lower bound over its median; IQR: of the per-iteration total; streams, span and "
+    "critical path: the median iteration (by span)";
 
 Summary Summarize(const Schedule& schedule, int top_n) {
   Summary s;
@@ -60,18 +66,30 @@ Summary Summarize(const Schedule& schedule, int top_n) {
 }
 
 void AddTiming(Summary& s, const Schedule& schedule, const RunTiming& timing, int top_n) {
-  s.total_task_us = timing.total_task.median_us;
+  // Every figure is a sum of the tasks' medians (TaskMediansUs), so the
+  // op types add up to the total and match the time-lost table; the
+  // quartiles stay those of the per-iteration totals: the run's noise.
+  const std::vector<double> medians = TaskMediansUs(timing);
+  std::map<std::string, double> type_us;
+  s.total_task_us = 0;
+  for (const ScheduledTask& t : schedule.tasks) {
+    const size_t id = static_cast<size_t>(t.desc.task_id);
+    if (id >= medians.size() || medians[id] < 0) continue;
+    const bool copy = t.desc.kind == TaskKind::kMemcpyH2D || t.desc.kind == TaskKind::kMemcpyD2H;
+    type_us[copy ? kDataMovementRow : t.op_type] += medians[id];
+    s.total_task_us += medians[id];
+  }
   for (OpTypeRow& r : s.op_types) {
+    r.total_us = type_us[r.op_type];
+    r.mean_us = r.total_us / static_cast<double>(r.count);
     auto it = timing.op_types.find(r.op_type);
     if (it == timing.op_types.end()) continue;
-    r.total_us = it->second.median_us;
     r.q1_us = it->second.q1_us;
     r.q3_us = it->second.q3_us;
-    r.mean_us = r.total_us / static_cast<double>(r.count);
   }
-  double sum = 0;
-  for (const OpTypeRow& r : s.op_types) sum += r.total_us;
-  for (OpTypeRow& r : s.op_types) r.share_pct = sum > 0 ? 100.0 * r.total_us / sum : 100.0 / s.op_types.size();
+  for (OpTypeRow& r : s.op_types) {
+    r.share_pct = s.total_task_us > 0 ? 100.0 * r.total_us / s.total_task_us : 100.0 / s.op_types.size();
+  }
   std::stable_sort(s.op_types.begin(), s.op_types.end(),
                    [](const OpTypeRow& a, const OpTypeRow& b) { return a.total_us > b.total_us; });
   std::vector<const ScheduledTask*> ran;
@@ -171,6 +189,7 @@ nlohmann::json RooflineJson(const RooflineSummary& r) {
 nlohmann::json SummaryJson(const Summary& s) {
   nlohmann::json j;
   j["schema"] = "opscope.summary/1";
+  if (s.timing) j["figures"] = kTimedFigures;
   j["span_us"] = s.span_us;
   j["total_task_us"] = s.total_task_us;
   j["op_types"] = nlohmann::json::array();
@@ -221,7 +240,8 @@ nlohmann::json SummaryJson(const Summary& s) {
   if (s.suspects) j["suspects"] = SuspectsJson(*s.suspects);
   j["variance"] = nlohmann::json::array();
   for (const VarianceFinding& v : s.variance) {
-    j["variance"].push_back({{"node", v.node},
+    j["variance"].push_back({{"node_id", v.node_id},
+                             {"node", v.node},
                              {"op_type", v.op_type},
                              {"min_us", v.min_us},
                              {"max_us", v.max_us},
@@ -230,6 +250,7 @@ nlohmann::json SummaryJson(const Summary& s) {
                              {"iterations", v.iterations},
                              {"text", v.text}});
   }
+  if (!s.output_checks.empty()) j["outputs_checked"] = OutputChecksJson(s.output_checks);
   if (s.race_check) {
     nlohmann::json check = RaceCheckJson(*s.race_check);
     j["races"] = std::move(check["races"]);

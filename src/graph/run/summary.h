@@ -6,7 +6,11 @@
 // and efficiency, and the op types ranked by the time they lose against their
 // lower bound. With the run's race check: "races", one entry per pair of
 // unordered accesses across streams. With the run's iterations (AddTiming):
-// medians and quartiles. summary.json carries "schema": "opscope.summary/1".
+// medians and quartiles: a task's median is the one per-task figure, every
+// total (op type, time lost, all tasks) a sum of them, every efficiency its
+// bound over that median; streams, span and critical path are the median
+// iteration's. summary.json carries "schema": "opscope.summary/1" and
+// "figures", which says the same.
 //
 //   graph::Summary s = graph::Summarize(schedule, /*top_n=*/10);
 //   graph::AddRoofline(s, schedule, graph::TaskRooflines(schedule, model.compiled, peaks), peaks);
@@ -32,8 +36,8 @@ namespace opscope::graph {
 struct OpTypeRow {
   std::string op_type;  // kDataMovementRow for the copies
   int64_t count = 0;
-  double total_us = 0, mean_us = 0, share_pct = 0;
-  double q1_us = 0, q3_us = 0;  // AddTiming: the quartiles of the per-iteration total
+  double total_us = 0, mean_us = 0, share_pct = 0;  // AddTiming: total is the sum of its tasks' medians
+  double q1_us = 0, q3_us = 0;  // AddTiming: the quartiles of the per-iteration total (the noise)
 };
 
 struct StreamRow {
@@ -81,6 +85,7 @@ struct RooflineSummary {
 // speed to hold against a roof, and a suspect's reason must hold for both
 // (the same launch cannot be "too few blocks" at 24 us and at 3 ms).
 struct VarianceFinding {
+  int64_t node_id = -1;  // the compiled node
   std::string node, op_type;
   double min_us = 0, max_us = 0;  // the node's per-iteration total
   int fastest = 0, slowest = 0;   // 0-based timed iterations
@@ -93,7 +98,7 @@ struct Summary {
   std::vector<TopTask> top_tasks;
   std::vector<StreamRow> streams;
   double span_us = 0;        // first start to last end, calibrated
-  double total_task_us = 0;  // sum of every task's calibrated duration
+  double total_task_us = 0;  // sum of every task's calibrated duration (AddTiming: of their medians)
   CriticalPath critical_path;
   std::optional<RooflineSummary> roofline;  // AddRoofline
   // The hot chain's suspects, ranked (run_summary.h's SummarizeRun; opscope/suspects.h).
@@ -105,7 +110,13 @@ struct Summary {
   std::optional<RunTiming> timing;
   // Nodes whose time varies more than 10x across the iterations (run_summary.h), largest spread first.
   std::vector<VarianceFinding> variance;
+  // --expected: each output against its file (output_checks.h), "outputs_checked" in summary.json.
+  std::vector<OutputCheck> output_checks;
 };
+
+// What each figure of a timed run's summary aggregates, in one sentence (the
+// text's header line, "figures" in summary.json).
+extern const char kTimedFigures[];
 
 Summary Summarize(const Schedule& schedule, int top_n);
 // Task times become medians over the run's iterations, with their quartiles:

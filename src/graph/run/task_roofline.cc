@@ -29,9 +29,8 @@ std::optional<std::pair<std::vector<TensorDesc>, std::vector<TensorDesc>>> Descs
   return std::make_pair(std::move(in), std::move(out));
 }
 
-TaskRoof RoofOf(const ScheduledTask& t, const Graph& g, const RoofPeaks& peaks) {
+TaskRoof RoofOf(const ScheduledTask& t, double measured_us, const Graph& g, const RoofPeaks& peaks) {
   TaskRoof r;
-  const double measured_us = t.cal_start_ns >= 0 ? t.desc.duration_us_calibrated : -1;
   const Node* n = t.desc.op_node_id >= 0 ? g.FindNode(t.desc.op_node_id) : nullptr;
   const OpSchema* schema = n ? OpRegistry::Global().Find(n->op_type) : nullptr;
   auto descs = n && schema ? Descs(g, *n) : std::nullopt;
@@ -48,10 +47,17 @@ TaskRoof RoofOf(const ScheduledTask& t, const Graph& g, const RoofPeaks& peaks) 
 
 }  // namespace
 
-std::vector<TaskRoof> TaskRooflines(const Schedule& schedule, const Graph& compiled, const RoofPeaks& peaks) {
+std::vector<TaskRoof> TaskRooflines(const Schedule& schedule, const Graph& compiled, const RoofPeaks& peaks,
+                                    const std::vector<double>& measured_us) {
   std::vector<TaskRoof> roofs;
   roofs.reserve(schedule.tasks.size());
-  for (const ScheduledTask& t : schedule.tasks) roofs.push_back(RoofOf(t, compiled, peaks));
+  for (size_t i = 0; i < schedule.tasks.size(); ++i) {
+    const ScheduledTask& t = schedule.tasks[i];
+    const double us = !measured_us.empty() ? (i < measured_us.size() ? measured_us[i] : -1)
+                      : t.cal_start_ns >= 0 ? t.desc.duration_us_calibrated
+                                            : -1;
+    roofs.push_back(RoofOf(t, us, compiled, peaks));
+  }
   return roofs;
 }
 

@@ -24,8 +24,11 @@ struct TaskRoof {
   RooflinePoint point;
 };
 
-// One per task, indexed by task_id.
-std::vector<TaskRoof> TaskRooflines(const Schedule& schedule, const Graph& compiled, const RoofPeaks& peaks);
+// One per task, indexed by task_id. `measured_us` (by task_id, -1: not
+// timed; TaskMediansUs) is the time each task is held to; empty: the
+// schedule's own, one iteration's.
+std::vector<TaskRoof> TaskRooflines(const Schedule& schedule, const Graph& compiled, const RoofPeaks& peaks,
+                                    const std::vector<double>& measured_us = {});
 
 // The chart of a run: one point per task while they are few enough to read,
 // else one per op type and dtype (their bytes, FLOPs and times summed).

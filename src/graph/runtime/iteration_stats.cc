@@ -122,6 +122,13 @@ RunTiming TimeRun(const Schedule& schedule, const std::vector<IterationTimes>& i
   return r;
 }
 
+std::vector<double> TaskMediansUs(const RunTiming& t) {
+  std::vector<double> out;
+  out.reserve(t.tasks.size());
+  for (const Spread& s : t.tasks) out.push_back(s.samples > 0 ? s.median_us : -1);
+  return out;
+}
+
 nlohmann::json RunTimingJson(const RunTiming& t) {
   return {{"warmup", t.warmup},
           {"iterations", t.iterations},

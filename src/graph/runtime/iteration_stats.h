@@ -71,6 +71,12 @@ int MedianIteration(const std::vector<IterationTimes>& iterations);
 RunTiming TimeRun(const Schedule& schedule, const std::vector<IterationTimes>& iterations, int warmup,
                   int median_iteration);
 
+// Each task's median over the iterations, by task_id (-1: never timed): the
+// one per-task figure every table of a run's summary is built from, so that
+// an op type's total is the sum of its tasks' rows and a task's efficiency
+// fits the time printed beside it.
+std::vector<double> TaskMediansUs(const RunTiming& t);
+
 // {"warmup", "iterations", "median_iteration", "statistic", "span", "total_task"}:
 // what graph.json, summary.json and trace.json carry as "timing".
 nlohmann::json RunTimingJson(const RunTiming& t);
