@@ -61,6 +61,7 @@ Status RmsReference(KernelContext& ctx) {
 
 OPSCOPE_OP("half_rms")
     .Doc("root mean square of each row (BUG: squares in the storage type, so float16 overflows)")
+    .Domain("com.opscope.examples")  // examples/models/half_section.onnx runs it
     .Input("x").Output("y")
     .TypeConstraint("T", {opscope::DType::kF16, opscope::DType::kF32})
     .Infer(RmsInfer)

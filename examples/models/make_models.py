@@ -13,6 +13,9 @@ custom_op.onnx         MatMul -> Add -> my_norm -> Relu, my_norm in the domain
                        com.opscope.examples: it runs only with --plugin libmy_ops.so
 const_if.onnx          Relu -> If(cond: a constant initializer, true) {then: Mul by 2, Add 1}
                        {else: Neg} -> Sigmoid: the compiler inlines the branch taken
+half_section.onnx      Mul by 300 -> Cast to float16 -> half_rms (examples/buggy_ops, in
+                       com.opscope.examples: it squares in float16, Inf past 255.9) ->
+                       Cast to float32 -> Relu: `accuracy` finds half_rms diverging, alone
 
 Weights are random with a fixed seed, so the files are reproducible (a new model
 is made last, so that the ones before it keep their bytes). Opset 17, IR version 8.
@@ -216,6 +219,22 @@ def const_if(path):
            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
 
 
+def half_section(path):
+    # A float16 section around a kernel that overflows in it: the golden (in
+    # float64) stays finite, the compiled run is Inf from half_rms on.
+    b = Builder("half_section")
+    scale = b.const("scale", np.array([300.0], dtype=np.float32))
+    y = b.node("Mul", ["x", scale], "/scale")
+    y = b.node("Cast", [y], "/to_half", to=TensorProto.FLOAT16)
+    y = b.node("half_rms", [y], "/rms", domain=EXAMPLES_DOMAIN)
+    y = b.node("Cast", [y], "/to_float", to=TensorProto.FLOAT)
+    b.node("Relu", [y], "/act")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+           extra_opsets=[(EXAMPLES_DOMAIN, 1)])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -225,6 +244,7 @@ def main():
     unsupported_op(os.path.join(out, "unsupported_op.onnx"))
     custom_op(os.path.join(out, "custom_op.onnx"))
     const_if(os.path.join(out, "const_if.onnx"))
+    half_section(os.path.join(out, "half_section.onnx"))
 
 
 if __name__ == "__main__":

@@ -70,6 +70,8 @@ constexpr FieldFlag kInspector[] = {
     {"depth", "--depth"},
     {"baseline", "--baseline"},
     {"expected_files", "--expected"},
+    {"disable_passes", "--disable-pass"},
+    {"replay", "--replay"},
     {"rule", "--mode"},
     {"atol", "--abserr"},
     {"rtol", "--relerr"},

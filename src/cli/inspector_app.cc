@@ -7,6 +7,7 @@
 #include "cli/apps.h"
 #include "cli/command_table.h"
 #include "cli/flag_parsing.h"
+#include "cli/inspector_accuracy.h"
 #include "cli/inspector_diff.h"
 #include "cli/inspector_export.h"
 #include "cli/inspector_path.h"
@@ -23,7 +24,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   CLI::App app("inspector-cli: an ONNX model's graph, its compiled graph and the tasks that ran", "inspector-cli");
   app.set_version_flag("--version", std::string("inspector-cli ") + OPSCOPE_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 passed, 1 check failed (an output against --expected, diff over a threshold), 2 bad usage or input.");
+  app.footer("Exit codes: 0 passed, 1 check failed (an output against --expected, a diverging node, diff over a threshold), 2 bad usage or input.");
   InspectorRunFlags run;
   InspectorStartFlags start;
   InspectorExportFlags exp;
@@ -31,6 +32,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   InspectorPathFlags path;
   InspectorDiffFlags diff;
   InspectorServeFlags serve;
+  InspectorAccuracyFlags accuracy;
   const std::vector<Command> table = {
       {AddInspectorRun(app, run), [&] { return RunInspectorRun(run, out); }},
       {AddInspectorStart(app, start), [&] { return ExitZero(RunInspectorStart(start, out)); }},
@@ -39,6 +41,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
       {AddInspectorPath(app, path), [&] { return ExitZero(RunInspectorPath(path, out)); }},
       {AddInspectorDiff(app, diff), [&] { return RunInspectorDiff(diff, out); }},
       {AddInspectorServe(app, serve), [&] { return ExitZero(RunInspectorServe(serve, out)); }},
+      {AddInspectorAccuracy(app, accuracy), [&] { return RunInspectorAccuracy(accuracy, out); }},
   };
   return RunCommandTable(app, table, kInspectorFieldFlags, kTool, argc, argv, out, err);
 }

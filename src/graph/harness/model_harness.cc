@@ -21,6 +21,7 @@
 #include "graph/export/graph_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/export/session_graph.h"
+#include "graph/harness/model_inputs.h"
 #include "graph/harness/run_diff_report.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
@@ -42,37 +43,6 @@
 
 namespace opscope {
 namespace {
-
-// "x.npy" feeds the graph inputs in order; "name=x.npy" by name.
-StatusOr<std::map<std::string, Tensor>> ReadInputs(const ModelRunRequest& r, const graph::Graph& g) {
-  std::map<std::string, Tensor> inputs;
-  if (r.input_files.size() > g.inputs().size()) {
-    return InvalidArgumentError("input_files: " + std::to_string(r.input_files.size()) + " files for " +
-                                std::to_string(g.inputs().size()) + " graph inputs");
-  }
-  for (size_t i = 0; i < r.input_files.size(); ++i) {
-    std::string name = g.inputs()[i], path = r.input_files[i];
-    if (size_t eq = path.find('='); eq != std::string::npos) {
-      name = path.substr(0, eq);
-      path = path.substr(eq + 1);
-    }
-    StatusOr<Tensor> t = ReadNpy(path);
-    if (!t.ok()) return std::move(t).status().WithContext("input_files");
-    inputs.emplace(name, std::move(t).value());
-  }
-  for (const auto& [name, t] : r.input_tensors) inputs[name] = t;
-  return inputs;
-}
-
-Status CheckExecutable(const graph::Model& m) {
-  for (const graph::Node& n : m.compiled.nodes()) {
-    if (!n.executable) {
-      return UnimplementedError(m.path + ": node '" + n.name + "' (" + n.op_type +
-                                ") is not executable: " + n.not_executable_reason);
-    }
-  }
-  return Status::Ok();
-}
 
 Status CheckPeak(const char* flag, const std::optional<double>& v, const char* unit) {
   if (!v || (*v > 0 && std::isfinite(*v))) return Status::Ok();
@@ -238,8 +208,8 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
     return Status::Ok();
   };
   OPSCOPE_ASSIGN_OR_RETURN(run.passes, graph::PassManager::Default().Run(run.model, r.dump_passes ? keep : nullptr));
-  OPSCOPE_RETURN_IF_ERROR(CheckExecutable(run.model));
-  OPSCOPE_ASSIGN_OR_RETURN(auto inputs, ReadInputs(r, run.model.compiled));
+  OPSCOPE_RETURN_IF_ERROR(graph::CheckExecutable(run.model));
+  OPSCOPE_ASSIGN_OR_RETURN(auto inputs, graph::ReadInputs(r.input_files, r.input_tensors, run.model.compiled));
   // The expected outputs and the rule for each, checked before the model runs.
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<graph::ExpectedOutput> expected,
                            graph::ReadExpectedOutputs(r.expected_files, run.model.compiled));

@@ -47,14 +47,29 @@ Status CompileContext::Commit() {
   return graph().RemoveNodes(ids);
 }
 
-Status PassManager::KeepOnly(const std::vector<std::string>& names) {
+namespace {
+
+Status CheckPassNames(const std::vector<Pass>& passes, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    if (std::none_of(passes_.begin(), passes_.end(), [&](const Pass& p) { return p.name == name; })) {
-      const std::string known = JoinMapped(passes_, ", ", [](const Pass& p) { return p.name; });
+    if (std::none_of(passes.begin(), passes.end(), [&](const Pass& p) { return p.name == name; })) {
+      const std::string known = JoinMapped(passes, ", ", [](const Pass& p) { return p.name; });
       return InvalidArgumentError("unknown pass '" + name + "'; the passes are " + known);
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PassManager::KeepOnly(const std::vector<std::string>& names) {
+  OPSCOPE_RETURN_IF_ERROR(CheckPassNames(passes_, names));
   std::erase_if(passes_, [&](const Pass& p) { return std::find(names.begin(), names.end(), p.name) == names.end(); });
+  return Status::Ok();
+}
+
+Status PassManager::Disable(const std::vector<std::string>& names) {
+  OPSCOPE_RETURN_IF_ERROR(CheckPassNames(passes_, names));
+  std::erase_if(passes_, [&](const Pass& p) { return std::find(names.begin(), names.end(), p.name) != names.end(); });
   return Status::Ok();
 }
 

@@ -79,6 +79,8 @@ class PassManager {
   const std::vector<Pass>& passes() const { return passes_; }
   // Keeps only the passes named (in pipeline order); error names an unknown one.
   Status KeepOnly(const std::vector<std::string>& names);
+  // Removes the passes named (--disable-pass); error names an unknown one.
+  Status Disable(const std::vector<std::string>& names);
 
   // Compiles model.framework into model.compiled.
   StatusOr<std::vector<PassResult>> Run(Model& model, const AfterPassFn& after = nullptr) const;

@@ -7,7 +7,7 @@
 namespace opscope::graph {
 
 StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const std::map<std::string, Tensor>& inputs,
-                                                        Device* device) {
+                                                        Device* device, std::map<std::string, Tensor>* values) {
   std::unordered_map<std::string, Tensor> env;
   for (const std::string& name : g.inputs()) {
     auto it = inputs.find(name);
@@ -39,6 +39,11 @@ StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const st
     if (!run.ok()) return std::move(run).status().WithContext("node '" + n.name + "' (" + n.op_type + ")");
     for (size_t i = 0; i < n.outputs.size() && i < run->outputs.size(); ++i) {
       if (!n.outputs[i].empty()) env[n.outputs[i]] = run->outputs[i];
+    }
+  }
+  if (values) {
+    for (auto& [name, t] : env) {
+      OPSCOPE_ASSIGN_OR_RETURN((*values)[name], ToHost(t));
     }
   }
   std::map<std::string, Tensor> out;

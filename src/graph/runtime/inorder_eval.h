@@ -15,8 +15,10 @@
 namespace opscope::graph {
 
 // Returns the graph outputs by name, as host tensors. `device` nullptr runs
-// the reference kernels (float64 outputs).
+// the reference kernels (float64 outputs), each node's float inputs in
+// float64 too (the golden chain); `values`, when given, receives every value
+// the evaluation computed or was given (inputs, constants), by name.
 StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const std::map<std::string, Tensor>& inputs,
-                                                        Device* device);
+                                                        Device* device, std::map<std::string, Tensor>* values = nullptr);
 
 }  // namespace opscope::graph

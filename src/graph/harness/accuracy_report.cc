@@ -1,0 +1,114 @@
+// What `inspector-cli accuracy` prints and writes (opscope/accuracy.h).
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_text.h"
+#include "core/text_format.h"
+#include "graph/harness/accuracy_json.h"
+#include "graph/run/output_checks.h"
+
+namespace opscope {
+namespace {
+
+nlohmann::json Finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json ErrorJson(const TensorError& e) {
+  if (!e.compared) return {{"tensor", e.tensor}, {"compared", false}};
+  return {{"tensor", e.tensor},
+          {"compared", true},
+          {"compiled_dtype", DTypeName(e.compiled_dtype)},
+          {"framework_dtype", DTypeName(e.framework_dtype)},
+          {"mismatched", e.mismatched},
+          {"total", e.total},
+          {"max_abs_err", Finite(e.max_abs_err)},
+          {"max_rel_err", Finite(e.max_rel_err)},
+          {"cosine", Finite(e.cosine)}};
+}
+
+// "3 / 1,000 out of tolerance, max abs err 2.1e-3 (Y)" or why it was not judged.
+std::string ErrorText(const TensorError& e) {
+  if (!e.compared) return "not compared (no golden)";
+  return WithThousands(e.mismatched) + " / " + WithThousands(e.total) + " out of tolerance, max abs err " +
+         ShortNum(e.max_abs_err) + ", max rel err " + ShortNum(e.max_rel_err) + " (" + e.tensor + ", " +
+         DTypeName(e.compiled_dtype) + ")";
+}
+
+}  // namespace
+
+std::string AccuracyJsonText(const AccuracyReport& r) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodeAccuracy& a : r.nodes) {
+    nodes.push_back({{"node_id", a.node_id},
+                     {"name", a.name},
+                     {"op_type", a.op_type},
+                     {"mapping", a.mapping},
+                     {"framework_nodes", a.framework_nodes},
+                     {"inherited", ErrorJson(a.inherited)},
+                     {"output", ErrorJson(a.output)},
+                     {"local", ErrorJson(a.local)},
+                     {"diverges", a.diverges},
+                     {"tolerance", a.tolerance},
+                     {"decisions", a.decisions},
+                     {"instance_key", a.instance_key},
+                     {"replay", a.replay.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.replay)},
+                     {"replay_files", a.replay_files}});
+  }
+  nlohmann::json j = {{"schema", kAccuracySchema},
+                      {"model", r.model},
+                      {"framework_nodes", r.framework_nodes},
+                      {"compiled_nodes", r.compiled_nodes},
+                      {"disabled_passes", r.disabled_passes},
+                      {"clean", r.clean()},
+                      {"first_divergent", r.first_divergent >= 0 ? nlohmann::json(r.nodes[r.first_divergent].name)
+                                                                 : nlohmann::json(nullptr)},
+                      {"statistic", "local: the node alone on the golden inputs; inherited: the worst of its inputs in "
+                                    "the compiled run; output: the worst of its outputs there; all against the "
+                                    "framework graph run on the ops' double-precision references"},
+                      {"nodes", std::move(nodes)},
+                      {"outputs_checked", graph::OutputChecksJson(r.output_checks)},
+                      {"notes", r.notes},
+                      {"repro", r.repro}};
+  return JsonText(j, 2) + "\n";
+}
+
+void PrintAccuracy(const AccuracyReport& r, int top, std::ostream& out) {
+  out << "model    " << r.model << "\n";
+  out << "nodes    framework " << r.framework_nodes << "  compiled " << r.compiled_nodes << "  compared "
+      << r.nodes.size();
+  if (!r.disabled_passes.empty()) out << "  passes disabled: " << JoinStrings(r.disabled_passes, ", ");
+  out << "\n";
+  size_t diverging = 0;
+  for (const NodeAccuracy& a : r.nodes) diverging += a.diverges;
+  if (r.nodes.empty()) {
+    out << "verdict  nothing compared: no compiled node's tensors have a golden (the notes say why)\n";
+  } else if (r.first_divergent < 0) {
+    out << "verdict  no compiled node diverges: each one alone is within tolerance of the golden\n";
+  } else {
+    const NodeAccuracy& f = r.nodes[r.first_divergent];
+    out << "verdict  " << diverging << " compiled node(s) diverge; the first along the data flow is " << f.name << " ("
+        << f.op_type << ")\n";
+  }
+  for (const OutputCheck& c : r.output_checks) out << c.text;
+  int shown = 0;
+  for (const NodeAccuracy& a : r.nodes) {
+    if (shown >= top) break;
+    ++shown;
+    out << "\n" << (a.diverges ? "DIVERGES " : "ok       ") << a.name << " (" << a.op_type << ", " << a.mapping;
+    if (a.framework_nodes.size() > 1) out << ": " << JoinStrings(a.framework_nodes, ", ");
+    out << ")\n";
+    out << "  local      " << ErrorText(a.local) << "\n";
+    out << "  inherited  " << ErrorText(a.inherited) << "\n";
+    out << "  output     " << ErrorText(a.output) << "\n";
+    if (!a.tolerance.empty()) out << "  tolerance  " << a.tolerance << "\n";
+    for (const std::string& d : a.decisions) out << "  decision   " << d << "\n";
+    if (!a.replay.empty()) out << "  replay     " << a.replay << "\n";
+  }
+  if (r.nodes.size() > static_cast<size_t>(shown)) out << "  ... " << r.nodes.size() - shown << " more (--top)\n";
+  for (const std::string& n : r.notes) out << "note     " << n << "\n";
+  for (const std::string& f : r.files) out << "wrote    " << f << "\n";
+  if (!r.repro.empty()) out << "repro    " << r.repro << "\n";
+}
+
+}  // namespace opscope

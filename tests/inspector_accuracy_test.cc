@@ -1,0 +1,129 @@
+// `inspector-cli accuracy`: the framework graph on the ops' double-precision
+// references against the compiled graph as it runs, node by node. The
+// example models are correct and get no finding; half_section.onnx puts
+// examples/buggy_ops' half_rms (it squares in float16) in a float16 section,
+// and half_rms alone is named, not the nodes after it that inherit its Inf;
+// its replay runs through ops-debug and fails there too, under the same op
+// instance key. In process, through the tools' entry points.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/apps.h"
+#include "inspector_tool_test.h"
+#include "opscope/npy.h"
+#include "tool_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Result = ::opscope::testing::ToolResult;
+using ::opscope::testing::Slurp;
+
+class InspectorAccuracy : public ::opscope::testing::InspectorToolTest {
+ protected:
+  static Result Inspector(const std::string& args) {
+    return ::opscope::testing::InProcessLine(::opscope::cli::InspectorMain, "inspector-cli", args);
+  }
+  static std::string Plugin(const std::string& name) {
+    return std::string(OPSCOPE_BINARY_DIR) + "/lib/lib" + name + ".so";
+  }
+};
+
+TEST_F(InspectorAccuracy, CorrectModelsGetNoFinding) {
+  for (const std::string model : {"two_branch", "resnet_small", "transformer_block", "const_if", "custom_op"}) {
+    const fs::path out = dir_ / model;
+    Result r = Inspector("accuracy " + Model(model + ".onnx") + " --plugin " + Plugin("my_ops") + " --output-dir " +
+                         out.string());
+    EXPECT_EQ(r.exit_code, 0) << model << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict  no compiled node diverges"), std::string::npos) << r.out;
+    const json j = json::parse(Slurp(out / "accuracy.json"));
+    EXPECT_EQ(j["schema"], "opscope.accuracy/1");
+    EXPECT_EQ(j["clean"], true) << model;
+    EXPECT_TRUE(j["first_divergent"].is_null()) << model;
+    // Every compiled node but the constants is judged against a golden.
+    EXPECT_EQ(j["nodes"].size(), j["compiled_nodes"].get<size_t>()) << model << " " << j["notes"].dump();
+    for (const json& n : j["nodes"]) EXPECT_EQ(n["local"]["compared"], true) << model << " " << n["name"];
+  }
+}
+
+TEST_F(InspectorAccuracy, TheKernelThatOverflowsIsNamedAloneAndItsReplayFailsInOpsDebug) {
+  const fs::path out = dir_ / "half";
+  Result r = Inspector("accuracy " + Model("half_section.onnx") + " --plugin " + Plugin("buggy_ops") + " --output-dir " +
+                       out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict  1 compiled node(s) diverge; the first along the data flow is /rms/half_rms (half_rms)"),
+            std::string::npos)
+      << r.out;
+  const json j = json::parse(Slurp(out / "accuracy.json"));
+  EXPECT_EQ(j["clean"], false);
+  EXPECT_EQ(j["first_divergent"], "/rms/half_rms");
+  const json* rms = nullptr;
+  for (const json& n : j["nodes"]) {
+    if (n["name"] == "/rms/half_rms") rms = &n;
+    // After it, the error is inherited, not the node's own.
+    if (n["name"] == "/to_float/Cast" || n["name"] == "/act/Relu") {
+      EXPECT_EQ(n["diverges"], false) << n.dump();
+      EXPECT_GT(n["inherited"]["mismatched"].get<int>(), 0) << n.dump();
+      EXPECT_EQ(n["local"]["mismatched"], 0) << n.dump();
+    }
+  }
+  ASSERT_NE(rms, nullptr);
+  EXPECT_EQ((*rms)["local"]["mismatched"], 4);
+  EXPECT_EQ((*rms)["inherited"]["mismatched"], 0);  // its input is right: the kernel is wrong
+  EXPECT_EQ((*rms)["local"]["compiled_dtype"], "float16");
+  ASSERT_EQ((*rms)["replay_files"].size(), 1u);
+  const std::string input = (*rms)["replay_files"][0];
+  auto x = opscope::ReadNpy(input);
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  EXPECT_EQ(x->Describe(), "float16[4,64]");
+
+  // The replay line, run as printed, with a report to hold the instance key.
+  const std::string replay = (*rms)["replay"];
+  ASSERT_EQ(replay.rfind("ops-debug run ", 0), 0u) << replay;
+  const fs::path report = dir_ / "replay.json";
+  Result again = ::opscope::testing::InProcessLine(::opscope::cli::OpsDebugMain, "ops-debug",
+                                                   replay.substr(10) + " --report " + report.string());
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.out.find("Inf in actual only: 4 element(s)"), std::string::npos) << again.out;
+  EXPECT_EQ(json::parse(Slurp(report))["instance"]["key"], (*rms)["instance_key"]);
+}
+
+TEST_F(InspectorAccuracy, DisabledPassesCompileWithoutThemAndBadInputIsOneLine) {
+  const fs::path out = dir_ / "unfused";
+  Result r = Inspector("accuracy " + Model("const_if.onnx") + " --disable-pass elementwise_chain_fusion --output-dir " +
+                       out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("passes disabled: elementwise_chain_fusion"), std::string::npos) << r.out;
+  const json j = json::parse(Slurp(out / "accuracy.json"));
+  EXPECT_GT(j["compiled_nodes"].get<int>(), 1);  // the chain stays four nodes
+  for (const json& n : j["nodes"]) EXPECT_EQ(n["mapping"], "one-to-one") << n.dump();
+
+  fs::create_directories(dir_ / "refused");
+  const std::string file = (dir_ / "a_file").string();
+  ASSERT_TRUE(opscope::WriteNpy(file, *opscope::Tensor::Zeros(opscope::DType::kF32, opscope::Shape({2})))
+                  .ok());
+  const std::pair<std::string, std::string> cases[] = {
+      {"--disable-pass nope", "--disable-pass: unknown pass 'nope'; the passes are shape_inference"},
+      {"--expected " + file + "," + file, "--expected: 2 file(s) for the model's 1 output(s)"},
+      {"--expected " + file, "--expected " + file + ": holds float32[2] but output 'y' is float32[2,3]"},
+      {"--mode foo", "--mode: unknown rule 'foo'"},
+      {"--replay -1", "--replay -1: expected >= 0"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const fs::path dir = dir_ / "refused" / "out";
+    Result bad = Inspector("accuracy " + Model("const_if.onnx") + " --output-dir " + dir.string() + " " + flags);
+    EXPECT_EQ(bad.exit_code, 2) << flags << "\n" << bad.out;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(dir / "accuracy.json")) << flags;
+  }
+  Result into_file = Inspector("accuracy " + Model("const_if.onnx") + " --output-dir " + file);
+  EXPECT_EQ(into_file.exit_code, 2) << into_file.out;
+  EXPECT_NE(into_file.err.find("--output-dir"), std::string::npos) << into_file.err;
+}
+
+}  // namespace
