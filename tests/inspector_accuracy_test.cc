@@ -51,6 +51,21 @@ TEST_F(InspectorAccuracy, CorrectModelsGetNoFinding) {
   }
 }
 
+// A model nobody here wrote the graph of: PyTorch's own export (conv stem,
+// residual blocks, an attention head, LayerNorm), made at test time.
+TEST_F(InspectorAccuracy, APyTorchExportGetsNoFinding) {
+  const fs::path model = dir_ / "torch_net.onnx";
+  Result made = ::opscope::testing::Shell("/usr/bin/python3 " + std::string(OPSCOPE_SOURCE_DIR) +
+                                          "/tests/web/models/make_torch_model.py " + model.string());
+  ASSERT_EQ(made.exit_code, 0) << "python3-torch installed? setup.sh installs it\n" << made.err;
+  Result r = Inspector("accuracy " + model.string() + " --output-dir " + (dir_ / "acc").string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json j = json::parse(Slurp(dir_ / "acc" / "accuracy.json"));
+  EXPECT_EQ(j["clean"], true);
+  EXPECT_GT(j["nodes"].size(), 30u);
+  EXPECT_EQ(j["nodes"].size(), j["compiled_nodes"].get<size_t>()) << j["notes"].dump();
+}
+
 TEST_F(InspectorAccuracy, TheKernelThatOverflowsIsNamedAloneAndItsReplayFailsInOpsDebug) {
   const fs::path out = dir_ / "half";
   Result r = Inspector("accuracy " + Model("half_section.onnx") + " --plugin " + Plugin("buggy_ops") + " --output-dir " +
@@ -91,6 +106,41 @@ TEST_F(InspectorAccuracy, TheKernelThatOverflowsIsNamedAloneAndItsReplayFailsInO
   EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
   EXPECT_NE(again.out.find("Inf in actual only: 4 element(s)"), std::string::npos) << again.out;
   EXPECT_EQ(json::parse(Slurp(report))["instance"]["key"], (*rms)["instance_key"]);
+}
+
+// A compiler decision behind the numbers: channel_mean declares it wants
+// NHWC (OpDef::PrefersLayout), the layout pass wraps it in transdata nodes,
+// and its NHWC kernel sums in float16. The node is named with the layout
+// decision (its NHWC values judged against the framework's golden, permuted),
+// the transdata nodes are not blamed, and without the pass the model is clean.
+TEST_F(InspectorAccuracy, ALayoutDecisionIsNamedAndTheModelIsCleanWithoutThatPass) {
+  const std::string run = "accuracy " + Model("nhwc_mean.onnx") + " --plugin " + Plugin("buggy_ops") + " --output-dir ";
+  Result r = Inspector(run + (dir_ / "nhwc").string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json j = json::parse(Slurp(dir_ / "nhwc" / "accuracy.json"));
+  EXPECT_EQ(j["compiled_nodes"], 5);  // Mul, to_nhwc, channel_mean, to_nchw, Sigmoid
+  EXPECT_EQ(j["first_divergent"], "/mean/channel_mean");
+  int diverging = 0;
+  for (const json& n : j["nodes"]) {
+    diverging += n["diverges"].get<bool>();
+    if (n["name"] != "/mean/channel_mean") continue;
+    EXPECT_EQ(n["local"]["tensor"], "/mean/channel_mean_output_0_nhwc");
+    EXPECT_GT(n["local"]["mismatched"].get<int>(), 0);
+    EXPECT_EQ(n["inherited"]["mismatched"], 0);
+    ASSERT_FALSE(n["decisions"].empty());
+    EXPECT_NE(n["decisions"][0].get<std::string>().find("layout: runs on NHWC data, given it by the layout pass"),
+              std::string::npos)
+        << n["decisions"];
+    EXPECT_NE(n["replay"].get<std::string>().find("--attrs layout=NHWC"), std::string::npos) << n["replay"];
+  }
+  EXPECT_EQ(diverging, 1);
+
+  Result off = Inspector(run + (dir_ / "nchw").string() + " --disable-pass layout");
+  EXPECT_EQ(off.exit_code, 0) << off.out << off.err;
+  const json k = json::parse(Slurp(dir_ / "nchw" / "accuracy.json"));
+  EXPECT_EQ(k["compiled_nodes"], 3);
+  EXPECT_EQ(k["clean"], true);
+  EXPECT_EQ(k["disabled_passes"], json::array({"layout"}));
 }
 
 TEST_F(InspectorAccuracy, DisabledPassesCompileWithoutThemAndBadInputIsOneLine) {

@@ -116,6 +116,40 @@ TEST_F(InspectorCli, RunExpectedHoldsEachOutputAgainstItsFile) {
   }
 }
 
+// The symptom table: a layout pass that wraps a plugin's op in transdata
+// nodes is "inserted tasks", fusions and a branch not taken are "not
+// executed", each with its evidence, in summary.json and again from the
+// folder by `summary`, which does not load the plugin (capture.json says
+// which ops the layout pass gave NHWC, so the compiled graph comes out the
+// same). A model whose every node runs as itself, with only its input and
+// output copies, has no finding.
+TEST_F(InspectorCli, SummaryFindsInsertedTasksAndNodesThatDidNotRun) {
+  const std::string buggy = std::string(OPSCOPE_BINARY_DIR) + "/lib/libbuggy_ops.so";
+  const fs::path nhwc = RunModel("nhwc_mean.onnx", "nhwc", "--iterations 1 --plugin " + buggy);
+  const json s = json::parse(Slurp(nhwc / "summary.json"));
+  ASSERT_EQ(s["findings"].size(), 1u) << s["findings"].dump();
+  EXPECT_EQ(s["findings"][0]["kind"], "inserted_tasks");
+  EXPECT_EQ(s["findings"][0]["text"],
+            "7 tasks for 3 framework nodes: the compiler inserted 2 kernel task(s) no framework node asked for");
+  EXPECT_EQ(s["findings"][0]["evidence"][0], "1 x Transpose (layout NCHW to NHWC): /mean/channel_mean/to_nhwc (Transpose)");
+  Result again = Run("summary " + nhwc.string());
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("[inserted_tasks] 7 tasks for 3 framework nodes"), std::string::npos) << again.out;
+
+  const json c = json::parse(Slurp(fs::path(RunModel("const_if.onnx", "if", "--iterations 1")) / "summary.json"));
+  ASSERT_EQ(c["findings"].size(), 1u) << c["findings"].dump();
+  EXPECT_EQ(c["findings"][0]["kind"], "not_executed");
+  std::string evidence;
+  for (const json& e : c["findings"][0]["evidence"]) evidence += e.get<std::string>() + "\n";
+  EXPECT_NE(evidence.find("on a branch that did not run (If /branch/If took then_branch): /branch/If/else_branch/negate/Neg\n"),
+            std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("fused into FusedElementwise '/pre/relu/Relu'"), std::string::npos) << evidence;
+
+  const json h = json::parse(Slurp(fs::path(RunModel("half_section.onnx", "half", "--iterations 1 --plugin " + buggy)) /
+                                   "summary.json"));
+  EXPECT_TRUE(h["findings"].empty()) << h["findings"].dump();
+}
+
 TEST_F(InspectorCli, RunWritesGraphTraceSummary) {
   const fs::path out = RunModel("two_branch.onnx", "run", "--streams 2 --dump-passes");
   json graph = json::parse(Slurp(out / "graph.json"));

@@ -308,7 +308,13 @@ var opscope = window.opscope || (window.opscope = {});
         h('td', {class: 'num'}, `${c.mismatched} / ${c.total}`),
         h('td', {class: 'num'}, c.max_abs_err === null ? 'not finite' : c.max_abs_err.toPrecision(3)),
         h('td', {title: [c.rule, ...c.warnings].join('\n')}, c.pattern || '–')))) : null;
-    host.replaceChildren(...(checkTable ? [h('h4', {}, 'outputs against --expected'), checkTable] : []), table, ...(streamTable ? [h('h4', {}, 'streams'), streamTable] : []),
+    // The symptom table (summary.json's findings): what the run shows, its evidence, where to look.
+    const findings = (model.summary.findings || []).map((f) => h('li', {'data-kind': f.kind},
+      h('span', {class: 'finding-kind'}, `[${f.kind}] `), f.text,
+      h('ul', {}, [...f.evidence.map((e) => h('li', {class: 'muted'}, e)), h('li', {class: 'muted'}, 'look at: ' + f.look)])));
+    host.replaceChildren(...(checkTable ? [h('h4', {}, 'outputs against --expected'), checkTable] : []),
+      ...(findings.length ? [h('h4', {}, 'findings'), h('ul', {class: 'findings', id: 'findings-list'}, findings)] : []),
+      table, ...(streamTable ? [h('h4', {}, 'streams'), streamTable] : []),
       ...(variance.length ? [h('h4', {}, 'variance: nodes whose time differs more than 10x between iterations'),
         h('ul', {class: 'variance', id: 'variance-list'}, variance)] : []));
   };

@@ -16,6 +16,9 @@ const_if.onnx          Relu -> If(cond: a constant initializer, true) {then: Mul
 half_section.onnx      Mul by 300 -> Cast to float16 -> half_rms (examples/buggy_ops, in
                        com.opscope.examples: it squares in float16, Inf past 255.9) ->
                        Cast to float32 -> Relu: `accuracy` finds half_rms diverging, alone
+nhwc_mean.onnx         Mul by 4 -> channel_mean (examples/buggy_ops: it asks for NHWC, and
+                       its NHWC kernel sums in float16) -> Sigmoid: `accuracy` names it with
+                       the layout decision; with --disable-pass layout it is clean
 
 Weights are random with a fixed seed, so the files are reproducible (a new model
 is made last, so that the ones before it keep their bytes). Opset 17, IR version 8.
@@ -235,6 +238,20 @@ def half_section(path):
            extra_opsets=[(EXAMPLES_DOMAIN, 1)])
 
 
+def nhwc_mean(path):
+    # The layout pass gives channel_mean the NHWC data it asks for, and with
+    # it the kernel that sums in float16.
+    b = Builder("nhwc_mean")
+    scale = b.const("scale", np.array([4.0], dtype=np.float32))
+    y = b.node("Mul", ["x", scale], "/scale")
+    y = b.node("channel_mean", [y], "/mean", domain=EXAMPLES_DOMAIN)
+    b.node("Sigmoid", [y], "/act")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])],
+           extra_opsets=[(EXAMPLES_DOMAIN, 1)])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -245,6 +262,7 @@ def main():
     custom_op(os.path.join(out, "custom_op.onnx"))
     const_if(os.path.join(out, "const_if.onnx"))
     half_section(os.path.join(out, "half_section.onnx"))
+    nhwc_mean(os.path.join(out, "nhwc_mean.onnx"))
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@
 // function's behaviour). Only the negative test (examples/bad_plugin) defines
 // it on the command line, to stand for a plugin built against another version.
 #ifndef OPSCOPE_PLUGIN_ABI_VERSION
-#define OPSCOPE_PLUGIN_ABI_VERSION 5
+#define OPSCOPE_PLUGIN_ABI_VERSION 6
 #endif
 
 namespace opscope {
@@ -317,6 +317,10 @@ struct OpSchema {
   std::map<std::string, KernelFn> kernels;          // by device name: "cpu", "cuda"
   std::map<std::string, std::string> kernel_names;  // by device name, for reports
   std::string source;  // "builtin" or the plugin's path
+  // "NHWC": the compiler's layout pass feeds the op's 4-d data input (and
+  // takes its 4-d output) in that layout, setting its "layout" attribute to
+  // it, which the op must declare; "": the op takes ONNX's NCHW.
+  std::string preferred_layout;
 
   const AttrDef* FindAttr(std::string_view attr) const;
   const TunableDef* FindTunable(std::string_view t) const;
@@ -349,6 +353,8 @@ class OpDef {
  public:
   explicit OpDef(std::string name);
   OpDef& Domain(std::string domain);
+  // The layout the op's kernels want their 4-d data in (OpSchema::preferred_layout).
+  OpDef& PrefersLayout(std::string layout);
   OpDef& Doc(std::string doc);
 
   OpDef& Input(std::string name, std::string type_var = "T");

@@ -146,6 +146,14 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
     PrintSuspects(std::vector<Suspect>(s.suspects->begin(), s.suspects->begin() + n), out);
     More(n, s.suspects->size(), out);
   }
+  if (!s.findings.empty()) {
+    out << "\nfindings\n";
+    for (const graph::SymptomFinding& f : s.findings) {
+      out << "  [" << f.kind << "] " << f.text << "\n";
+      for (const std::string& e : f.evidence) out << "    " << e << "\n";
+      out << "    look at: " << f.look << "\n";
+    }
+  }
   if (!s.variance.empty()) {
     out << "\nvariance  nodes whose time differs more than 10x between iterations\n";
     const size_t n = Rows(top, s.variance.size());

@@ -435,6 +435,7 @@ StatusOr<Attrs> OpSchema::ParseAttrs(std::string_view text) const {
 
 OpDef::OpDef(std::string name) { schema_.name = std::move(name); }
 OpDef& OpDef::Domain(std::string d) { schema_.domain = std::move(d); return *this; }
+OpDef& OpDef::PrefersLayout(std::string layout) { schema_.preferred_layout = std::move(layout); return *this; }
 OpDef& OpDef::Doc(std::string d) { schema_.doc = std::move(d); return *this; }
 
 OpDef& OpDef::Input(std::string n, std::string t) {

@@ -124,6 +124,11 @@ async function checkPage(page, run, {full = true} = {}) {
   assert.equal(threads.length, summary.streams.length, 'one lane per stream of summary.json');
   assert.equal((await drawnTasks(page)).length, tasks.length);
   assert.equal(await page.locator('#optype-table tr.optype').count(), summary.op_types.length);
+  // The symptom table, as summary.json holds it.
+  assert.equal(await page.locator('#findings-list > li').count(), summary.findings.length);
+  for (const f of summary.findings) {
+    assert.match(await page.locator(`#findings-list > li[data-kind="${f.kind}"]`).innerText(), new RegExp(f.evidence[0].slice(0, 30).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  }
   const notExecuted = drawn('framework').filter((n) => n.executed === false).length;
   assert.equal(await page.locator('#framework-graph g.node.not-executed').count(), notExecuted);
   await page.evaluate(() => Object.values(opscope.app.graphs).forEach((g) => g.fit()));  // the opening view again
@@ -471,6 +476,7 @@ after(async () => {
 test('report.html of two_branch (2 streams), opened as a file', async () => {
   const run = runs.twoBranch;
   assert.equal(run.threads.length, 3, 'two compute streams and the copy stream');
+  assert.equal(run.summary.findings[0].kind, 'not_executed', 'its fusions: a finding the page must list');
   await openPage(pathToFileURL(path.join(run.dir, 'report.html')).href);
   await checkPage(page, run);
   if (process.env.OPSCOPE_WEB_SCREENSHOT) {

@@ -154,6 +154,18 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
   if (j["other_cpu_share"].Present()) run.other_cpu_share = j["other_cpu_share"].Number();
   if (j["outputs_checked"].Present()) run.output_checks = OutputChecksFromJson(j["outputs_checked"]);
+  // The layouts the run's compiler gave ops (a plugin's schema may have asked: it is not loaded here).
+  std::map<std::string, std::string> layouts;
+  if (j["layout_preferences"].Present()) {
+    const JsonField l = j["layout_preferences"];
+    if (l.Object()) {
+      for (const auto& [op, layout] : l.raw().items()) {
+        const std::string value = l[op].String();
+        if (value != "NHWC") l[op].Fail("expected \"NHWC\"");
+        layouts[op] = value;
+      }
+    }
+  }
   const std::string model_path = j["model"]["path"].String();
   const std::string model_fingerprint = j["model"]["fingerprint"].String();
   const int streams = j["streams"].IntInRange(1, 1 << 16);
@@ -181,6 +193,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   // Nothing is executed here; a node whose op no loaded plugin defines is
   // scheduled all the same, its times being the captured ones.
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
+  run.model.layout_preferences = layouts;
   OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
                            ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
@@ -231,6 +244,14 @@ Status WriteCapture(const CapturedRun& run) {
     passes.push_back({{"index", p.index}, {"name", p.name}, {"rewrites", p.rewrites}, {"wall_ms", p.wall_ms},
                       {"nodes_after", p.nodes_after}});
   }
+  json layouts = json::object();
+  for (const Node& n : run.model.compiled.nodes()) {
+    const AttrValue* layout = n.kind == NodeKind::kOp ? n.attrs.Find("layout") : nullptr;
+    const std::string* s = layout ? std::get_if<std::string>(layout) : nullptr;
+    const Value* x = s && !n.inputs.empty() ? run.model.compiled.FindValue(n.inputs[0]) : nullptr;
+    const Node* from = x ? run.model.compiled.FindNode(x->producer) : nullptr;
+    if (from && from->kind == NodeKind::kTransdata && *s == "NHWC") layouts[n.op_type] = *s;  // the layout pass's doing
+  }
   json j = {{"schema", kCaptureSchema},
             {"run", RunIdentityJson(run.identity)},
             {"model", {{"path", ec ? run.model.path : model_path}, {"fingerprint", run.identity.model_fingerprint}}},
@@ -246,6 +267,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"other_cpu_share", run.other_cpu_share >= 0 ? json(run.other_cpu_share) : json(nullptr)},
             {"outputs_checked", run.output_checks.empty() ? json(nullptr) : OutputChecksJson(run.output_checks)},
+            {"layout_preferences", layouts.empty() ? json(nullptr) : layouts},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");

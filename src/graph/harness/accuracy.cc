@@ -126,6 +126,34 @@ TensorMap GoldenChain(const Graph& g, const TensorMap& inputs, std::vector<std::
   return env;
 }
 
+// The values the layout pass made (a node's NHWC input and output) have no
+// framework tensor: their golden is the framework tensor's on the other side
+// of the transdata node between them, permuted as that node permutes it (on
+// the Transpose reference, in float64).
+void GoldenThroughTransdata(const Graph& compiled, TensorMap& golden) {
+  const auto permuted = [](const Tensor& t, const std::vector<int64_t>& perm) -> StatusOr<Tensor> {
+    Attrs attrs;
+    attrs.Set("perm", perm);
+    OPSCOPE_ASSIGN_OR_RETURN(OpRun run, Dispatch("Transpose", {t}, attrs, RunOptions{.fingerprint = false}));
+    return run.outputs.at(0);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node& n : compiled.nodes()) {
+      if (n.kind != graph::NodeKind::kTransdata || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
+      const std::vector<int64_t> perm = n.attrs.ints("perm");
+      std::vector<int64_t> inverse(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      const bool have_in = golden.count(n.inputs[0]) > 0, have_out = golden.count(n.outputs[0]) > 0;
+      if (have_in == have_out) continue;
+      StatusOr<Tensor> t = have_in ? permuted(golden.at(n.inputs[0]), perm) : permuted(golden.at(n.outputs[0]), inverse);
+      if (!t.ok()) continue;
+      golden[have_in ? n.outputs[0] : n.inputs[0]] = *std::move(t);
+      changed = true;
+    }
+  }
+}
+
 DType FrameworkDType(const Graph& framework, const std::string& name, DType otherwise) {
   const graph::Value* v = framework.FindValue(name);
   return v && v->dtype_known ? v->dtype : otherwise;
@@ -202,7 +230,9 @@ std::vector<std::string> Decisions(const Node& n, const Graph& compiled, const G
   }
   if (!n.layout_from.empty()) out.push_back("layout: converts " + n.layout_from + " to " + n.layout_to);
   if (const AttrValue* layout = n.attrs.Find("layout")) {
-    if (const std::string* s = std::get_if<std::string>(layout)) out.push_back("layout: runs on " + *s + " data");
+    if (const std::string* s = std::get_if<std::string>(layout); s && *s != "NCHW") {
+      out.push_back("layout: runs on " + *s + " data, given it by the layout pass (--disable-pass layout compiles without it)");
+    }
   }
   return out;
 }
@@ -344,7 +374,8 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
                         .compiled_nodes = static_cast<int64_t>(model.compiled.nodes().size()),
                         .disabled_passes = r.disable_passes,
                         .repro = AccuracyCommand(r)};
-  const TensorMap golden = GoldenChain(model.framework, executed->inputs, report.notes);
+  TensorMap golden = GoldenChain(model.framework, executed->inputs, report.notes);
+  GoldenThroughTransdata(model.compiled, golden);
   OPSCOPE_ASSIGN_OR_RETURN(report.output_checks, graph::CheckOutputs(expected, executed->outputs, r.tolerance));
 
   std::map<int64_t, std::string> framework_name;

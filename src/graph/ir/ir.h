@@ -170,6 +170,10 @@ struct Model {
   Graph framework{Layer::kFramework};
   Graph compiled{Layer::kCompiled};
   int64_t next_node_id = 0;  // the id the next created node takes
+  // Op type -> the layout the layout pass gave its nodes in the run a folder
+  // holds (capture.json): read back without the plugin whose schema asked
+  // for it, the compiler makes the same graph from it.
+  std::map<std::string, std::string> layout_preferences;
 };
 
 // One unit of work the runtime ran (or will run) on a stream. The runtime

@@ -65,7 +65,6 @@ Status CancelPairs(Graph& g) {
 StatusOr<int> InsertTransdata(CompileContext& ctx) {
   Graph& g = ctx.graph();
   std::vector<LayoutPreference> prefs = LayoutPreferences();
-  if (prefs.empty()) return 0;
   std::vector<Node> added;
   int wrapped = 0;
   for (Node& n : g.mutable_nodes()) {
@@ -73,16 +72,34 @@ StatusOr<int> InsertTransdata(CompileContext& ctx) {
     for (const LayoutPreference& p : prefs) {
       if (p.op_type == n.op_type && (!p.applies || p.applies(n, g))) pref = &p;
     }
-    if (!pref || !n.executable || n.inputs.empty() || n.outputs.size() != 1) continue;
+    // An op that declares its layout (OpDef::PrefersLayout, a plugin's way)
+    // wants it always; a run folder read back says which ops got one, its
+    // plugin not loaded (the node then has no kernel here, nor shapes past it).
+    LayoutPreference declared;
+    bool recorded = false;
+    if (const OpSchema* schema = pref ? nullptr : OpRegistry::Global().Find(n.op_type);
+        schema && schema->preferred_layout == "NHWC") {  // the one layout the pass converts to
+      declared = {.op_type = n.op_type, .layout = schema->preferred_layout};
+      pref = &declared;
+    } else if (auto it = ctx.model().layout_preferences.find(n.op_type);
+               !pref && it != ctx.model().layout_preferences.end() && it->second == "NHWC") {
+      declared = {.op_type = n.op_type, .layout = it->second};
+      pref = &declared;
+      recorded = true;
+    }
+    if (!pref || (!n.executable && !recorded) || n.inputs.empty() || n.outputs.size() != 1) continue;
     Value* x = g.FindValue(n.inputs[0]);
     Value* y = g.FindValue(n.outputs[0]);
-    if (!x || !y || !x->rank_known || x->dims.size() != 4 || !y->rank_known || y->dims.size() != 4) continue;
+    const bool y_unknown_here = recorded && y && !y->rank_known;
+    if (!x || !y || !x->rank_known || x->dims.size() != 4 || (!y_unknown_here && (!y->rank_known || y->dims.size() != 4))) {
+      continue;
+    }
     const std::string x_nhwc = g.UniqueValueName(n.inputs[0] + "_nhwc");
     const std::string y_nhwc = g.UniqueValueName(n.outputs[0] + "_nhwc");
     Value& xv = g.GetOrAddValue(x_nhwc);
     xv.SetDesc(x->dtype, Shape(Permute(x->dims, kToNhwc)));
     Value& yv = g.GetOrAddValue(y_nhwc);
-    yv.SetDesc(y->dtype, Shape(Permute(y->dims, kToNhwc)));
+    if (!y_unknown_here) yv.SetDesc(y->dtype, Shape(Permute(y->dims, kToNhwc)));
     added.push_back(Transdata(ctx, n, n.inputs[0], x_nhwc, true));
     added.push_back(Transdata(ctx, n, y_nhwc, n.outputs[0], false));
     n.inputs[0] = x_nhwc;

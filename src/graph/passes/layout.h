@@ -7,7 +7,8 @@
 //
 // None of the built-in cpu kernels registers one: their Conv runs im2col +
 // GEMM over NCHW directly, so on our own models the pass inserts nothing. A
-// backend whose convolution prefers NHWC (or a plugin op) registers here.
+// backend whose convolution prefers NHWC registers here; a plugin op declares
+// it in its schema (OpDef::PrefersLayout("NHWC"), opscope/op.h).
 #pragma once
 
 #include <functional>

@@ -251,6 +251,10 @@ nlohmann::json SummaryJson(const Summary& s) {
                              {"text", v.text}});
   }
   if (!s.output_checks.empty()) j["outputs_checked"] = OutputChecksJson(s.output_checks);
+  j["findings"] = nlohmann::json::array();
+  for (const SymptomFinding& f : s.findings) {
+    j["findings"].push_back({{"kind", f.kind}, {"text", f.text}, {"evidence", f.evidence}, {"look", f.look}});
+  }
   if (s.race_check) {
     nlohmann::json check = RaceCheckJson(*s.race_check);
     j["races"] = std::move(check["races"]);

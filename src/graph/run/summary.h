@@ -93,6 +93,15 @@ struct VarianceFinding {
   std::string text;
 };
 
+// A symptom the run shows, with its evidence and where to look (the
+// symptom table of a model run: run_summary.h's SummarizeRun finds them).
+struct SymptomFinding {
+  std::string kind;  // "inserted_tasks" | "not_executed"
+  std::string text;  // the finding, in one line
+  std::vector<std::string> evidence;  // one line each, largest first
+  std::string look;  // where to look
+};
+
 struct Summary {
   std::vector<OpTypeRow> op_types;  // by total time, longest first
   std::vector<TopTask> top_tasks;
@@ -112,6 +121,8 @@ struct Summary {
   std::vector<VarianceFinding> variance;
   // --expected: each output against its file (output_checks.h), "outputs_checked" in summary.json.
   std::vector<OutputCheck> output_checks;
+  // The symptom table: what the run shows and why (SummarizeRun), "findings" in summary.json.
+  std::vector<SymptomFinding> findings;
 };
 
 // What each figure of a timed run's summary aggregates, in one sentence (the
