@@ -83,6 +83,10 @@ struct AccuracyReport {
   std::vector<std::string> notes;    // what was not compared, and why
   std::vector<std::string> files;    // written
   std::string repro;
+  // Wall time of each part: the golden chain (the framework graph on the
+  // double-precision references), the compiled graph (run, then in order for
+  // every value), and judging every node (each alone again, the compares).
+  double golden_ms = 0, compiled_ms = 0, judge_ms = 0;
   bool clean() const;  // no node diverges, every --expected output passes, something was compared
   int ExitCode() const { return clean() ? 0 : 1; }
 };

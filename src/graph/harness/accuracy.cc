@@ -10,6 +10,7 @@
 
 #include "capture/dispatcher.h"
 #include "capture/op_instance.h"
+#include "core/clock.h"
 #include "core/command_line.h"
 #include "core/file_util.h"
 #include "graph/harness/accuracy_json.h"
@@ -362,6 +363,8 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
 
   // The compiled graph as the runtime executes it, for its inputs (given or
   // filled as `run` fills them) and outputs; then in order for every value.
+  const auto ms_since = [](int64_t start) { return static_cast<double>(SteadyNowNs() - start) / 1e6; };
+  int64_t start = SteadyNowNs();
   OPSCOPE_ASSIGN_OR_RETURN(graph::Schedule schedule, graph::ScheduleGraph(model.compiled, {.compute_streams = 1}));
   StatusOr<graph::ExecutionResult> executed =
       graph::Execute(model.compiled, schedule, {.device = cpu, .inputs = std::move(given), .seed = r.seed});
@@ -369,17 +372,26 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
   TensorMap values;
   OPSCOPE_RETURN_IF_ERROR(graph::EvaluateInOrder(model.compiled, executed->inputs, cpu, &values).status().WithContext(r.model));
 
+  const double compiled_ms = ms_since(start);
   AccuracyReport report{.model = r.model,
                         .framework_nodes = static_cast<int64_t>(model.framework.nodes().size()),
                         .compiled_nodes = static_cast<int64_t>(model.compiled.nodes().size()),
                         .disabled_passes = r.disable_passes,
                         .repro = AccuracyCommand(r)};
+  report.compiled_ms = compiled_ms;
+  start = SteadyNowNs();
   TensorMap golden = GoldenChain(model.framework, executed->inputs, report.notes);
   GoldenThroughTransdata(model.compiled, golden);
+  report.golden_ms = ms_since(start);
+  start = SteadyNowNs();
   OPSCOPE_ASSIGN_OR_RETURN(report.output_checks, graph::CheckOutputs(expected, executed->outputs, r.tolerance));
 
   std::map<int64_t, std::string> framework_name;
   for (const Node& f : model.framework.nodes()) framework_name[f.id] = f.name.empty() ? f.op_type : f.name;
+  std::map<int64_t, int> compiled_per_framework;  // a framework node the compiler split: one-to-many
+  for (const Node& n : model.compiled.nodes()) {
+    for (int64_t id : n.fused_from) ++compiled_per_framework[id];
+  }
   std::vector<int64_t> order;  // data-flow position of each kept node
   int64_t position = 0;
   for (const Node& n : model.compiled.nodes()) {
@@ -390,6 +402,10 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
     a.mapping = n.fused_from.empty()       ? "inserted by the compiler"
                 : n.fused_from.size() == 1 ? "one-to-one"
                                            : "fuses " + std::to_string(n.fused_from.size()) + " framework nodes";
+    if (n.fused_from.size() == 1 && compiled_per_framework[n.fused_from[0]] > 1) {
+      a.mapping = "one of " + std::to_string(compiled_per_framework[n.fused_from[0]]) + " compiled nodes for framework node " +
+                  framework_name[n.fused_from[0]];
+    }
     bool any = false;
     for (const std::string& in : n.inputs) {
       if (!in.empty() && values.count(in)) KeepWorst(a.inherited, Measure(in, values.at(in), golden, model.framework, r.tolerance), any);
@@ -439,6 +455,7 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
     ranked.push_back(std::move(report.nodes[i]));
   }
   report.nodes = std::move(ranked);
+  report.judge_ms = ms_since(start);
 
   if (!r.output_dir.empty()) {
     for (int i = 0; i < static_cast<int>(report.nodes.size()) && i < r.replay; ++i) {

@@ -66,6 +66,7 @@ std::string AccuracyJsonText(const AccuracyReport& r) {
                       {"statistic", "local: the node alone on the golden inputs; inherited: the worst of its inputs in "
                                     "the compiled run; output: the worst of its outputs there; all against the "
                                     "framework graph run on the ops' double-precision references"},
+                      {"time_ms", {{"golden", r.golden_ms}, {"compiled", r.compiled_ms}, {"judge", r.judge_ms}}},
                       {"nodes", std::move(nodes)},
                       {"outputs_checked", graph::OutputChecksJson(r.output_checks)},
                       {"notes", r.notes},
@@ -107,6 +108,10 @@ void PrintAccuracy(const AccuracyReport& r, int top, std::ostream& out) {
   }
   if (r.nodes.size() > static_cast<size_t>(shown)) out << "  ... " << r.nodes.size() - shown << " more (--top)\n";
   for (const std::string& n : r.notes) out << "note     " << n << "\n";
+  char time[160];
+  std::snprintf(time, sizeof time, "time     golden %.1f ms (the references), compiled %.1f ms, judging %.1f ms\n",
+                r.golden_ms, r.compiled_ms, r.judge_ms);
+  out << time;
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   if (!r.repro.empty()) out << "repro    " << r.repro << "\n";
 }
