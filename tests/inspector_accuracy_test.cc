@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +142,35 @@ TEST_F(InspectorAccuracy, ALayoutDecisionIsNamedAndTheModelIsCleanWithoutThatPas
   EXPECT_EQ(k["compiled_nodes"], 3);
   EXPECT_EQ(k["clean"], true);
   EXPECT_EQ(k["disabled_passes"], json::array({"layout"}));
+}
+
+// Written beside a run of the same model, accuracy.json carries that run's
+// id, and `summary` lists its top nodes; after another run it says the file
+// is stale; a file that is no accuracy.json is one line, the summary whole.
+TEST_F(InspectorAccuracy, SummaryListsTheTopNodesOfAnAccuracyRunBesideIt) {
+  const std::string dir = (dir_ / "run").string(), plugin = " --plugin " + Plugin("buggy_ops");
+  const std::string model = Model("half_section.onnx");
+  ASSERT_EQ(Inspector("run " + model + plugin + " --iterations 1 --peak-bw 10 --peak-flops 50 --output-dir " + dir).exit_code, 0);
+  EXPECT_EQ(Inspector("accuracy " + model + plugin + " --output-dir " + dir).exit_code, 1);
+  const json run = json::parse(Slurp(dir_ / "run" / "capture.json"))["run"];
+  EXPECT_EQ(json::parse(Slurp(dir_ / "run" / "accuracy.json"))["run"]["id"], run["id"]);
+  Result s = Inspector("summary " + dir);
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("accuracy  (accuracy.json, nodes by local error) the first diverging node along the data flow: "
+                       "/rms/half_rms\n  DIVERGES /rms/half_rms (half_rms)  local 4 / 4 out of tolerance"),
+            std::string::npos)
+      << s.out;
+
+  ASSERT_EQ(Inspector("run " + model + plugin + " --iterations 1 --peak-bw 10 --peak-flops 50 --output-dir " + dir).exit_code, 0);
+  Result stale = Inspector("summary " + dir);
+  EXPECT_EQ(stale.exit_code, 0) << stale.err;
+  EXPECT_NE(stale.out.find("accuracy.json is of another run ("), std::string::npos) << stale.out;
+  EXPECT_EQ(stale.out.find("DIVERGES"), std::string::npos) << stale.out;
+
+  std::ofstream(dir_ / "run" / "accuracy.json") << "{\"schema\": 3";
+  Result bad = Inspector("summary " + dir);
+  EXPECT_EQ(bad.exit_code, 0) << bad.err;
+  EXPECT_NE(bad.out.find("accuracy  " + dir + "/accuracy.json: not valid JSON"), std::string::npos) << bad.out;
 }
 
 TEST_F(InspectorAccuracy, DisabledPassesCompileWithoutThemAndBadInputIsOneLine) {

@@ -83,6 +83,10 @@ struct AccuracyReport {
   std::vector<std::string> notes;    // what was not compared, and why
   std::vector<std::string> files;    // written
   std::string repro;
+  // When the output folder holds an `inspector-cli run` of the same model:
+  // that run's id, written in accuracy.json, so `summary DIR` lists the top
+  // nodes beside the run's tables (and knows a later run made them stale).
+  std::string run_id, model_fingerprint;
   // Wall time of each part: the golden chain (the framework graph on the
   // double-precision references), the compiled graph (run, then in order for
   // every value), and judging every node (each alone again, the compares).

@@ -8,6 +8,7 @@
 #include "core/text_format.h"
 #include "graph/export/capture_json.h"
 #include "graph/export/session_export.h"
+#include "graph/harness/accuracy_json.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/node_path.h"
 #include "graph/run/summary.h"
@@ -191,6 +192,10 @@ Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out
   if (!run.plugins.empty()) out << "plugins the run loaded (not loaded here): " << JoinStrings(run.plugins, ", ") << "\n";
   out << "\n";
   PrintTables(run.schedule, flags.top, out, &run);
+  // `inspector-cli accuracy` written beside this run: its top nodes.
+  const std::vector<std::string> accuracy = AccuracySummaryLines(flags.dir, run.identity.id, std::min(flags.top, 5));
+  if (!accuracy.empty()) out << "\n";
+  for (const std::string& line : accuracy) out << line << "\n";
   return Status::Ok();
 }
 

@@ -13,6 +13,8 @@
 #include "core/clock.h"
 #include "core/command_line.h"
 #include "core/file_util.h"
+#include "graph/export/capture_json.h"
+#include "graph/export/run_folder.h"
 #include "graph/harness/accuracy_json.h"
 #include "graph/harness/model_inputs.h"
 #include "graph/onnx/onnx_import.h"
@@ -462,6 +464,14 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
       NodeAccuracy& a = report.nodes[i];
       if (!a.diverges) break;
       OPSCOPE_RETURN_IF_ERROR(WriteReplay(a, i, *model.compiled.FindNode(a.node_id), values, r));
+    }
+    // Beside a run of this model: its identity, for `summary DIR`.
+    if (StatusOr<graph::RunIdentity> run = graph::CheckRunFolder(r.output_dir); run.ok()) {
+      StatusOr<std::string> fingerprint = graph::ModelFingerprint(r.model);
+      if (fingerprint.ok() && *fingerprint == run->model_fingerprint) {
+        report.run_id = run->id;
+        report.model_fingerprint = run->model_fingerprint;
+      }
     }
     const std::string file = r.output_dir + "/accuracy.json";
     OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(file, AccuracyJsonText(report)).WithContext("accuracy.json"));

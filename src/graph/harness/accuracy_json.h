@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "opscope/accuracy.h"
 
@@ -14,5 +15,12 @@ namespace opscope {
 inline constexpr char kAccuracySchema[] = "opscope.accuracy/1";
 
 std::string AccuracyJsonText(const AccuracyReport& report);
+
+// What `summary DIR` adds from DIR/accuracy.json when the accuracy run was
+// written beside this run (`run_id`): the verdict and the `top` nodes by
+// local error, a line each; a line saying so when the file is of another
+// run or cannot be read (it is someone's file: nothing in it is trusted);
+// nothing when there is none.
+std::vector<std::string> AccuracySummaryLines(const std::string& dir, const std::string& run_id, int top);
 
 }  // namespace opscope

@@ -1,9 +1,12 @@
 // What `inspector-cli accuracy` prints and writes (opscope/accuracy.h).
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_util.h"
+#include "core/json_field.h"
 #include "core/json_text.h"
 #include "core/text_format.h"
 #include "graph/harness/accuracy_json.h"
@@ -70,8 +73,49 @@ std::string AccuracyJsonText(const AccuracyReport& r) {
                       {"nodes", std::move(nodes)},
                       {"outputs_checked", graph::OutputChecksJson(r.output_checks)},
                       {"notes", r.notes},
+                      {"run", r.run_id.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json{{"id", r.run_id}, {"model_fingerprint", r.model_fingerprint}}},
                       {"repro", r.repro}};
   return JsonText(j, 2) + "\n";
+}
+
+std::vector<std::string> AccuracySummaryLines(const std::string& dir, const std::string& run_id, int top) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(dir + "/accuracy.json", ec))) return {};
+  const std::string file = dir + "/accuracy.json";
+  StatusOr<std::string> text = ReadFolderFile(dir, "accuracy.json");  // never through a link
+  if (!text.ok()) return {"accuracy  " + text.status().message()};
+  StatusOr<nlohmann::json> doc = ParseJsonText(*text, file);
+  if (!doc.ok()) return {"accuracy  " + doc.status().message()};
+  JsonFields fields(file);
+  const JsonField j = fields.Root(*doc);
+  if (j["schema"].String() != kAccuracySchema && fields.ok()) return {"accuracy  " + file + ": not an " + kAccuracySchema + " file"};
+  const std::string id = j["run"].Present() ? j["run"]["id"].String() : "";
+  std::vector<std::string> lines;
+  const JsonField nodes = j["nodes"];
+  const std::string first = j["first_divergent"].Present() ? j["first_divergent"].String() : "";
+  for (size_t i = 0; fields.ok() && i < nodes.Size() && static_cast<int>(i) < top; ++i) {
+    const JsonField n = nodes[i], local = n["local"];
+    std::string line = "  " + std::string(n["diverges"].Bool() ? "DIVERGES " : "ok       ") + n["name"].String() + " (" +
+                       n["op_type"].String() + ")";
+    if (local["compared"].Bool()) {
+      line += "  local " + WithThousands(local["mismatched"].Int()) + " / " + WithThousands(local["total"].Int()) +
+              " out of tolerance, max abs err " +
+              (local["max_abs_err"].Present() ? ShortNum(local["max_abs_err"].Number()) : std::string("not finite"));
+    }
+    const std::vector<std::string> decisions = n["decisions"].Strings();
+    if (!decisions.empty()) line += "; " + decisions[0];
+    lines.push_back(line);
+  }
+  if (!fields.ok()) return {"accuracy  " + fields.status().message()};
+  if (id != run_id) {
+    return {"accuracy  " + file + " is of another run (" + (id.empty() ? "none recorded" : id) +
+            "): run `inspector-cli accuracy MODEL --output-dir " + dir + "` again"};
+  }
+  lines.insert(lines.begin(), "accuracy  (accuracy.json, nodes by local error) " +
+                                  (first.empty() ? std::string("no compiled node diverges")
+                                                 : "the first diverging node along the data flow: " + first));
+  return lines;
 }
 
 void PrintAccuracy(const AccuracyReport& r, int top, std::ostream& out) {
