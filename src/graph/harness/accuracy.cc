@@ -259,7 +259,12 @@ TensorError Local(const Node& n, const TensorMap& values, const TensorMap& golde
       args.emplace_back();
       continue;
     }
-    const Tensor& real = values.at(in);
+    auto found = values.find(in);
+    if (found == values.end()) {
+      why_not = "its input '" + in + "' was not computed";
+      return worst;
+    }
+    const Tensor& real = found->second;
     auto g = golden.find(in);
     if (g == golden.end() || g->second.shape() != real.shape()) {
       args.push_back(real);
@@ -305,7 +310,7 @@ Status WriteReplay(NodeAccuracy& a, int rank, const Node& n, const TensorMap& va
   OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir.string(), "output_dir"));
   std::vector<std::string> files;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (n.inputs[i].empty()) continue;  // an omitted optional input: the op runs without it
+    if (n.inputs[i].empty() || !values.count(n.inputs[i])) continue;  // an omitted optional input: the op runs without it
     const std::string file = std::filesystem::absolute(dir / (std::to_string(i) + "_" + SafeName(n.inputs[i]) + ".npy")).string();
     OPSCOPE_RETURN_IF_ERROR(WriteNpy(file, values.at(n.inputs[i])).WithContext("output_dir"));
     files.push_back(file);
@@ -430,7 +435,10 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
     }
     a.decisions = Decisions(n, model.compiled, model.framework, a.framework_nodes);
     std::vector<Tensor> real;
-    for (const std::string& in : n.inputs) real.push_back(in.empty() ? Tensor() : values.at(in));
+    for (const std::string& in : n.inputs) {
+      auto found = in.empty() ? values.end() : values.find(in);
+      real.push_back(found == values.end() ? Tensor() : found->second);
+    }
     char key[32];
     std::snprintf(key, sizeof key, "%016llx",
                   static_cast<unsigned long long>(OpInstanceKey(n.op_type, n.attrs, real)));
