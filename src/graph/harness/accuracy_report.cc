@@ -15,8 +15,6 @@
 namespace opscope {
 namespace {
 
-nlohmann::json Finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 nlohmann::json ErrorJson(const TensorError& e) {
   if (!e.compared) return {{"tensor", e.tensor}, {"compared", false}};
   return {{"tensor", e.tensor},
@@ -25,17 +23,21 @@ nlohmann::json ErrorJson(const TensorError& e) {
           {"framework_dtype", DTypeName(e.framework_dtype)},
           {"mismatched", e.mismatched},
           {"total", e.total},
-          {"max_abs_err", Finite(e.max_abs_err)},
-          {"max_rel_err", Finite(e.max_rel_err)},
-          {"cosine", Finite(e.cosine)}};
+          {"max_abs_err", graph::FiniteOrNull(e.max_abs_err)},
+          {"max_rel_err", graph::FiniteOrNull(e.max_rel_err)},
+          {"cosine", graph::FiniteOrNull(e.cosine)}};
 }
 
 // "3 / 1,000 out of tolerance, max abs err 2.1e-3 (Y)" or why it was not judged.
+// The relative error is over the finite pairs: beside an infinite absolute
+// error it would read as a small one, so it is left out there.
 std::string ErrorText(const TensorError& e) {
   if (!e.compared) return "not compared (no golden)";
-  return WithThousands(e.mismatched) + " / " + WithThousands(e.total) + " out of tolerance, max abs err " +
-         ShortNum(e.max_abs_err) + ", max rel err " + ShortNum(e.max_rel_err) + " (" + e.tensor + ", " +
-         DTypeName(e.compiled_dtype) + ")";
+  const std::string errors = std::isfinite(e.max_abs_err)
+                                 ? "max abs err " + ShortNum(e.max_abs_err) + ", max rel err " + ShortNum(e.max_rel_err)
+                                 : "max abs err " + ShortNum(e.max_abs_err) + " (an Inf or NaN on one side only)";
+  return WithThousands(e.mismatched) + " / " + WithThousands(e.total) + " out of tolerance, " + errors + " (" + e.tensor +
+         ", " + DTypeName(e.compiled_dtype) + ")";
 }
 
 }  // namespace

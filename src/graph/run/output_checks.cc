@@ -11,10 +11,9 @@ namespace {
 
 std::string Describe(const TensorDesc& d) { return std::string(DTypeName(d.dtype)) + d.shape.ToString(); }
 
-// JSON has no infinities or NaN: a non-finite error is null (the text says which).
-nlohmann::json Finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 }  // namespace
+
+nlohmann::json FiniteOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 StatusOr<std::vector<ExpectedOutput>> ReadExpectedOutputs(const std::vector<std::string>& files, const Graph& compiled) {
   const std::vector<std::string>& outputs = compiled.outputs();
@@ -105,8 +104,8 @@ nlohmann::json OutputChecksJson(const std::vector<OutputCheck>& checks) {
   for (const OutputCheck& c : checks) {
     out.push_back({{"name", c.name}, {"file", c.file}, {"describe", c.describe}, {"passed", c.passed},
                    {"rule", c.rule}, {"mismatched", c.mismatched}, {"total", c.total},
-                   {"max_abs_err", Finite(c.max_abs_err)}, {"max_rel_err", Finite(c.max_rel_err)},
-                   {"cosine", Finite(c.cosine)}, {"pattern", c.pattern}, {"warnings", c.warnings}, {"text", c.text}});
+                   {"max_abs_err", FiniteOrNull(c.max_abs_err)}, {"max_rel_err", FiniteOrNull(c.max_rel_err)},
+                   {"cosine", FiniteOrNull(c.cosine)}, {"pattern", c.pattern}, {"warnings", c.warnings}, {"text", c.text}});
   }
   return out;
 }

@@ -40,6 +40,10 @@ StatusOr<std::vector<OutputCheck>> CheckOutputs(const std::vector<ExpectedOutput
                                                 const std::map<std::string, Tensor>& outputs,
                                                 const ToleranceSpec& tolerance);
 
+// JSON has no infinities or NaN: a non-finite error is written as null
+// (the text beside it says which).
+nlohmann::json FiniteOrNull(double v);
+
 // As capture.json and summary.json hold them ("outputs_checked").
 nlohmann::json OutputChecksJson(const std::vector<OutputCheck>& checks);
 std::vector<OutputCheck> OutputChecksFromJson(const JsonField& j);
