@@ -16,6 +16,7 @@
 #include "cli/apps.h"
 #include "inspector_tool_test.h"
 #include "opscope/npy.h"
+#include "report/report_dir.h"
 #include "tool_test_util.h"
 
 namespace {
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Result = ::opscope::testing::ToolResult;
 using ::opscope::testing::Slurp;
+using StatusOrData = ::opscope::StatusOr<::opscope::ReportData>;
 
 class InspectorAccuracy : public ::opscope::testing::InspectorToolTest {
  protected:
@@ -133,6 +135,18 @@ TEST_F(InspectorAccuracy, ALayoutDecisionIsNamedAndTheModelIsCleanWithoutThatPas
               std::string::npos)
         << n["decisions"];
     EXPECT_NE(n["replay"].get<std::string>().find("--attrs layout=NHWC"), std::string::npos) << n["replay"];
+    // Its worst element against float32's |a-e| <= 1e-5 + 1e-5*|e|, bounded
+    // from the compare engine's own figures: at most the largest error over
+    // the floor alone, at least each decade's worst error over the bound at
+    // the top of that decade of |golden|.
+    const double ratio = n["local"]["tolerance_ratio"];
+    EXPECT_LE(ratio, n["local"]["max_abs_err"].get<double>() / 1e-5);
+    for (const json& bin : n["local"]["histogram"]) {
+      const std::string label = bin["abs_golden"];  // "[1e-2,1e-1)"
+      const double top = std::stod(label.substr(label.find(',') + 1));
+      EXPECT_GE(ratio, bin["max_abs_err"].get<double>() / (1e-5 + 1e-5 * top)) << label;
+    }
+    EXPECT_GT(ratio, 1);
   }
   EXPECT_EQ(diverging, 1);
 
@@ -171,6 +185,58 @@ TEST_F(InspectorAccuracy, SummaryListsTheTopNodesOfAnAccuracyRunBesideIt) {
   Result bad = Inspector("summary " + dir);
   EXPECT_EQ(bad.exit_code, 0) << bad.err;
   EXPECT_NE(bad.out.find("accuracy  " + dir + "/accuracy.json: not valid JSON"), std::string::npos) << bad.out;
+}
+
+// Each node's own error as a multiple of its tolerance colours the page:
+// above 1 exactly for the nodes that diverge (an Inf on one side: null), and
+// its histogram counts every element. Written into a run's folder that has a
+// page, the page is made again with accuracy.json in it; once the folder
+// holds another run, the page carries the refusal, not the stale numbers.
+TEST_F(InspectorAccuracy, ThePageOfTheRunCarriesEachNodesOwnErrorAndRefusesAnotherRuns) {
+  const std::string dir = (dir_ / "page").string(), plugin = " --plugin " + Plugin("buggy_ops");
+  const std::string model = Model("half_section.onnx");
+  const std::string run = "run " + model + plugin + " --iterations 1 --peak-bw 10 --peak-flops 50 --output-dir " + dir;
+  ASSERT_EQ(Inspector(run).exit_code, 0);
+  ASSERT_EQ(Inspector("export --input-dir " + dir + " --format html").exit_code, 0);
+  const std::string before = Slurp(dir_ / "page" / "report.html");
+  Result r = Inspector("accuracy " + model + plugin + " --output-dir " + dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("wrote    " + dir + "/report.html"), std::string::npos) << r.out;
+  EXPECT_EQ(before.find("opscope-data-accuracy.json"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / "page" / "report.html").find("opscope-data-accuracy.json"), std::string::npos);
+
+  const json j = json::parse(Slurp(dir_ / "page" / "accuracy.json"));
+  int judged = 0;
+  for (const json& n : j["nodes"]) {
+    const json& local = n["local"];
+    if (!local["compared"].get<bool>()) continue;
+    ++judged;
+    ASSERT_TRUE(local.contains("tolerance_ratio")) << n.dump();  // the mixed rule has a scale
+    const json& ratio = local["tolerance_ratio"];
+    EXPECT_EQ(n["diverges"].get<bool>(), ratio.is_null() || ratio.get<double>() > 1) << n.dump();
+    if (n["name"] == "/scale/Mul") EXPECT_GT(ratio.get<double>(), 0) << n.dump();  // float32 rounding, well inside
+    int64_t elements = 0, out = 0;
+    for (const json& bin : local["histogram"]) {
+      elements += bin["count"].get<int64_t>();
+      out += bin["mismatched"].get<int64_t>();
+    }
+    EXPECT_EQ(elements, local["total"].get<int64_t>()) << n.dump();
+    EXPECT_EQ(out, local["mismatched"].get<int64_t>()) << n.dump();
+  }
+  EXPECT_EQ(judged, 5);
+
+  StatusOrData data = ::opscope::ReadReportDir(dir);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  const json shown = json::parse(data->accuracy);
+  EXPECT_EQ(shown["first_divergent"], "/rms/half_rms");
+  EXPECT_FALSE(shown["nodes"][0].contains("replay_files"));  // the page has no use for them
+
+  ASSERT_EQ(Inspector(run).exit_code, 0);
+  StatusOrData stale = ::opscope::ReadReportDir(dir);
+  ASSERT_TRUE(stale.ok()) << stale.status().message();
+  const json refused = json::parse(stale->accuracy);
+  EXPECT_FALSE(refused.contains("nodes"));
+  EXPECT_NE(refused["error"].get<std::string>().find("accuracy.json: of another run ("), std::string::npos) << refused;
 }
 
 TEST_F(InspectorAccuracy, DisabledPassesCompileWithoutThemAndBadInputIsOneLine) {

@@ -12,6 +12,7 @@ var opscope = window.opscope || (window.opscope = {});
   // A trace shown alone, without a run's graph and summary (the first found).
   const TRACE_ONLY = ['trace.json', 'timeline.json'];
   const ROOFLINE = 'roofline.svg';
+  const ACCURACY = 'accuracy.json';  // inspector-cli accuracy, written beside the run
 
   function embedded(name) {
     const e = document.getElementById('opscope-data-' + name);
@@ -47,7 +48,7 @@ var opscope = window.opscope || (window.opscope = {});
       const page = embedded('page') || {};
       // The roofline chart, when there is one, is already in the page's markup.
       return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title,
-        diagnosis: embedded('diagnosis'), diff: embedded('diff.json')};
+        diagnosis: embedded('diagnosis'), diff: embedded('diff.json'), accuracy: embedded('accuracy.json')};
     }
     if (location.protocol === 'file:') return null;  // fetch cannot read files next to a file:// page
     const get = async (f, as) => {
@@ -62,7 +63,9 @@ var opscope = window.opscope || (window.opscope = {});
       const [graph, trace, summary] = await Promise.all(FILES.map((f) => get(f)));
       const mixed = mixedRunError({'graph.json': graph, 'trace.json': trace, 'summary.json': summary});
       if (mixed) throw new Error(mixed + ' (the folder was written again while the page loaded: reload it)');
-      return {graph, trace, summary, roofline: await roofline};
+      // The server checks it against the folder's run, as report.html's maker does.
+      const accuracy = present.has(ACCURACY) ? await get(ACCURACY).catch((e) => ({error: e.message})) : null;
+      return {graph, trace, summary, roofline: await roofline, accuracy};
     }
     const alone = TRACE_ONLY.find((f) => present.has(f));
     if (!alone) throw new Error('the served folder holds no graph.json, trace.json or timeline.json');
@@ -141,10 +144,11 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   class App {
-    constructor({graph, trace, summary, roofline, title, diagnosis, diff}) {
+    constructor({graph, trace, summary, roofline, title, diagnosis, diff, accuracy}) {
       const model = (this.model = opscope.buildModel(graph, trace, summary));
-      // Against a baseline: every view reads the nodes' marks, so they come first.
+      // Against a baseline, and each node's own error: every view reads the nodes' marks, so they come first.
       if (diff && model.hasGraph) opscope.attachDiff(model, diff);
+      if (accuracy && model.hasGraph) opscope.attachAccuracy(model, accuracy);
       this.title = title || '';
       this.diagnosis = diagnosis || null;
       document.body.classList.toggle('diagnosis', !!this.diagnosis);
@@ -171,6 +175,10 @@ var opscope = window.opscope || (window.opscope = {});
           onRange: (range) => this.showRange(range)});
       if (model.hasGraph) opscope.renderOpTypes(document.getElementById('optypes'), model);
       if (model.diff) this.showDiff();
+      if (model.accuracy) {
+        document.getElementById('accuracy-section').hidden = false;
+        document.getElementById('accuracy-facts').textContent = opscope.renderAccuracy(document.getElementById('accuracy'), model);
+      }
       if (this.diagnosis) this.showDiagnosis();
       this.fillHeader();
       this.attachLinks();
@@ -265,7 +273,7 @@ var opscope = window.opscope || (window.opscope = {});
         marks.compiled[SEL].add(sel.node.node_id);
         markFramework(opscope.frameworkOf(m, sel.node), SEL);
         markTasks(opscope.tasksOf(m, sel.node), HI);
-      } else if (sel.kind === 'cone') {
+      } else if (sel.kind === 'cone' || sel.kind === 'accuracy-path') {
         // The node's paths in its layer, their counterparts in the other and their tasks.
         const layer = sel.node.layer, ids = [sel.node.node_id, ...sel.cone.ancestors, ...sel.cone.descendants];
         marks[layer][SEL].add(sel.node.node_id);
@@ -338,6 +346,8 @@ var opscope = window.opscope || (window.opscope = {});
         ev.preventDefault();
         if (a.dataset.link === 'task') {
           this.select({kind: 'task', task: this.model.tasks[+a.dataset.taskIndex]});
+        } else if (a.dataset.link === 'accuracy-path') {
+          this.selectAccuracyPath();
         } else if (a.dataset.link === 'cone') {
           const node = this.model.layers[a.dataset.layer].byId.get(+a.dataset.nodeId);
           this.select({kind: 'cone', node, cone: opscope.cone(this.model.layers[node.layer], node.node_id)});
@@ -349,6 +359,7 @@ var opscope = window.opscope || (window.opscope = {});
       };
       document.getElementById('details').addEventListener('click', follow);
       document.getElementById('optypes').addEventListener('click', follow);
+      document.getElementById('accuracy').addEventListener('click', follow);
       // The run's critical path (summary.json), as a toggle over the timeline.
       const path = (this.model.summary.critical_path || {}).task_ids || [];
       const toggle = document.getElementById('critical-toggle');
@@ -363,6 +374,17 @@ var opscope = window.opscope || (window.opscope = {});
         const same = this.selection && this.selection.kind === 'optype' && this.selection.opType === tr.dataset.opType;
         this.select(same ? null : {kind: 'optype', opType: tr.dataset.opType});
       });
+    }
+
+    // The first divergent node and every node it depends on, from the
+    // graph's inputs: the data its error came through, in both layers and
+    // on the timeline.
+    selectAccuracyPath() {
+      const node = this.model.accuracy && this.model.accuracy.firstNode;
+      if (!node) return;
+      const {ancestors} = opscope.cone(this.model.layers.compiled, node.node_id);
+      this.select({kind: 'accuracy-path', node, cone: {ancestors, descendants: new Set()}});
+      this.graphs.compiled.centerOn(node.node_id);
     }
 
     // Enter selects the next node whose name contains the text (framework

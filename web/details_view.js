@@ -100,6 +100,7 @@ var opscope = window.opscope || (window.opscope = {});
         n.layout && ['layout', `${n.layout.from} → ${n.layout.to}`],
         ['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none: inserted by the compiler (' + n.kind + ')']]));
     }
+    parts.push(...opscope.accuracyLines(model, n));
     parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));
     return parts;
   }
@@ -118,7 +119,11 @@ var opscope = window.opscope || (window.opscope = {});
   }
 
   // Under a node's facts: the link that lights up its paths, or, when they are lit, what they hold.
-  function pathLine(model, n, cone) {
+  function pathLine(model, n, cone, kind) {
+    if (kind === 'accuracy-path') {
+      return h('p', {class: 'paths'}, `the path from the inputs to the first divergent node: ${cone.ancestors.size} ` +
+        'node(s) it depends on in the compiled graph, with their framework nodes and tasks (Esc clears)');
+    }
     if (cone) {
       return h('p', {class: 'paths'}, `paths lit: ${cone.ancestors.size} ancestor(s) and ${cone.descendants.size} ` +
         `descendant(s) in the ${n.layer} graph, with their counterparts and tasks (Esc clears)`);
@@ -262,9 +267,9 @@ var opscope = window.opscope || (window.opscope = {});
   opscope.renderDetails = function (host, model, selection, context) {
     let parts;
     if (!selection) parts = [h('p', {class: 'muted'}, opscope.idleHint(model))];
-    else if (selection.kind === 'node' || selection.kind === 'cone') {
+    else if (selection.kind === 'node' || selection.kind === 'cone' || selection.kind === 'accuracy-path') {
       parts = nodeDetails(model, selection.node);
-      parts.splice(3, 0, pathLine(model, selection.node, selection.kind === 'cone' ? selection.cone : null));
+      parts.splice(3, 0, pathLine(model, selection.node, selection.kind === 'node' ? null : selection.cone, selection.kind));
     } else if (selection.kind === 'critical') parts = criticalDetails(model, selection);
     else if (selection.kind === 'task') parts = taskDetails(model, selection.task);
     else if (selection.kind === 'cause') parts = taskDetails(model, selection.tasks[0]);

@@ -123,6 +123,7 @@ var opscope = window.opscope || (window.opscope = {});
       const swatch = (cls, text) => h('div', {class: 'row'},
         icon((svg) => el('rect', {class: cls, x: 1, y: 1, width: 24, height: 12, rx: 3}, svg)), text);
       const attached = this.index ? Object.keys(this.index.L.attached || {}).length : 0;
+      const accuracy = this.layer.nodes.some((n) => n.accuracy);
       const scopeRow = (s) => {
         const dot = h('span', {class: 'dot'});
         dot.style.background = opscope.scopeColour('/' + s);
@@ -141,6 +142,9 @@ var opscope = window.opscope || (window.opscope = {});
         // Against a baseline, the badges this layer shows.
         (opscope.DIFF_LEGEND || []).filter(([cls]) => this.layer.nodes.some((n) => opscope.diffBadge(n.diff)?.cls === cls))
           .map(([cls, text]) => swatch('lg-' + cls, 'badge: ' + text)),
+        // inspector-cli accuracy: the fill is a node's own error, the node alone on the golden inputs.
+        accuracy ? h('div', {class: 'row muted'}, 'fill: own error against the double-precision golden') : null,
+        accuracy ? opscope.ACCURACY_LEGEND.map(([cls, text]) => swatch('lg-' + cls, text)) : [],
         h('div', {class: 'row'}, icon((svg) => el('path', {d: 'M1,7 H25', class: 'edge'}, svg)),
           'tensor (hover: name, dtype, shape); thicker: several'),
         attached ? h('div', {class: 'row muted'}, `${attached} constant / identity node(s) attached to their consumers (details)`) : null,
@@ -342,6 +346,8 @@ var opscope = window.opscope || (window.opscope = {});
       if (n.executable === false) classes.push('not-executable');
       const badge = opscope.diffBadge && opscope.diffBadge(n.diff);  // against a baseline (diff_view.js)
       if (badge) classes.push(badge.cls);
+      const band = opscope.accuracyBand && opscope.accuracyBand(n.accuracy);  // its own error (accuracy_view.js)
+      if (band) classes.push(band);
       if (this.selected.has(n.node_id)) classes.push('selected');
       else if (this.highlighted.has(n.node_id)) classes.push('highlighted');
       const g = el('g', {class: classes.join(' '), 'data-node-id': n.node_id, 'data-layer': this.layer.name,

@@ -51,7 +51,14 @@ struct TensorError {
   std::string tensor;            // the value's name
   DType compiled_dtype = DType::kF32, framework_dtype = DType::kF32;
   int64_t mismatched = 0, total = 0;
-  double max_abs_err = 0, max_rel_err = 0, cosine = 1;
+  double max_abs_err = 0, max_rel_err = 0, cosine = 1, mean_abs_err = 0;
+  // The worst element's error as a multiple of the error its tolerance allows
+  // it (|a-e| / (atol + rtol*|e|) under the mixed rule, ulps / max_ulp under
+  // ulp): above 1 exactly where elements are out of tolerance, and how far
+  // below 1 says how close a passing tensor came. Infinite for an Inf or NaN
+  // on one side only; -1 where the rule has no scale (bit-exact).
+  double tolerance_ratio = -1;
+  std::vector<HistogramBin> histogram;  // the elements by decade of |golden|: count, out of tolerance, worst error
   bool compared = false;         // false: no golden for it (inserted by the compiler)
   bool passed() const { return !compared || mismatched == 0; }
   double share() const { return total ? static_cast<double>(mismatched) / static_cast<double>(total) : 0; }

@@ -16,9 +16,11 @@
 #include "graph/export/capture_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/export/session_export.h"
+#include "graph/harness/accuracy_json.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/run_identity.h"
 #include "report/inline_svg.h"
+#include "report/page_data.h"
 #include "report/page_policy.h"
 #include "report/report_page.h"
 #include "report/web_assets.h"
@@ -97,6 +99,7 @@ const std::vector<std::string>& ServedFiles() {
       if (std::find(f.begin(), f.end(), t) == f.end()) f.push_back(t);  // trace.json is in both lists
     }
     f.push_back(graph::kRooflineFile);
+    f.push_back(kAccuracyFile);
     return f;
   }();
   return files;
@@ -195,6 +198,13 @@ HttpResponse AnswerHttpRequest(std::string_view head, const std::string& dir, st
     if (!text.ok()) {
       if (text.status().code() == StatusCode::kNotFound) return Plain(404, served + " is missing in the served folder");
       return Plain(403, served + ": " + text.status().message());
+    }
+    if (served == kAccuracyFile) {
+      // Shown only beside the run it was measured on, as report.html shows it.
+      const StatusOr<graph::RunIdentity> id = graph::CheckRunFolder(dir);
+      if (!id.ok()) return Plain(422, id.status().message());
+      return HttpResponse{.status = 200, .content_type = "application/json",
+                          .body = AccuracyForPage(*text, id->id, dir + "/" + served)};
     }
     if (served != graph::kRooflineFile) {
       return HttpResponse{.status = 200, .content_type = "application/json", .body = std::move(*text)};

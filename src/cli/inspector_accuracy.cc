@@ -4,6 +4,8 @@
 #include "cli/compare_command.h"
 #include "cli/flag_parsing.h"
 #include "opscope/accuracy.h"
+#include "report/report_dir.h"
+#include "report/report_page.h"
 
 namespace opscope::cli {
 
@@ -36,6 +38,12 @@ StatusOr<int> RunInspectorAccuracy(const InspectorAccuracyFlags& f, std::ostream
                                         .expected_files = SplitList(f.expected, ','),
                                         .tolerance = f.tolerance,
                                         .replay = f.replay}));
+  // Written into a run's folder that has its page: the page again, now
+  // coloured by each node's own error (report/report_dir.h reads accuracy.json).
+  if (!report.run_id.empty() && FolderHolds(f.output_dir, "report.html")) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string page, WriteReportHtml(f.output_dir));
+    report.files.push_back(page);
+  }
   PrintAccuracy(report, f.top, out);
   return report.ExitCode();
 }

@@ -1,5 +1,6 @@
 #include "report/page_data.h"
 #include "core/json_text.h"
+#include "graph/harness/accuracy_json.h"
 
 #include <cmath>
 #include <map>
@@ -129,6 +130,24 @@ std::string DiffForPage(const std::string& diff_json) {
     d["node_times_within_noise"] = within_noise;
   }
   return JsonText(d);
+}
+
+std::string AccuracyForPage(const std::string& accuracy_json, const std::string& run_id, const std::string& file) {
+  const auto refused = [&](const std::string& why) { return JsonText(json{{"error", file + ": " + why}}); };
+  json a = json::parse(accuracy_json, nullptr, false);
+  if (!a.is_object() || Str(a, "schema") != kAccuracySchema) return refused(std::string("not an ") + kAccuracySchema + " file");
+  auto run = a.find("run");
+  const std::string id = run != a.end() && run->is_object() ? Str(*run, "id") : "";
+  if (id != run_id) {
+    return refused("of another run (" + (id.empty() ? std::string("none recorded") : id) + " here, " + run_id +
+                   " in the folder): run `inspector-cli accuracy MODEL --output-dir DIR` again");
+  }
+  if (!a.contains("nodes") || !a["nodes"].is_array()) return refused("no \"nodes\" list");
+  for (const char* unread : {"time_ms", "repro", "statistic"}) a.erase(unread);
+  for (json& n : a["nodes"]) {
+    if (n.is_object()) n.erase("replay_files");
+  }
+  return JsonText(a);
 }
 
 }  // namespace opscope

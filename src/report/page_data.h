@@ -33,4 +33,13 @@ std::string DiffForPage(const std::string& diff_json);
 // neither; each task's bound is in trace.json's args).
 std::string SummaryForPage(const std::string& summary_json);
 
+// accuracy.json (`inspector-cli accuracy` written into this run's folder) as
+// the page reads it: the verdict, the first divergent node and per compiled
+// node its errors, decisions and replay line, without the replay's file list,
+// the timings and the repro. `run_id` is the folder's run: a file of another
+// run (or none recorded), or one that is not an accuracy report, becomes
+// {"error": "..."} saying so, which the page shows instead of colouring
+// nodes with another run's numbers. `file` names it in that message.
+std::string AccuracyForPage(const std::string& accuracy_json, const std::string& run_id, const std::string& file);
+
 }  // namespace opscope

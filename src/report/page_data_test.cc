@@ -86,5 +86,24 @@ TEST(PageData, TextThatIsNotAnObjectIsReturnedAsItIs) {
   }
 }
 
+TEST(PageData, AccuracyIsKeptOnlyBesideItsOwnRun) {
+  const std::string file = R"j({"schema": "opscope.accuracy/1", "run": {"id": "r1", "model_fingerprint": "f"},
+    "first_divergent": "a", "time_ms": {"golden": 1}, "repro": "inspector-cli accuracy m", "statistic": "words",
+    "nodes": [{"name": "a", "replay": "ops-debug run", "replay_files": ["x.npy"], "local": {"compared": true}}]})j";
+  EXPECT_EQ(json::parse(AccuracyForPage(file, "r1", "d/accuracy.json")), json::parse(R"j({"schema": "opscope.accuracy/1",
+    "run": {"id": "r1", "model_fingerprint": "f"}, "first_divergent": "a",
+    "nodes": [{"name": "a", "replay": "ops-debug run", "local": {"compared": true}}]})j"));
+  EXPECT_EQ(json::parse(AccuracyForPage(file, "r2", "d/accuracy.json")),
+            json({{"error", "d/accuracy.json: of another run (r1 here, r2 in the folder): run `inspector-cli accuracy "
+                            "MODEL --output-dir DIR` again"}}));
+  EXPECT_EQ(json::parse(AccuracyForPage(R"j({"schema": "opscope.accuracy/1", "nodes": []})j", "r2", "d/a.json")),
+            json({{"error", "d/a.json: of another run (none recorded here, r2 in the folder): run `inspector-cli "
+                            "accuracy MODEL --output-dir DIR` again"}}));
+  EXPECT_EQ(json::parse(AccuracyForPage("[1]", "r1", "d/a.json")),
+            json({{"error", "d/a.json: not an opscope.accuracy/1 file"}}));
+  EXPECT_EQ(json::parse(AccuracyForPage(R"j({"schema": "opscope.accuracy/1", "run": {"id": "r1"}})j", "r1", "d/a.json")),
+            json({{"error", "d/a.json: no \"nodes\" list"}}));
+}
+
 }  // namespace
 }  // namespace opscope

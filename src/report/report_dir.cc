@@ -4,14 +4,19 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/diagnose/diagnosis_timeline.h"
 #include "core/file_util.h"
+#include "core/json_text.h"
 #include "graph/export/capture_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/export/session_export.h"
+#include "graph/harness/accuracy_json.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/run_identity.h"
 #include "report/inline_svg.h"
+#include "report/page_data.h"
 
 namespace opscope {
 
@@ -58,7 +63,14 @@ StatusOr<ReportData> ReadReportDir(const std::string& dir) {
     }
     // All three checked whole as JSON, and they, capture.json and
     // roofline.svg all of one run: a page never mixes two runs.
-    if (!session) OPSCOPE_RETURN_IF_ERROR(graph::CheckRunFolder(dir, texts).status());
+    if (!session) {
+      OPSCOPE_ASSIGN_OR_RETURN(graph::RunIdentity id, graph::CheckRunFolder(dir, texts));
+      if (FolderHolds(dir, kAccuracyFile)) {
+        StatusOr<std::string> text = ReadFolderFile(dir, kAccuracyFile);
+        data.accuracy = text.ok() ? AccuracyForPage(*text, id.id, dir + "/" + kAccuracyFile)
+                                  : JsonText(nlohmann::json{{"error", text.status().message()}});
+      }
+    }
   } else if (const char* name = TraceOnlyFileIn(dir)) {
     const std::string path = dir + "/" + name;
     OPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadFolderFile(dir, name));

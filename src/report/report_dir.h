@@ -30,6 +30,7 @@ struct ReportData {
   std::string roofline_svg;  // one <svg> element (see CheckInlineSvg); empty: no Roofline panel
   std::string title;         // the page's title; empty: the UI names it after the model
   std::string diff;          // diff.json of this run against a baseline (opscope/model.h); empty: none
+  std::string accuracy;      // accuracy.json as AccuracyForPage keeps it (or its refusal); empty: none
 };
 
 // Reads a folder the UI can show: a run (graph.json, trace.json and
@@ -39,7 +40,9 @@ struct ReportData {
 // with DIR/roofline.svg when present (checked by CheckInlineSvg). A run's
 // files are checked whole as JSON and must all be of one run, capture.json
 // and roofline.svg included (graph/run/run_identity.h); so must a
-// run's trace.json shown alone.
+// run's trace.json shown alone. A run's accuracy.json, when there is one,
+// comes with it (report/page_data.h's AccuracyForPage: another run's is
+// refused in the page's data, not by an error).
 StatusOr<ReportData> ReadReportDir(const std::string& dir);
 
 // A diagnosis.json's text (`source` names it in errors) as a page shows it:

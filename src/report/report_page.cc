@@ -50,6 +50,7 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   if (!data.summary.empty()) embed("summary.json", SummaryForPage(data.summary));
   if (!data.diagnosis.empty()) embed("diagnosis", data.diagnosis);
   if (!data.diff.empty()) embed("diff.json", DiffForPage(data.diff));
+  if (!data.accuracy.empty()) embed("accuracy.json", data.accuracy);
   if (!data.title.empty()) embed("page", JsonText(nlohmann::json({{"title", data.title}})));
   // One pass over index.html alone: the links as it writes them and its three
   // markers; what goes in is never scanned again. Anything else is left as it is.

@@ -598,6 +598,91 @@ test('a node\'s paths and the run\'s critical path light up in every view', asyn
   assert.deepEqual(problems, []);
 });
 
+// inspector-cli accuracy written into a run's folder: each node filled by
+// its own error (the band read here from accuracy.json's tolerance_ratio),
+// the panel's verdict and top nodes, a node's errors and histogram in its
+// details, and the path from the inputs to the first divergent node lit in
+// both graphs and on the timeline; served the same; refused once the folder
+// holds another run.
+const bandOf = (local) => (!local || !local.compared ? null : local.tolerance_ratio === null ? 'acc-inf'
+  : local.tolerance_ratio > 1 ? 'acc-3' : local.tolerance_ratio >= 0.1 ? 'acc-2' : local.tolerance_ratio >= 0.01 ? 'acc-1' : 'acc-0');
+async function checkAccuracyPage(page, dir, acc) {
+  const graph = JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8'));
+  const compiledByName = new Map(graph.compiled.nodes.map((n) => [n.name, n]));
+  const bands = await page.$$eval('#compiled-graph g.node', (gs) => gs.map((g) => [Number(g.dataset.nodeId),
+    [...g.classList].find((c) => c.startsWith('acc-')) || null]));
+  const expected = acc.nodes.map((e) => [compiledByName.get(e.name).node_id, bandOf(e.local)]);
+  assert.deepEqual(new Map(bands.filter(([id]) => expected.some(([x]) => x === id))), new Map(expected));
+  assert.ok(expected.some(([, b]) => b === 'acc-inf') && expected.some(([, b]) => b === 'acc-0'), 'the scale is used');
+  // A framework node wears its compiled node's band.
+  for (const f of graph.framework.nodes.filter((n) => n.scope !== undefined)) {
+    const c = graph.compiled.nodes.find((n) => n.node_id === f.compiled_node_id);
+    const e = acc.nodes.find((x) => x.name === c.name);
+    assert.equal(await page.$eval(`#framework-graph g.node[data-node-id="${f.node_id}"]`,
+      (g) => [...g.classList].find((x) => x.startsWith('acc-')) || null), e ? bandOf(e.local) : null, f.name);
+  }
+  await page.click('#compiled-graph .graph-legend summary');
+  assert.match(await page.textContent('#compiled-graph .graph-legend'), /own error over its tolerance: diverges/);
+  await page.click('#compiled-graph .graph-legend summary');
+  // The panel: the verdict and the nodes by their own error, in the file's order.
+  assert.match(await page.textContent('#accuracy'), new RegExp(`the first along the data flow is ${acc.first_divergent}`));
+  assert.deepEqual(await page.$$eval('#accuracy-top tr[data-node]', (trs) => trs.map((tr) => tr.dataset.node)),
+    acc.nodes.slice(0, 5).map((e) => e.name));
+  // The first divergent node's details: its three errors, its rule, its histogram.
+  const first = acc.nodes.find((e) => e.name === acc.first_divergent), firstId = compiledByName.get(first.name).node_id;
+  await page.click(`#compiled-graph g.node[data-node-id="${firstId}"]`);
+  const details = await page.textContent('#details');
+  assert.ok(details.includes('the first divergent node: diverges'), details);
+  assert.ok(details.includes(first.tolerance), details);
+  assert.ok(details.includes(`${first.local.mismatched} / ${first.local.total} out of tolerance`), details);
+  assert.equal(await page.locator('#details table.accuracy-histogram tr').count(), first.local.histogram.length + 1);
+  // The path: the node selected, every node it depends on lit, their framework nodes and tasks too.
+  await page.keyboard.press('Escape');
+  await page.click('#accuracy-path');
+  await showWholeGraphs(page);
+  const {ancestors} = coneOf(graph.compiled, firstId);
+  assert.ok(ancestors.size > 0);
+  assert.deepEqual(await classed(page, 'compiled', 'selected'), [firstId]);
+  assert.deepEqual(sorted(await classed(page, 'compiled', 'highlighted')), sorted([...ancestors]));
+  const lit = [firstId, ...ancestors];
+  assert.deepEqual(sorted([...await classed(page, 'framework', 'selected'), ...await classed(page, 'framework', 'highlighted')]),
+    sorted(graph.framework.nodes.filter((n) => n.scope !== undefined && lit.includes(n.compiled_node_id)).map((n) => n.node_id)));
+  const byId = new Map(graph.compiled.nodes.map((n) => [n.node_id, n]));
+  assert.deepEqual(sorted(await marked(page, 'highlighted', 'task_id')), sorted(lit.flatMap((id) => byId.get(id).mapped_task_ids || [])));
+  assert.match(await page.textContent('#details'), new RegExp(`the path from the inputs to the first divergent node: ${ancestors.size} node`));
+}
+
+test('inspector-cli accuracy beside a run: nodes filled by their own error, the path to the first divergent node lit', async () => {
+  const dir = path.join(work, 'accuracy-run'), plugin = path.join(binaryDir, 'lib', 'libbuggy_ops.so');
+  const model = path.join(sourceDir, 'examples/models/half_section.onnx');
+  inspector(['run', model, '--plugin', plugin, '--output-dir', dir, '--iterations', '1']);
+  inspector(['export', '--input-dir', dir, '--format', 'html']);
+  const r = inspector(['accuracy', model, '--plugin', plugin, '--output-dir', dir], 1);
+  assert.match(r.stdout, /wrote {4}.*report\.html/);
+  const acc = JSON.parse(fs.readFileSync(path.join(dir, 'accuracy.json'), 'utf8'));
+  await openPage(pathToFileURL(path.join(dir, 'report.html')).href);
+  await checkAccuracyPage(page, dir, acc);
+  assert.deepEqual(problems, []);
+
+  const {server, exited, address} = startServe(cli, dir);
+  try {
+    await openPage((await address).url);
+    await checkAccuracyPage(page, dir, acc);
+    assert.deepEqual(problems, []);
+  } finally {
+    server.kill('SIGINT');
+  }
+  assert.deepEqual(await exited, {code: 0, signal: null});
+
+  // Another run in the folder: its page says the accuracy is of another run and colours nothing.
+  inspector(['run', model, '--plugin', plugin, '--output-dir', dir, '--iterations', '1']);
+  inspector(['export', '--input-dir', dir, '--format', 'html']);
+  await openPage(pathToFileURL(path.join(dir, 'report.html')).href);
+  assert.match(await page.textContent('#accuracy .error'), /accuracy\.json: of another run \(/);
+  assert.equal(await page.locator('g.node[class*="acc-"]').count(), 0);
+  assert.deepEqual(problems, []);
+});
+
 // Against a baseline, the page marks what diff.json says: the same two runs
 // through `inspector-cli diff --output`, read here.
 function diffOf(base, run, extra = []) {

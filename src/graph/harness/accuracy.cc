@@ -4,6 +4,8 @@
 #include "opscope/accuracy.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -174,6 +176,40 @@ DType Narrowest(const std::vector<Tensor>& tensors, DType otherwise) {
   return out;
 }
 
+// The worst element's error over the error the rule allows it, the pairs
+// judged as the compare engine judges them (NaN matches NaN, an infinity the
+// same infinity; any other non-finite pair is infinitely far): above 1
+// exactly where CompareTensors counts a mismatch. -1 under bit-exact.
+double ToleranceRatio(const Tensor& compiled, const Tensor& golden, const Tolerance& tol, const CompareResult& r) {
+  if (tol.rule == CompareRule::kBitExact) return -1;
+  if (tol.rule == CompareRule::kUlp) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double ulps = static_cast<double>(std::max<int64_t>(r.max_ulp, 0));
+    const double ratio = tol.max_ulp > 0 ? ulps / static_cast<double>(tol.max_ulp) : (ulps > 0 ? inf : 0);
+    return r.mismatched && ratio <= 1 ? inf : ratio;  // out of tolerance by a non-finite pair
+  }
+  StatusOr<Tensor> a = compiled.CastTo(DType::kF64), e = golden.CastTo(DType::kF64);
+  if (!a.ok() || !e.ok()) return -1;
+  const double* av = a->data<double>();
+  const double* ev = e->data<double>();
+  double worst = 0;
+  for (int64_t i = 0; i < a->numel(); ++i) {
+    const double x = av[i], y = ev[i];
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      const bool same = (std::isnan(x) && std::isnan(y)) || x == y;
+      if (!same) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    const double err = std::fabs(x - y), abs_e = std::fabs(y);
+    const double allowed = tol.rule == CompareRule::kMixed      ? tol.atol + tol.rtol * abs_e
+                           : tol.rule == CompareRule::kAbsolute ? tol.atol
+                                                                : std::max(tol.atol, tol.rtol * abs_e);
+    if (allowed > 0) worst = std::max(worst, err / allowed);
+    else if (err > 0) return std::numeric_limits<double>::infinity();
+  }
+  return worst;
+}
+
 // `judged_as`: the dtype whose default tolerance applies (kBool: the tensor's own).
 TensorError Measure(const std::string& name, const Tensor& compiled, const TensorMap& golden, const Graph& framework,
                     const ToleranceSpec& spec, DType judged_as = DType::kBool) {
@@ -191,6 +227,9 @@ TensorError Measure(const std::string& name, const Tensor& compiled, const Tenso
   e.max_abs_err = r->max_abs_err;
   e.max_rel_err = r->max_rel_err;
   e.cosine = r->cosine;
+  e.mean_abs_err = r->mean_abs_err;
+  e.histogram = r->histogram;
+  if (IsFloat(compiled.dtype()) && compiled.on_host()) e.tolerance_ratio = ToleranceRatio(compiled, it->second, *tol, *r);
   return e;
 }
 
@@ -481,8 +520,8 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
         report.model_fingerprint = run->model_fingerprint;
       }
     }
-    const std::string file = r.output_dir + "/accuracy.json";
-    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(file, AccuracyJsonText(report)).WithContext("accuracy.json"));
+    const std::string file = r.output_dir + "/" + kAccuracyFile;
+    OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(file, AccuracyJsonText(report)).WithContext(kAccuracyFile));
     report.files.push_back(file);
   }
   return report;

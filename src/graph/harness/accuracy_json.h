@@ -13,6 +13,7 @@
 namespace opscope {
 
 inline constexpr char kAccuracySchema[] = "opscope.accuracy/1";
+inline constexpr char kAccuracyFile[] = "accuracy.json";  // in --output-dir
 
 std::string AccuracyJsonText(const AccuracyReport& report);
 

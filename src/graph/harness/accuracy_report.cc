@@ -17,15 +17,25 @@ namespace {
 
 nlohmann::json ErrorJson(const TensorError& e) {
   if (!e.compared) return {{"tensor", e.tensor}, {"compared", false}};
-  return {{"tensor", e.tensor},
-          {"compared", true},
-          {"compiled_dtype", DTypeName(e.compiled_dtype)},
-          {"framework_dtype", DTypeName(e.framework_dtype)},
-          {"mismatched", e.mismatched},
-          {"total", e.total},
-          {"max_abs_err", graph::FiniteOrNull(e.max_abs_err)},
-          {"max_rel_err", graph::FiniteOrNull(e.max_rel_err)},
-          {"cosine", graph::FiniteOrNull(e.cosine)}};
+  nlohmann::json bins = nlohmann::json::array();
+  for (const HistogramBin& b : e.histogram) {
+    bins.push_back({{"abs_golden", b.Label()}, {"count", b.count}, {"mismatched", b.mismatched},
+                    {"max_abs_err", graph::FiniteOrNull(b.max_abs_err)}});
+  }
+  nlohmann::json j = {{"tensor", e.tensor},
+                      {"compared", true},
+                      {"compiled_dtype", DTypeName(e.compiled_dtype)},
+                      {"framework_dtype", DTypeName(e.framework_dtype)},
+                      {"mismatched", e.mismatched},
+                      {"total", e.total},
+                      {"max_abs_err", graph::FiniteOrNull(e.max_abs_err)},
+                      {"max_rel_err", graph::FiniteOrNull(e.max_rel_err)},
+                      {"mean_abs_err", graph::FiniteOrNull(e.mean_abs_err)},
+                      {"cosine", graph::FiniteOrNull(e.cosine)},
+                      {"histogram", std::move(bins)}};
+  // null: an Inf or NaN on one side only; absent: a rule with no scale (bit-exact).
+  if (e.tolerance_ratio >= 0) j["tolerance_ratio"] = graph::FiniteOrNull(e.tolerance_ratio);
+  return j;
 }
 
 // "3 / 1,000 out of tolerance, max abs err 2.1e-3 (Y)" or why it was not judged.
@@ -83,9 +93,9 @@ std::string AccuracyJsonText(const AccuracyReport& r) {
 
 std::vector<std::string> AccuracySummaryLines(const std::string& dir, const std::string& run_id, int top) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(dir + "/accuracy.json", ec))) return {};
-  const std::string file = dir + "/accuracy.json";
-  StatusOr<std::string> text = ReadFolderFile(dir, "accuracy.json");  // never through a link
+  const std::string file = dir + "/" + kAccuracyFile;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return {};
+  StatusOr<std::string> text = ReadFolderFile(dir, kAccuracyFile);  // never through a link
   if (!text.ok()) return {"accuracy  " + text.status().message()};
   StatusOr<nlohmann::json> doc = ParseJsonText(*text, file);
   if (!doc.ok()) return {"accuracy  " + doc.status().message()};
