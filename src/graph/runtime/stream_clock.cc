@@ -24,6 +24,8 @@ double Offset(const ClockAnchor& a) {
   return static_cast<double>(a.device_ns) - host_mid;
 }
 
+bool Within(const ClockAnchor& a) { return a.host_before_ns <= a.device_ns && a.device_ns <= a.host_after_ns; }
+
 }  // namespace
 
 StatusOr<std::vector<StreamClock>> ComputeStreamClocks(const std::vector<ClockAnchor>& begin,
@@ -36,8 +38,14 @@ StatusOr<std::vector<StreamClock>> ComputeStreamClocks(const std::vector<ClockAn
     c.stream_id = b.stream_id;
     c.begin_device_ns = b.device_ns;
     c.end_device_ns = e->device_ns;
-    c.begin_offset_ns = Offset(b);
-    c.end_offset_ns = Offset(*e);
+    // A clock read inside both host brackets is the host's clock as far as
+    // two anchors can tell (the cpu backend's streams read steady_clock):
+    // its offset is 0, not the midpoints' guess, which would move each
+    // stream by up to half a bracket (tens of us when a stream thread wakes
+    // late) and set the streams' waits out of order.
+    const bool host_clock = Within(b) && Within(*e);
+    c.begin_offset_ns = host_clock ? 0 : Offset(b);
+    c.end_offset_ns = host_clock ? 0 : Offset(*e);
     c.uncertainty_ns = 0.5 * static_cast<double>(std::max(b.host_after_ns - b.host_before_ns,
                                                           e->host_after_ns - e->host_before_ns));
     clocks.push_back(c);

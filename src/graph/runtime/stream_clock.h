@@ -5,8 +5,10 @@
 // it, then reads steady_clock again. The offset at an anchor is the event's
 // device time minus the midpoint of the host bracket (the bracket's half
 // width is the uncertainty); between anchors the offset is interpolated, so a
-// drifting clock is corrected too. On the cpu backend every stream reads
-// steady_clock, so offsets come out near zero; on a GPU they do not.
+// drifting clock is corrected too. A stream whose clock reads inside the
+// host's bracket at both anchors is on the host's clock (the cpu backend's
+// streams all read steady_clock): its offset is 0, since the midpoint would
+// only add the bracket's error; on a GPU the offsets are real.
 //
 //   std::vector<graph::StreamClock> clocks = graph::ComputeStreamClocks(result.anchors);
 //   graph::ApplyCalibration(schedule, clocks);  // fills raw and calibrated times
