@@ -150,6 +150,104 @@ TEST_F(InspectorCli, SummaryFindsInsertedTasksAndNodesThatDidNotRun) {
   EXPECT_TRUE(h["findings"].empty()) << h["findings"].dump();
 }
 
+// Copies that dominate: big_input copies 16 MiB in for a kernel that reads
+// one row. The share the finding claims is recomputed here from capture.json's
+// calibrated task times (the copy time no kernel overlaps, over the span).
+// many_inputs' sixteen 256-byte copies each pay a copy's fixed cost (the
+// bandwidth given, so the bound the finding quotes is known here); a model
+// with one small input and output has neither.
+TEST_F(InspectorCli, SummaryFindsCopiesThatDominateOrAreSplitTooFine) {
+  const fs::path big = RunModel("big_input.onnx", "big", "--iterations 1");
+  const json s = json::parse(Slurp(big / "summary.json"));
+  ASSERT_EQ(s["findings"].size(), 1u) << s["findings"].dump();
+  const json& f = s["findings"][0];
+  EXPECT_EQ(f["kind"], "data_movement");
+  EXPECT_EQ(f["evidence"][0].get<std::string>().rfind("stream copy: 2 copies of 16.02 MiB in ", 0), 0u) << f.dump();
+  std::vector<std::pair<int64_t, int64_t>> copies, kernels;
+  const json capture = json::parse(Slurp(big / "capture.json"));
+  for (const json& t : capture["tasks"]) {
+    (t["node_id"].get<int64_t>() < 0 ? copies : kernels).push_back({t["cal_ns"][0], t["cal_ns"][1]});
+  }
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_EQ(kernels.size(), 2u);
+  int64_t first = INT64_MAX, last = 0, exposed = 0;
+  for (const auto& [a, b] : copies) {  // the copies run one after the other on the copy stream
+    int64_t bare = b - a;
+    for (const auto& [c, d] : kernels) bare -= std::max<int64_t>(0, std::min(b, d) - std::max(a, c));
+    exposed += bare;
+  }
+  for (const auto& v : {copies, kernels}) {
+    for (const auto& [a, b] : v) first = std::min(first, a), last = std::max(last, b);
+  }
+  const double share = 100.0 * static_cast<double>(exposed) / static_cast<double>(last - first);
+  EXPECT_GE(share, 30);
+  char claimed[64];
+  std::snprintf(claimed, sizeof claimed, " span (%.0f%%) with no compute beside them", share);
+  EXPECT_NE(f["text"].get<std::string>().find(claimed), std::string::npos) << f["text"] << " vs " << share;
+
+  // At 100 GB/s the 4 KiB need 0.04 us: 4x that is well under any copy's fixed cost.
+  const fs::path many = dir_ / "many";
+  ASSERT_EQ(Run("run " + Model("many_inputs.onnx") + " --output-dir " + many.string() +
+                " --iterations 1 --peak-bw 100 --peak-flops 50").exit_code, 0);
+  const json m = json::parse(Slurp(many / "summary.json"));
+  ASSERT_EQ(m["findings"].size(), 1u) << m["findings"].dump();
+  EXPECT_EQ(m["findings"][0]["text"].get<std::string>().rfind(
+                "copies split finer than their cost warrants: 16 host-to-device copies of 256 B (median) each pay a "
+                "copy's fixed cost: ", 0), 0u) << m["findings"][0].dump();
+  EXPECT_EQ(m["findings"][0]["evidence"][0].get<std::string>().rfind(
+                "at the 100.0 GB/s memory bandwidth their bytes need 0.0 us: inserted: H2D copy of input 'x0', ", 0), 0u)
+      << m["findings"][0].dump();
+  Result text = Run("summary " + many.string());
+  EXPECT_NE(text.out.find("[data_movement] copies split finer than their cost warrants"), std::string::npos) << text.out;
+
+  // Two small inputs and one output, copied once each: nothing to say of them (its fusions are a finding of their own).
+  const json clean = json::parse(Slurp(fs::path(RunModel("two_branch.onnx", "clean", "--iterations 1")) / "summary.json"));
+  for (const json& other : clean["findings"]) EXPECT_EQ(other["kind"], "not_executed") << other.dump();
+}
+
+// The cpu device's streams share one clock, read inside the host's brackets,
+// so the calibration keeps their times and a run's waits are in order. Moved
+// the way an uncalibrated device clock would move them (compute 1's
+// calibrated times early in capture.json, its first task 200 us before the
+// input copies end), `summary` finds the task that starts before the copy
+// it waits for has ended, and says the raw clocks were in order and what
+// the calibration did to each stream.
+TEST_F(InspectorCli, SummaryFindsStreamsWhoseTimeBasesDisagree) {
+  const fs::path dir = RunModel("two_branch.onnx", "clocks", "--iterations 1 --streams 2");
+  Result before = Run("summary " + dir.string());
+  EXPECT_EQ(before.out.find("[time_bases]"), std::string::npos) << before.out;
+  json c = json::parse(Slurp(dir / "capture.json"));
+  int64_t first_on_1 = INT64_MAX, inputs_copied = 0;
+  for (const json& t : c["tasks"]) {
+    if (t["stream_id"] == 1) first_on_1 = std::min(first_on_1, t["cal_ns"][0].get<int64_t>());
+    if (t["kernel"] == "memcpy_h2d") inputs_copied = std::max(inputs_copied, t["cal_ns"][1].get<int64_t>());
+  }
+  ASSERT_GT(first_on_1, inputs_copied);
+  const int64_t shift = first_on_1 - inputs_copied + 200000;
+  int moved = 0;
+  for (json& t : c["tasks"]) {
+    EXPECT_EQ(t["cal_ns"], t["raw_ns"]) << "the calibration moved a cpu stream's clock: " << t.dump();
+    if (t["stream_id"] != 1) continue;
+    ++moved;
+    for (int i : {0, 1}) t["cal_ns"][i] = t["cal_ns"][i].get<int64_t>() - shift;
+    for (json& it : t["iterations_ns"]) {
+      for (int i : {2, 3}) it[i] = it[i].get<int64_t>() - shift;
+    }
+  }
+  ASSERT_GT(moved, 0);
+  std::ofstream(dir / "capture.json") << c.dump();
+  Result after = Run("summary " + dir.string());
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.out.find("[time_bases] the streams' time bases disagree: "), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find(" on compute 1 starts "), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("compute 1 waiting on copy: 1 wait(s); calibrated, the waiting task starts up to "),
+            std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("compute 0 waiting on compute 1: 1 wait(s); calibrated, the waiting task in order ("),
+            std::string::npos) << after.out;  // moved early, what waits on compute 1 is later than before
+  EXPECT_NE(after.out.find("; on the raw clocks, in order ("), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("stream compute 1: the calibration moved its clock by -"), std::string::npos) << after.out;
+}
+
 TEST_F(InspectorCli, RunWritesGraphTraceSummary) {
   const fs::path out = RunModel("two_branch.onnx", "run", "--streams 2 --dump-passes");
   json graph = json::parse(Slurp(out / "graph.json"));

@@ -19,6 +19,10 @@ half_section.onnx      Mul by 300 -> Cast to float16 -> half_rms (examples/buggy
 nhwc_mean.onnx         Mul by 4 -> channel_mean (examples/buggy_ops: it asks for NHWC, and
                        its NHWC kernel sums in float16) -> Sigmoid: `accuracy` names it with
                        the layout decision; with --disable-pass layout it is clean
+big_input.onnx         Slice one row of a 16 MiB input -> Relu: the input's copy is the run
+                       (summary's data_movement finding)
+many_inputs.onnx       16 inputs of 64 floats -> Concat -> Relu: 17 copies each paying a
+                       copy's fixed cost (summary's data_movement finding)
 
 Weights are random with a fixed seed, so the files are reproducible (a new model
 is made last, so that the ones before it keep their bytes). Opset 17, IR version 8.
@@ -252,6 +256,32 @@ def nhwc_mean(path):
            extra_opsets=[(EXAMPLES_DOMAIN, 1)])
 
 
+def big_input(path):
+    # 16 MiB copied in for a kernel that reads one row of it: the copy is
+    # the run, and nothing computes beside it (summary: data_movement).
+    b = Builder("big_input")
+    starts = b.const("starts", np.array([0], dtype=np.int64))
+    ends = b.const("ends", np.array([1], dtype=np.int64))
+    axes = b.const("axes", np.array([2], dtype=np.int64))
+    y = b.node("Slice", ["x", starts, ends, axes], "/row")
+    b.node("Relu", [y], "/act")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 1024, 1024])],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1, 1024])])
+
+
+def many_inputs(path):
+    # Sixteen 256-byte inputs, each its own copy, joined by one Concat:
+    # the copies cost their fixed price sixteen times (summary: data_movement).
+    b = Builder("many_inputs")
+    names = [f"x{i}" for i in range(16)]
+    y = b.node("Concat", names, "/join", axis=1)
+    b.node("Relu", [y], "/act")
+    b.nodes[-1].output[0] = "y"
+    b.save(path, [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 64]) for n in names],
+           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1024])])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -263,6 +293,8 @@ def main():
     const_if(os.path.join(out, "const_if.onnx"))
     half_section(os.path.join(out, "half_section.onnx"))
     nhwc_mean(os.path.join(out, "nhwc_mean.onnx"))
+    big_input(os.path.join(out, "big_input.onnx"))
+    many_inputs(os.path.join(out, "many_inputs.onnx"))
 
 
 if __name__ == "__main__":

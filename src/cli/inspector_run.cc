@@ -6,19 +6,12 @@
 #include "cli/app_driver.h"
 #include "cli/compare_command.h"
 #include "cli/flag_parsing.h"
+#include "core/text_format.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/model.h"
 
 namespace opscope::cli {
 namespace {
-
-std::string Bytes(int64_t b) {
-  char s[32];
-  if (b >= (1 << 20)) std::snprintf(s, sizeof(s), "%.2f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(s, sizeof(s), "%.1f KiB", b / 1024.0);
-  else std::snprintf(s, sizeof(s), "%lld B", static_cast<long long>(b));
-  return s;
-}
 
 void PrintRun(const ModelRunReport& r, std::ostream& out) {
   char line[256];
@@ -37,7 +30,7 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
     out << " (one iteration: noise unknown)\n";
   }
   if (r.memory_planned) {
-    out << "memory   peak " << Bytes(r.arena_bytes) << " with reuse, " << Bytes(r.no_reuse_bytes) << " without\n";
+    out << "memory   peak " << FormatBytes(static_cast<double>(r.arena_bytes)) << " with reuse, " << FormatBytes(static_cast<double>(r.no_reuse_bytes)) << " without\n";
   }
   out << "top op types\n";
   for (size_t i = 0; i < r.op_types.size() && i < 5; ++i) {

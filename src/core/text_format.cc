@@ -160,6 +160,15 @@ std::string FormatMicros(double us) {
   return buf;
 }
 
+std::string FormatBytes(double b) {
+  char s[32];
+  if (b >= 1 << 30) std::snprintf(s, sizeof s, "%.2f GiB", b / (1 << 30));
+  else if (b >= 1 << 20) std::snprintf(s, sizeof s, "%.2f MiB", b / (1 << 20));
+  else if (b >= 1 << 10) std::snprintf(s, sizeof s, "%.1f KiB", b / (1 << 10));
+  else std::snprintf(s, sizeof s, "%.0f B", b);
+  return s;
+}
+
 std::string CutMiddle(const std::string& name, size_t width) {
   if (name.size() <= width) return name;
   static constexpr char kCut[] = "...";

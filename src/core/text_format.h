@@ -68,6 +68,8 @@ size_t Utf8SequenceLength(std::string_view text, size_t at);
 
 // A duration in microseconds as "812.4 us" or "1.292 ms"; "n/a" when negative.
 std::string FormatMicros(double us);
+// "512 B", "1.5 KiB", "16.00 MiB", "2.00 GiB".
+std::string FormatBytes(double bytes);
 
 // A name at most `width` characters wide for a table column: a longer one
 // keeps its start and its end, which tell names of one model apart

@@ -16,15 +16,6 @@ namespace {
 
 constexpr double kWarnSlowdown = 2.0;  // over twice the lower bound: worth a look
 
-std::string Bytes(double b) {
-  char s[32];
-  if (b >= 1 << 30) std::snprintf(s, sizeof s, "%.2f GiB", b / (1 << 30));
-  else if (b >= 1 << 20) std::snprintf(s, sizeof s, "%.2f MiB", b / (1 << 20));
-  else if (b >= 1 << 10) std::snprintf(s, sizeof s, "%.1f KiB", b / (1 << 10));
-  else std::snprintf(s, sizeof s, "%.0f B", b);
-  return s;
-}
-
 std::string Flops(double f) {
   char s[32];
   if (f >= 1e9) std::snprintf(s, sizeof s, "%.2f GFLOP", f / 1e9);
@@ -53,7 +44,7 @@ void PrintKernelLine(const OpRunReport& r, const OpProfile& p, std::ostream& out
     out << "  no cost model: timed only, no bound\n";
     return;
   }
-  out << "  " << Bytes(static_cast<double>(roof.bytes)) << "  " << Flops(roof.flops) << "  "
+  out << "  " << FormatBytes(static_cast<double>(roof.bytes)) << "  " << Flops(roof.flops) << "  "
       << Fixed(roof.achieved_gbs, 1) << " GB/s  " << Fixed(roof.achieved_gflops, 2) << " GFLOP/s  "
       << BoundName(roof.bound) << "-bound  lower bound " << FormatMicros(roof.lower_bound_us);
   if (roof.efficiency() >= 0) out << "  efficiency " << Fixed(100 * roof.efficiency(), 1) << "%";
