@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,28 @@ TEST_F(InspectorAccuracy, CorrectModelsGetNoFinding) {
     // Every compiled node but the constants is judged against a golden.
     EXPECT_EQ(j["nodes"].size(), j["compiled_nodes"].get<size_t>()) << model << " " << j["notes"].dump();
     for (const json& n : j["nodes"]) EXPECT_EQ(n["local"]["compared"], true) << model << " " << n["name"];
+    // Inside the fused kernels: each stage they expose is judged too, and
+    // within tolerance (a stage cut at the wrong step would not be).
+    std::map<std::string, std::vector<std::string>> stages;
+    for (const json& n : j["nodes"]) {
+      for (const json& st : n["stages"]) {
+        EXPECT_EQ(st["local"]["compared"], true) << model << " " << n["name"];
+        EXPECT_EQ(st["local"]["mismatched"], 0) << model << " " << n["name"] << " " << st.dump();
+        EXPECT_EQ(st["diverges"], false);
+        stages[n["name"]].push_back(st["framework_node"]);
+      }
+    }
+    if (std::string(model) == "resnet_small") {
+      EXPECT_EQ(stages.size(), 5u);  // three Conv+BN+Relu (before the Relu), two Add+Relu (after the Add)
+      EXPECT_EQ(stages["/stem/conv/Conv"], std::vector<std::string>{"/stem/bn/BatchNormalization"});
+      EXPECT_EQ(stages["/layer1/add/Add"], std::vector<std::string>{"/layer1/add/Add"});
+    }
+    if (std::string(model) == "two_branch") {
+      EXPECT_EQ(stages["/branch_b/fc1/MatMul"], std::vector<std::string>{"/branch_b/fc1_bias/Add"});  // MatMul+Add, then Tanh
+    }
+    if (std::string(model) == "transformer_block") {
+      EXPECT_EQ(stages["/ffn/up/matmul/MatMul"], std::vector<std::string>{"/ffn/up/bias/Add"});  // before its Gelu
+    }
   }
 }
 

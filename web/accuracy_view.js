@@ -92,6 +92,8 @@ var opscope = window.opscope || (window.opscope = {});
       h('a', {class: 'link', href: '#', 'data-link': 'node', 'data-layer': 'compiled', 'data-node-id': e.node.node_id}, e.name), ')') : null;
     const verdict = e.diverges ? 'diverges: its own error crosses the tolerance' : 'within tolerance on its own';
     const rows = [['local', errorText(e.local)], ['inherited', errorText(e.inherited)], ['output', errorText(e.output)],
+      // A fused kernel judged at its inner stages too, each cut there and run alone.
+      ...(e.stages || []).map((st) => ['stage', (st.diverges ? 'DIVERGES ' : '') + `after ${st.framework_node}: ${errorText(st.local)}`]),
       ['mapping', e.mapping + ((e.framework_nodes || []).length > 1 ? ': ' + e.framework_nodes.join(', ') : '')],
       e.tolerance && ['tolerance', e.tolerance], ...(e.decisions || []).map((d) => ['decision', d]),
       e.replay && ['replay', h('code', {class: 'replay'}, e.replay)]].filter(Boolean);

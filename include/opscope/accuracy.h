@@ -64,6 +64,15 @@ struct TensorError {
   double share() const { return total ? static_cast<double>(mismatched) / static_cast<double>(total) : 0; }
 };
 
+// A fused node at one of its inner stages (graph/harness/fused_stages.h: the
+// framework values its kernel holds on the way), the node cut to stop there
+// and run alone on the golden inputs, like `local`.
+struct StageAccuracy {
+  std::string framework_node;  // whose output the stage is
+  TensorError local;
+  bool diverges = false;
+};
+
 struct NodeAccuracy {
   int64_t node_id = -1;
   std::string name, op_type;
@@ -72,6 +81,7 @@ struct NodeAccuracy {
   TensorError inherited;                    // the worst of its inputs
   TensorError output;                       // the worst of its outputs, in the compiled run
   TensorError local;                        // the worst of its outputs, the node alone on golden inputs
+  std::vector<StageAccuracy> stages;        // a fused node's inner stages, in data-flow order
   bool diverges = false;                    // its local error crosses the tolerance
   std::string tolerance;                    // the rule its outputs were held to
   std::vector<std::string> decisions;       // the compiler's, in words

@@ -18,6 +18,7 @@
 #include "graph/export/capture_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/harness/accuracy_json.h"
+#include "graph/harness/fused_stages.h"
 #include "graph/harness/model_inputs.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
@@ -466,6 +467,15 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
     if (!why_not.empty()) report.notes.push_back("compiled node '" + a.name + "' not run alone: " + why_not);
     if (!a.output.compared && !a.local.compared) continue;  // nothing of it has a golden: said by the notes above
     a.diverges = a.local.compared && a.local.mismatched > 0;
+    // Inside a fused kernel: each stage it exposes, cut there and run alone.
+    for (const graph::FusedStage& s : graph::FusedStages(n, model.framework)) {
+      std::string why;
+      DType stage_judged_as = DType::kF32;
+      TensorError e = Local(s.node, values, golden, model.framework, r.tolerance, cpu, why, stage_judged_as);
+      if (!e.compared) continue;
+      const bool out = e.mismatched > 0;
+      a.stages.push_back({.framework_node = s.framework_node, .local = std::move(e), .diverges = out});
+    }
     const DType rule_dtype = a.local.compared ? (IsFloat(a.local.compiled_dtype) ? judged_as : a.local.compiled_dtype)
                                               : a.output.compiled_dtype;
     if (StatusOr<Tolerance> t = ResolveTolerance(r.tolerance, rule_dtype); t.ok()) {

@@ -38,6 +38,14 @@ nlohmann::json ErrorJson(const TensorError& e) {
   return j;
 }
 
+nlohmann::json StagesJson(const std::vector<StageAccuracy>& stages) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const StageAccuracy& s : stages) {
+    out.push_back({{"framework_node", s.framework_node}, {"local", ErrorJson(s.local)}, {"diverges", s.diverges}});
+  }
+  return out;
+}
+
 // "3 / 1,000 out of tolerance, max abs err 2.1e-3 (Y)" or why it was not judged.
 // The relative error is over the finite pairs: beside an infinite absolute
 // error it would read as a small one, so it is left out there.
@@ -63,6 +71,7 @@ std::string AccuracyJsonText(const AccuracyReport& r) {
                      {"inherited", ErrorJson(a.inherited)},
                      {"output", ErrorJson(a.output)},
                      {"local", ErrorJson(a.local)},
+                     {"stages", StagesJson(a.stages)},
                      {"diverges", a.diverges},
                      {"tolerance", a.tolerance},
                      {"decisions", a.decisions},
@@ -158,6 +167,10 @@ void PrintAccuracy(const AccuracyReport& r, int top, std::ostream& out) {
     out << "  local      " << ErrorText(a.local) << "\n";
     out << "  inherited  " << ErrorText(a.inherited) << "\n";
     out << "  output     " << ErrorText(a.output) << "\n";
+    for (const StageAccuracy& s : a.stages) {
+      out << "  stage      " << (s.diverges ? "DIVERGES " : "") << "after " << s.framework_node << ": " << ErrorText(s.local)
+          << "\n";
+    }
     if (!a.tolerance.empty()) out << "  tolerance  " << a.tolerance << "\n";
     for (const std::string& d : a.decisions) out << "  decision   " << d << "\n";
     if (!a.replay.empty()) out << "  replay     " << a.replay << "\n";
