@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "core/text_format.h"
@@ -310,11 +311,58 @@ std::optional<SymptomFinding> TimeBases(const CapturedRun& run) {
   return f;
 }
 
+// A fused kernel that also writes out a tensor from inside its group, for
+// other nodes to read: the fusion saved no memory traffic for it, and a
+// kernel built around keeping it in registers now stores and reloads it.
+// This compiler's fusions take chains whose links feed only the next, so
+// its own graphs never show it; a compiled graph from elsewhere can.
+std::optional<SymptomFinding> OverFusion(const CapturedRun& run) {
+  const Graph& compiled = run.model.compiled;
+  const Graph& framework = run.model.framework;
+  std::vector<std::string> lines;
+  double total_bytes = 0;
+  int nodes = 0;
+  for (const Node& n : compiled.nodes()) {
+    if (n.fused_from.size() < 2 || n.outputs.size() < 2) continue;
+    std::set<int64_t> group(n.fused_from.begin(), n.fused_from.end());
+    std::string line;
+    for (const std::string& out : n.outputs) {
+      const Value* fv = out.empty() ? nullptr : framework.FindValue(out);
+      const Value* cv = out.empty() ? nullptr : compiled.FindValue(out);
+      if (!fv || !cv || fv->producer < 0 || !group.count(fv->producer)) continue;
+      // Inside the group: some framework node of the group reads it on.
+      bool read_inside = false;
+      for (int64_t c : fv->consumers) read_inside |= group.count(c) > 0;
+      if (!read_inside || cv->consumers.empty()) continue;
+      std::vector<std::string> readers;
+      for (int64_t c : cv->consumers) {
+        if (const Node* r = compiled.FindNode(c)) readers.push_back(r->name.empty() ? r->op_type : r->name);
+      }
+      const int64_t bytes = cv->bytes();
+      total_bytes += bytes > 0 ? static_cast<double>(bytes) : 0;
+      line += (line.empty() ? "" : "; ") + out + " (" + (bytes > 0 ? FormatBytes(static_cast<double>(bytes)) : "size unknown") +
+              ", read again by " + JoinStrings(readers, ", ") + ")";
+    }
+    if (line.empty()) continue;
+    ++nodes;
+    lines.push_back((n.name.empty() ? n.op_type : n.name) + " (" + n.op_type + ", " + std::to_string(n.fused_from.size()) +
+                    " framework nodes) writes out " + line);
+  }
+  if (lines.empty()) return std::nullopt;
+  SymptomFinding f{.kind = "over_fusion"};
+  f.text = std::to_string(nodes) + " fused node(s) write intermediate results of their group back to memory for later "
+           "nodes to read (" + FormatBytes(total_bytes) + " per iteration): the fusion kept them in memory after all";
+  f.evidence = std::move(lines);
+  f.look = "the fusion pass that made them (`inspector-cli run --dump-passes`): a group should end where a value "
+           "leaves it, or the value be recomputed by its readers";
+  return f;
+}
+
 }  // namespace
 
 std::vector<SymptomFinding> FindSymptoms(const CapturedRun& run) {
   std::vector<SymptomFinding> out;
-  for (auto finding : {InsertedTasks(run), NotExecuted(run), DataMovement(run), TimeBases(run)}) {
+  for (auto finding : {InsertedTasks(run), NotExecuted(run), DataMovement(run), TimeBases(run), OverFusion(run)}) {
     if (finding) out.push_back(std::move(*finding));
   }
   return out;

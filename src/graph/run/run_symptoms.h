@@ -14,7 +14,9 @@
 //   time_bases      a task that starts before the task on another stream it
 //                   waits for has ended, on the calibrated clock: the
 //                   streams' time bases disagree; per stream the correction
-//                   the calibration applied, and the overlap before and after.
+//                   the calibration applied, and the overlap before and after;
+//   over_fusion     a fused node that writes a tensor from inside its group
+//                   back to memory for later nodes: which, its bytes, who reads it.
 //
 //   run.summary.findings = FindSymptoms(run);
 #pragma once

@@ -115,5 +115,56 @@ TEST(RunSymptoms, AWaitSeenBackwardsOnTheCalibratedClockIsTimeBasesDisagreeing) 
   EXPECT_EQ(Find(FindSymptoms(run), "time_bases"), nullptr);
 }
 
+// A compiled graph from elsewhere (this compiler never fuses so): Fused(A, B,
+// C) also writes out B's result, which D reads again.
+TEST(RunSymptoms, AFusedNodeThatWritesOutAnInnerTensorIsOverFusion) {
+  CapturedRun run;
+  Graph& fw = run.model.framework;
+  Graph& cg = run.model.compiled;
+  const auto node = [](Graph& g, int64_t id, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+    Node n;
+    n.id = id;
+    n.name = "/" + op;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    g.mutable_nodes().push_back(n);
+    for (const std::string& v : n.inputs) g.GetOrAddValue(v);
+    for (const std::string& v : n.outputs) g.GetOrAddValue(v);
+  };
+  node(fw, 0, "Mul", {"x"}, {"a"});
+  node(fw, 1, "Add", {"a"}, {"b"});
+  node(fw, 2, "Relu", {"b"}, {"c"});
+  node(fw, 3, "Tanh", {"b"}, {"d"});
+  node(cg, 10, "FusedElementwise", {"x"}, {"c", "b"});
+  node(cg, 11, "Tanh", {"b"}, {"d"});
+  cg.mutable_nodes()[0].fused_from = {0, 1, 2};
+  cg.mutable_nodes()[0].name = "/fused";
+  for (Graph* g : {&fw, &cg}) {
+    g->inputs() = {"x"};
+    g->GetOrAddValue("x").is_graph_input = true;
+    g->outputs() = {"c", "d"};
+    const Status built = g->Rebuild();  // producers, consumers and the node index
+    ASSERT_TRUE(built.ok()) << built.message();
+  }
+  Value& b = cg.GetOrAddValue("b");
+  b.dtype = DType::kF32;
+  b.dtype_known = b.rank_known = true;
+  b.dims = {1024};
+  const std::vector<SymptomFinding> found = FindSymptoms(run);
+  const SymptomFinding* f = Find(found, "over_fusion");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->text, "1 fused node(s) write intermediate results of their group back to memory for later nodes to read "
+                     "(4.0 KiB per iteration): the fusion kept them in memory after all");
+  ASSERT_EQ(f->evidence.size(), 1u);
+  EXPECT_EQ(f->evidence[0], "/fused (FusedElementwise, 3 framework nodes) writes out b (4.0 KiB, read again by /Tanh)");
+
+  // The same group writing only its last result is a fusion like this compiler's: nothing to say.
+  cg.mutable_nodes()[0].outputs = {"c"};
+  cg.mutable_nodes()[1].inputs = {"x"};
+  ASSERT_TRUE(cg.Rebuild().ok());
+  EXPECT_EQ(Find(FindSymptoms(run), "over_fusion"), nullptr);
+}
+
 }  // namespace
 }  // namespace opscope::graph

@@ -96,7 +96,7 @@ struct VarianceFinding {
 // A symptom the run shows, with its evidence and where to look (the
 // symptom table of a model run: run_summary.h's SummarizeRun finds them).
 struct SymptomFinding {
-  std::string kind;  // "inserted_tasks", "not_executed", "data_movement", "time_bases" (run_symptoms.h)
+  std::string kind;  // "inserted_tasks", "not_executed", "data_movement", "time_bases", "over_fusion" (run_symptoms.h)
   std::string text;  // the finding, in one line
   std::vector<std::string> evidence;  // one line each, largest first
   std::string look;  // where to look
