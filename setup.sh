@@ -17,6 +17,7 @@ packages=(
   libdw-dev libunwind-dev libclang-dev
   clang-14 libclang-rt-14-dev
   python3-numpy python3-onnx python3-torch graphviz
+  python3-dev pybind11-dev python3-pytest python3-pandas
   chromium
 )
 # The web UI's browser test runs on node (tests/web); Debian's node if there is none.

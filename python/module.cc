@@ -1,0 +1,79 @@
+// The C++ half of `import opscope` (python/opscope/__init__.py is the rest):
+// the compare engine over numpy arrays without a copy, and the run folder's
+// identity check, each raising the library's own message as a Python
+// exception (ValueError for what the caller passed, RuntimeError otherwise).
+// The GIL is released while the engine works; the arrays stay referenced by
+// the caller's frame meanwhile.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "analysis/compare/compare_json.h"
+#include "array_view.h"
+#include "core/json_text.h"
+#include "graph/export/run_folder.h"
+#include "opscope/compare.h"
+#include "opscope/harness.h"
+
+namespace py = pybind11;
+
+namespace opscope::python {
+namespace {
+
+[[noreturn]] void Raise(const Status& s) {
+  if (s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
+      s.code() == StatusCode::kOutOfRange || s.code() == StatusCode::kDataLoss) {
+    throw py::value_error(s.message());
+  }
+  throw std::runtime_error(s.message());
+}
+
+// (passed, the text ops-debug compare prints for the array, the result as
+// report.json's `compare` object, in JSON text).
+py::tuple Compare(const py::array& actual, const py::array& expected, const std::string& rule,
+                  std::optional<double> atol, std::optional<double> rtol, std::optional<int64_t> max_ulp, bool strict,
+                  int worst, const std::string& name) {
+  const Tensor a = TensorOver(actual, "actual"), e = TensorOver(expected, "expected");
+  if (a.shape() != e.shape()) {
+    throw py::value_error("shapes differ: expected is " + e.Describe() + ", actual is " + a.Describe());
+  }
+  if (a.dtype() != e.dtype()) {
+    throw py::value_error("dtypes differ: expected is " + e.Describe() + ", actual is " + a.Describe() +
+                          " (convert one side so both hold the same type)");
+  }
+  if (a.numel() == 0) throw py::value_error("empty arrays " + a.Describe() + ": nothing to compare");
+  if (worst < 0) throw py::value_error("worst=" + std::to_string(worst) + ": expected >= 0");
+  const ToleranceSpec spec{.rule = rule, .atol = atol, .rtol = rtol, .max_ulp = max_ulp, .worst_k = worst, .strict = strict};
+  StatusOr<Tolerance> tolerance = ResolveTolerance(spec, a.dtype());
+  if (!tolerance.ok()) Raise(tolerance.status());
+  StatusOr<CompareResult> r = [&] {
+    py::gil_scoped_release unlocked;
+    return CompareTensors(a, e, *tolerance, CompareOptions{.worst_k = worst});
+  }();
+  if (!r.ok()) Raise(r.status());
+  std::ostringstream text;
+  PrintComparison(name, a.Describe(), *r, text);
+  return py::make_tuple(r->passed(), text.str(), JsonText(CompareResultToJson(*r)));
+}
+
+// The run id of a folder whose files are all of one run; ValueError naming
+// the file otherwise (a folder written twice, files of two runs).
+std::string CheckRunFolder(const std::string& dir) {
+  StatusOr<graph::RunIdentity> id = graph::CheckRunFolder(dir);
+  if (!id.ok()) Raise(id.status());
+  return id->id;
+}
+
+}  // namespace
+}  // namespace opscope::python
+
+PYBIND11_MODULE(_opscope, m) {
+  m.doc() = "opscope's compare engine and run folders; use the opscope package, not this module";
+  m.def("compare", &opscope::python::Compare, py::arg("actual"), py::arg("expected"), py::arg("rule"), py::arg("atol"),
+        py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"));
+  m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
+}

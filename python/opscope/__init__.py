@@ -1,0 +1,185 @@
+"""opscope from Python: the compare engine of `ops-debug compare` over numpy
+arrays and torch tensors, and `inspector-cli run` folders as Python objects
+and pandas DataFrames.
+
+    import opscope
+    r = opscope.compare(actual, expected)            # numpy, torch, anything with __array__
+    print(r)                                          # as `ops-debug compare` prints it
+    r.passed, r.pattern, r.worst, r.histogram, r.to_dict()
+    opscope.assert_close(actual, expected)            # AssertionError with that text
+    run = opscope.load_run("runs/resnet")             # graph, summary, trace, capture
+    run.tasks(), run.nodes(), run.op_types()          # DataFrames (python3-pandas)
+
+Bad arguments raise ValueError with the library's message, device failures
+RuntimeError; nothing here takes the interpreter down.
+"""
+import json
+import os
+
+import numpy as np
+
+from . import _opscope
+
+__all__ = ["compare", "assert_close", "CompareResult", "load_run", "Run"]
+
+_RULES = ("mixed", "absolute", "relative", "bit-exact", "ulp")
+
+
+def _as_array(x, what):
+    """A numpy view of x without a copy where x allows one: numpy arrays as
+    they are, DLPack producers (torch CPU tensors, detached) through
+    numpy.from_dlpack, anything else through numpy.asarray."""
+    if isinstance(x, np.ndarray):
+        # The engine reads strided memory as it lies, but not backwards.
+        return x if all(s >= 0 for s in x.strides) else np.ascontiguousarray(x)
+    if hasattr(x, "detach") and callable(x.detach):
+        x = x.detach()  # torch: a tensor that requires grad is not exported
+    if hasattr(x, "__dlpack__"):
+        try:
+            a = np.from_dlpack(x)
+            return a if all(s >= 0 for s in a.strides) else np.ascontiguousarray(a)
+        except (BufferError, TypeError, RuntimeError) as e:
+            # A CUDA tensor, or a dtype numpy cannot hold (bfloat16).
+            raise ValueError(f"{what}: {e} (pass a CPU tensor of a numpy dtype, e.g. .cpu().float())") from None
+    try:
+        a = np.asarray(x)
+    except Exception as e:  # whatever __array__ raised
+        raise ValueError(f"{what}: cannot be read as an array: {e}") from None
+    if a.dtype == object:
+        raise ValueError(f"{what}: {type(x).__name__} is not an array of numbers")
+    return a if all(s >= 0 for s in a.strides) else np.ascontiguousarray(a)
+
+
+class CompareResult:
+    """One comparison: `passed`, the figures of report.json's `compare` object
+    as attributes (pattern, worst, histogram, mismatches_by_dim, ...),
+    str() as `ops-debug compare` prints the array, to_dict() as report.json
+    holds it."""
+
+    def __init__(self, passed, text, result):
+        self.passed = bool(passed)
+        self._text = text
+        self._dict = result
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_dict"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __bool__(self):
+        return self.passed
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<opscope.CompareResult {'PASSED' if self.passed else 'FAILED'} {self._dict.get('pattern', '')!r}>"
+
+    def to_dict(self):
+        return json.loads(json.dumps(self._dict))  # a copy the caller may change
+
+
+def compare(actual, expected, rule="mixed", atol=None, rtol=None, max_ulp=None, strict=False, worst=10,
+            name="actual"):
+    """Judges `actual` against `expected` element by element under one rule
+    (mixed |a-e| <= atol + rtol*|e|, absolute, relative, bit-exact, ulp), the
+    per-dtype defaults of ops-debug where atol/rtol are not given."""
+    if rule not in _RULES and not (isinstance(rule, str) and rule.startswith("ulp:")):
+        raise ValueError(f"rule={rule!r}: expected one of {', '.join(_RULES)} (or ulp:N)")
+    for arg, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0):
+            raise ValueError(f"{arg}={v!r}: expected a number >= 0")
+    if max_ulp is not None and (not isinstance(max_ulp, int) or isinstance(max_ulp, bool) or max_ulp < 0):
+        raise ValueError(f"max_ulp={max_ulp!r}: expected an integer >= 0")
+    if not isinstance(worst, int) or isinstance(worst, bool) or worst < 0:
+        raise ValueError(f"worst={worst!r}: expected an integer >= 0")
+    a, e = _as_array(actual, "actual"), _as_array(expected, "expected")
+    passed, text, result = _opscope.compare(a, e, rule, None if atol is None else float(atol),
+                                            None if rtol is None else float(rtol), max_ulp, bool(strict), worst,
+                                            str(name))
+    return CompareResult(passed, text, json.loads(result))
+
+
+def assert_close(actual, expected, **kwargs):
+    """compare(), raising AssertionError whose message says where and how the
+    arrays differ (the text `ops-debug compare` prints) when they do."""
+    r = compare(actual, expected, **kwargs)
+    if not r.passed:
+        raise AssertionError("\n" + str(r))
+    return r
+
+
+class Run:
+    """A run folder of `inspector-cli run` (or export): its files as Python
+    objects, checked to be of one run, and DataFrames of its tasks, nodes and
+    op types where python3-pandas is installed."""
+
+    def __init__(self, folder):
+        self.dir = os.fspath(folder)
+        self.id = _opscope.check_run_folder(self.dir)  # ValueError: not one run's files
+
+        def read(name, required=True):
+            path = os.path.join(self.dir, name)
+            if os.path.islink(path):
+                raise ValueError(f"{path}: a link; run folders are read only through their own files")
+            if not os.path.exists(path):
+                if required:
+                    raise ValueError(f"{path}: missing (write it with `inspector-cli run MODEL.onnx --output-dir {self.dir}`)")
+                return None
+            with open(path, encoding="utf-8") as f:
+                try:
+                    return json.load(f)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}: not valid JSON: {e}") from None
+
+        self.graph = read("graph.json")
+        self.summary = read("summary.json")
+        self.trace = read("trace.json")
+        self.capture = read("capture.json", required=False)
+        self.accuracy = read("accuracy.json", required=False)
+
+    def __repr__(self):
+        return f"<opscope.Run {self.dir} id={self.id}>"
+
+    @staticmethod
+    def _pandas():
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("opscope.Run's tables need pandas (Debian: python3-pandas)") from None
+        return pandas
+
+    def tasks(self):
+        """One row per task of the trace (its complete events): name, category,
+        stream, start and duration in us, task id, compiled node id, op type."""
+        pd = self._pandas()
+        streams = {e["tid"]: e["args"]["name"] for e in self.trace["traceEvents"]
+                   if e.get("ph") == "M" and e.get("name") == "thread_name"}
+        rows = []
+        for e in self.trace["traceEvents"]:
+            if e.get("ph") != "X":
+                continue
+            args = e.get("args", {})
+            rows.append({"name": e.get("name"), "category": e.get("cat"), "stream": streams.get(e.get("tid"), e.get("tid")),
+                         "start_us": e.get("ts"), "duration_us": e.get("dur"), "task_id": args.get("task_id"),
+                         "node_id": args.get("node_id"), "op_type": args.get("op_type"),
+                         "iteration": args.get("iteration")})
+        return pd.DataFrame(rows)
+
+    def nodes(self, layer="compiled"):
+        """One row per node of a layer of graph.json ('compiled' or 'framework')."""
+        pd = self._pandas()
+        if layer not in ("compiled", "framework"):
+            raise ValueError(f"layer={layer!r}: expected 'compiled' or 'framework'")
+        keep = ("node_id", "name", "op_type", "kind", "executed", "compiled_node_id", "fused_from", "mapped_task_ids")
+        return pd.DataFrame([{k: n.get(k) for k in keep} for n in self.graph[layer]["nodes"]])
+
+    def op_types(self):
+        """summary.json's op type table: count, total, mean and share of time."""
+        return self._pandas().DataFrame(self.summary.get("op_types", []))
+
+
+def load_run(folder):
+    """The run folder at `folder` as a Run."""
+    return Run(folder)

@@ -1,0 +1,132 @@
+"""`import opscope` against the tools it wraps: the module's compare result
+is ops-debug compare's, text and report.json alike, on the same arrays;
+torch tensors are read where they lie; bad arguments are ValueError with the
+library's words; a run folder of inspector-cli reads back as the files say.
+
+Run by ctest (python_module_test) with PYTHONPATH=build/python and
+OPSCOPE_BINARY_DIR / OPSCOPE_SOURCE_DIR set.
+"""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import opscope
+
+BIN = os.environ.get("OPSCOPE_BINARY_DIR", "build")
+SRC = os.environ.get("OPSCOPE_SOURCE_DIR", ".")
+
+
+def arrays():
+    e = np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64)
+    a = e.copy()
+    a[10:14, 3] += 0.01  # four elements off, in one column
+    return a, e
+
+
+def test_compare_is_ops_debug_compare_text_and_report(tmp_path):
+    a, e = arrays()
+    np.save(tmp_path / "y.npy", a)
+    np.save(tmp_path / "expected.npy", e)
+    cli = subprocess.run([f"{BIN}/bin/ops-debug", "compare", str(tmp_path / "expected.npy"), str(tmp_path / "y.npy"),
+                          "--report", str(tmp_path / "r.json")], capture_output=True, text=True)
+    assert cli.returncode == 1, cli.stderr
+    r = opscope.compare(a, e, name="y")
+    assert not r.passed and not r
+    assert str(r) in cli.stdout  # the array's block, word for word
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert r.to_dict() == report["outputs"][0]["compare"]
+    assert r.mismatched == 4 and r.total == 4096
+    assert r.pattern == report["compare"]["pattern"] and "dim 0 indices 10-13" in r.pattern
+    assert sorted(w["index"] for w in r.worst[:4]) == [[10, 3], [11, 3], [12, 3], [13, 3]]
+    assert sum(b["count"] for b in r.histogram) == 4096 and sum(b["mismatched"] for b in r.histogram) == 4
+    # The same rule flags as the CLI's: absolute 0.02 lets them all through.
+    assert opscope.compare(a, e, rule="absolute", atol=0.02).passed
+
+
+def test_assert_close_says_where_and_how():
+    a, e = arrays()
+    opscope.assert_close(e.copy(), e)
+    with pytest.raises(AssertionError) as info:
+        opscope.assert_close(a, e)
+    message = str(info.value)
+    assert "FAILED  4 / 4,096 mismatched" in message
+    assert "errors only in dim 0 indices 10-13" in message
+    assert "max abs err" in message
+
+
+def test_torch_tensors_are_read_where_they_lie():
+    torch = pytest.importorskip("torch")
+    a, e = arrays()
+    t = torch.from_numpy(a.copy())
+    view = opscope._as_array(t, "actual")
+    assert view.__array_interface__["data"][0] == t.data_ptr()  # no copy
+    assert opscope.compare(t, e).to_dict() == opscope.compare(a, e).to_dict()
+    grad = torch.tensor(e, requires_grad=True)
+    assert opscope.compare(grad, e).passed
+    # Strided views: columns of a transposed tensor, and a reversed numpy view (copied).
+    assert opscope.compare(torch.from_numpy(e).t(), e.T).passed
+    assert opscope.compare(e[:, ::-1], np.ascontiguousarray(e[:, ::-1])).passed
+    with pytest.raises(ValueError, match="bfloat16|numpy dtype"):
+        opscope.compare(torch.zeros(4, dtype=torch.bfloat16), np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda a, e: opscope.compare(a, e.T[:32]), "shapes differ: expected is float32[32,64], actual is float32[64,64]"),
+    (lambda a, e: opscope.compare(a, e.astype(np.float64)), "dtypes differ"),
+    (lambda a, e: opscope.compare(a[:0], e[:0]), "empty arrays float32[0,64]: nothing to compare"),
+    (lambda a, e: opscope.compare(a, e, atol=-1), "atol=-1: expected a number >= 0"),
+    (lambda a, e: opscope.compare(a, e, rule="close"), "rule='close': expected one of"),
+    (lambda a, e: opscope.compare(a, e, max_ulp=1.5), "max_ulp=1.5"),
+    (lambda a, e: opscope.compare(a.astype(np.complex64), e.astype(np.complex64)), "dtype complex64 has no opscope type"),
+    (lambda a, e: opscope.compare(a, "not an array"), "expected: dtype <U12 has no opscope type"),
+    (lambda a, e: opscope.compare(a, [object()] * 2), "expected: list is not an array of numbers"),
+])
+def test_bad_arguments_are_value_errors(call, message):
+    a, e = arrays()
+    with pytest.raises(ValueError) as info:
+        call(a, e)
+    assert message in str(info.value)
+
+
+def run_model(tmp_path, name, model="two_branch.onnx"):
+    out = tmp_path / name
+    r = subprocess.run([f"{BIN}/bin/inspector-cli", "run", f"{SRC}/examples/models/{model}", "--output-dir", str(out),
+                        "--iterations", "2", "--peak-bw", "10", "--peak-flops", "50"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_load_run_reads_the_folder_as_its_files_say(tmp_path):
+    pd = pytest.importorskip("pandas")
+    out = run_model(tmp_path, "run")
+    run = opscope.load_run(out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert run.summary == summary
+    assert run.id == summary["run"]["id"]
+    events = [e for e in json.loads((out / "trace.json").read_text())["traceEvents"] if e["ph"] == "X"]
+    tasks = run.tasks()
+    assert isinstance(tasks, pd.DataFrame) and len(tasks) == len(events)
+    assert sorted(tasks["stream"].unique()) == sorted({s["name"] for s in summary["streams"] if s["tasks"]})
+    types = run.op_types()
+    assert list(types["op_type"]) == [r["op_type"] for r in summary["op_types"]]
+    assert types["count"].sum() == sum(r["count"] for r in summary["op_types"])
+    nodes = run.nodes()
+    assert len(nodes) == len(run.graph["compiled"]["nodes"]) and len(run.nodes("framework")) == len(run.graph["framework"]["nodes"])
+    with pytest.raises(ValueError, match="layer='both'"):
+        run.nodes("both")
+
+
+def test_load_run_refuses_what_the_tools_refuse(tmp_path):
+    first, second = run_model(tmp_path, "first"), run_model(tmp_path, "second")
+    (first / "summary.json").write_bytes((second / "summary.json").read_bytes())  # files of two runs
+    with pytest.raises(ValueError, match="summary.json"):
+        opscope.load_run(first)
+    with pytest.raises(ValueError):
+        opscope.load_run(tmp_path / "nowhere")
+    (second / "graph.json").unlink()
+    os.symlink(first / "graph.json", second / "graph.json")
+    with pytest.raises(ValueError, match="graph.json"):
+        opscope.load_run(second)
