@@ -1,6 +1,6 @@
 // The C++ half of `import opscope` (python/opscope/__init__.py is the rest):
-// the compare engine over numpy arrays without a copy, and the run folder's
-// identity check, each raising the library's own message as a Python
+// the compare engine over numpy arrays without a copy, the op harness
+// (op_run.h), and the run folder's identity check, each raising the library's own message as a Python
 // exception (ValueError for what the caller passed, RuntimeError otherwise).
 // The GIL is released while the engine works; the arrays stay referenced by
 // the caller's frame meanwhile.
@@ -14,6 +14,8 @@
 
 #include "analysis/compare/compare_json.h"
 #include "array_view.h"
+#include "op_run.h"
+#include "status_error.h"
 #include "core/json_text.h"
 #include "graph/export/run_folder.h"
 #include "opscope/compare.h"
@@ -24,13 +26,7 @@ namespace py = pybind11;
 namespace opscope::python {
 namespace {
 
-[[noreturn]] void Raise(const Status& s) {
-  if (s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
-      s.code() == StatusCode::kOutOfRange || s.code() == StatusCode::kDataLoss) {
-    throw py::value_error(s.message());
-  }
-  throw std::runtime_error(s.message());
-}
+void Raise(const Status& s) { RaiseStatus(s); }
 
 // (passed, the text ops-debug compare prints for the array, the result as
 // report.json's `compare` object, in JSON text).
@@ -76,4 +72,8 @@ PYBIND11_MODULE(_opscope, m) {
   m.def("compare", &opscope::python::Compare, py::arg("actual"), py::arg("expected"), py::arg("rule"), py::arg("atol"),
         py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"));
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
+  m.def("run_op", &opscope::python::RunOp, py::arg("op"), py::arg("inputs"), py::arg("shapes"), py::arg("dtypes"),
+        py::arg("attrs"), py::arg("plugins"), py::arg("device"), py::arg("tunables"), py::arg("expected"), py::arg("rule"),
+        py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("seed"), py::arg("fill"), py::arg("outputs"),
+        py::arg("repeat"), py::arg("timeout_s"));
 }

@@ -7,6 +7,8 @@ and pandas DataFrames.
     print(r)                                          # as `ops-debug compare` prints it
     r.passed, r.pattern, r.worst, r.histogram, r.to_dict()
     opscope.assert_close(actual, expected)            # AssertionError with that text
+    rep = opscope.run_op("Softmax", shapes=[[4, 64]], attrs={"axis": -1})   # `ops-debug run`
+    rep.passed, print(rep), rep.outputs["output"].actual, rep.to_dict()
     run = opscope.load_run("runs/resnet")             # graph, summary, trace, capture
     run.tasks(), run.nodes(), run.op_types()          # DataFrames (python3-pandas)
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from . import _opscope
 
-__all__ = ["compare", "assert_close", "CompareResult", "load_run", "Run"]
+__all__ = ["compare", "assert_close", "CompareResult", "run_op", "OpReport", "load_run", "Run"]
 
 _RULES = ("mixed", "absolute", "relative", "bit-exact", "ulp")
 
@@ -80,22 +82,17 @@ class CompareResult:
         return json.loads(json.dumps(self._dict))  # a copy the caller may change
 
 
-def compare(actual, expected, rule="mixed", atol=None, rtol=None, max_ulp=None, strict=False, worst=10,
+def compare(actual, expected, rule=None, atol=None, rtol=None, max_ulp=None, strict=False, worst=10,
             name="actual"):
     """Judges `actual` against `expected` element by element under one rule
-    (mixed |a-e| <= atol + rtol*|e|, absolute, relative, bit-exact, ulp), the
+    (mixed |a-e| <= atol + rtol*|e|, absolute, relative, bit-exact, ulp; by
+    default mixed for floats, bit-exact for integers and bool), with the
     per-dtype defaults of ops-debug where atol/rtol are not given."""
-    if rule not in _RULES and not (isinstance(rule, str) and rule.startswith("ulp:")):
-        raise ValueError(f"rule={rule!r}: expected one of {', '.join(_RULES)} (or ulp:N)")
-    for arg, v in (("atol", atol), ("rtol", rtol)):
-        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0):
-            raise ValueError(f"{arg}={v!r}: expected a number >= 0")
-    if max_ulp is not None and (not isinstance(max_ulp, int) or isinstance(max_ulp, bool) or max_ulp < 0):
-        raise ValueError(f"max_ulp={max_ulp!r}: expected an integer >= 0")
+    _check_tolerance(rule, atol, rtol, max_ulp)
     if not isinstance(worst, int) or isinstance(worst, bool) or worst < 0:
         raise ValueError(f"worst={worst!r}: expected an integer >= 0")
     a, e = _as_array(actual, "actual"), _as_array(expected, "expected")
-    passed, text, result = _opscope.compare(a, e, rule, None if atol is None else float(atol),
+    passed, text, result = _opscope.compare(a, e, rule or "", None if atol is None else float(atol),
                                             None if rtol is None else float(rtol), max_ulp, bool(strict), worst,
                                             str(name))
     return CompareResult(passed, text, json.loads(result))
@@ -108,6 +105,105 @@ def assert_close(actual, expected, **kwargs):
     if not r.passed:
         raise AssertionError("\n" + str(r))
     return r
+
+
+def _attr_text(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_attr_text(x) for x in v) + "]"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _check_tolerance(rule, atol, rtol, max_ulp):
+    if rule is not None and rule not in _RULES and not (isinstance(rule, str) and rule.startswith("ulp:")):
+        raise ValueError(f"rule={rule!r}: expected one of {', '.join(_RULES)} (or ulp:N)")
+    for arg, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0):
+            raise ValueError(f"{arg}={v!r}: expected a number >= 0")
+    if max_ulp is not None and (not isinstance(max_ulp, int) or isinstance(max_ulp, bool) or max_ulp < 0):
+        raise ValueError(f"max_ulp={max_ulp!r}: expected an integer >= 0")
+
+
+class OpOutput:
+    """One output of run_op: the kernel's values and the golden's, as numpy arrays."""
+
+    def __init__(self, name, actual, expected):
+        self.name, self.actual, self.expected = name, actual, expected
+
+    def __repr__(self):
+        return f"<opscope.OpOutput {self.name} {getattr(self.actual, 'dtype', None)}{list(getattr(self.actual, 'shape', []))}>"
+
+
+class OpReport:
+    """The op harness's report: `passed`, str() as `ops-debug run` prints it,
+    to_dict() as its report.json holds it (the same fields as attributes:
+    status, kernel, device_us, instance, compare, ...), and `outputs` by
+    name, each with its actual and expected arrays."""
+
+    def __init__(self, exit_code, text, report, outputs):
+        self.passed = exit_code == 0
+        self._text = text
+        self._dict = report
+        self.outputs = {name: OpOutput(name, a, e) for name, a, e in outputs}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_dict"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __bool__(self):
+        return self.passed
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<opscope.OpReport {self._dict.get('status')} {self._dict.get('op')}>"
+
+    def to_dict(self):
+        return json.loads(json.dumps(self._dict))
+
+
+def run_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu", expected=None,
+           tunables=None, rule=None, atol=None, rtol=None, max_ulp=None, seed=0, fill="normal", outputs=-1,
+           repeat=1, timeout=60.0):
+    """Runs one op instance alone and judges it, as `ops-debug run` does:
+    `inputs` (arrays) or `shapes` (filled with `fill`, input i with seed + i,
+    in `dtypes`), `attrs` as a dict ({"eps": 1e-6, "axes": [1]}), `plugins`
+    (custom-op libraries), the golden the op's reference or `expected`
+    (arrays, one per output). A kernel still running after `timeout` seconds
+    ends the process, as ops-debug's watchdog does (0: no watchdog)."""
+    if not isinstance(op, str) or not op:
+        raise ValueError(f"op={op!r}: expected an op name")
+    if (inputs is None) == (shapes is None):
+        raise ValueError("give inputs (arrays) or shapes (lists of dims), one of the two")
+    _check_tolerance(rule, atol, rtol, max_ulp)
+    arrays = [_as_array(x, f"inputs[{i}]") for i, x in enumerate(inputs or [])]
+    golden = [_as_array(x, f"expected[{i}]") for i, x in enumerate(expected or [])]
+    shape_lists = []
+    if shapes is not None:
+        ok = isinstance(shapes, (list, tuple)) and all(isinstance(s, (list, tuple)) for s in shapes)
+        try:
+            shape_lists = [[int(d) for d in s] for s in shapes] if ok else None
+        except (TypeError, ValueError):
+            shape_lists = None
+        if shape_lists is None:
+            raise ValueError(f"shapes={shapes!r}: expected a list of lists of dims, e.g. [[4, 64]]")
+    if isinstance(dtypes, str):
+        dtypes = [dtypes]
+    attr_text = attrs if isinstance(attrs, str) else ",".join(f"{k}={_attr_text(v)}" for k, v in (attrs or {}).items())
+    if isinstance(plugins, str):
+        plugins = [plugins]
+    code, text, report, outs = _opscope.run_op(op, arrays, shape_lists, [str(d) for d in (dtypes or [])], attr_text,
+                                               [os.fspath(p) for p in plugins], device, dict(tunables or {}), golden,
+                                               rule or "", None if atol is None else float(atol),
+                                               None if rtol is None else float(rtol), max_ulp, int(seed), fill,
+                                               int(outputs), int(repeat), float(timeout))
+    return OpReport(code, text, json.loads(report), outs)
 
 
 class Run:

@@ -130,3 +130,46 @@ def test_load_run_refuses_what_the_tools_refuse(tmp_path):
     os.symlink(first / "graph.json", second / "graph.json")
     with pytest.raises(ValueError, match="graph.json"):
         opscope.load_run(second)
+
+
+def test_run_op_is_ops_debug_run(tmp_path):
+    cli = subprocess.run([f"{BIN}/bin/ops-debug", "run", "--op", "Softmax", "--input-shapes", "[4,64]", "--attrs", "axis=-1",
+                          "--report", str(tmp_path / "r.json"), "--save-outputs", str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    rep = opscope.run_op("Softmax", shapes=[[4, 64]], attrs={"axis": -1})
+    assert rep.passed and rep.status == "passed" == report["status"]
+    # The same op instance: op, attrs, shapes, dtypes and the data's fingerprint.
+    assert rep.instance == report["instance"]
+    assert rep.repro == report["repro"]
+    assert np.array_equal(rep.outputs["output"].actual, np.load(tmp_path / "out" / "output.npy"))
+    assert np.array_equal(rep.outputs["output"].expected, np.load(tmp_path / "out" / "output.expected.npy"))
+    assert "status passed" in str(rep) and report["repro"]["command"] in str(rep)
+
+
+def test_run_op_takes_arrays_plugins_and_an_expected_golden():
+    x = np.random.default_rng(0).standard_normal((8, 32)).astype(np.float32)
+    rep = opscope.run_op("Relu", inputs=[x])
+    assert rep.passed and np.array_equal(rep.outputs["Y"].actual, np.maximum(x, 0))  # ONNX's name for Relu's output
+    off = opscope.run_op("Relu", inputs=[x], expected=[np.maximum(x, 0) + np.float32(0.1)])
+    assert not off.passed and off.status == "failed"
+    assert off.compare["pattern"] == "errors everywhere (every element)"
+    assert "FAILED  256 / 256 mismatched" in str(off)
+    norm = opscope.run_op("my_norm", plugins=[f"{BIN}/lib/libmy_ops.so"], shapes=[[4, 256, 64]], attrs={"eps": 1e-6})
+    assert norm.passed and norm.kernel == "my_norm_cpu"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"op": "NoSuchOp", "shapes": [[4]]}, "unknown op 'NoSuchOp'"),
+    ({"op": "Relu", "shapes": [[4]], "attrs": {"bogus": 1}}, "op Relu has no attribute 'bogus'"),
+    ({"op": "Relu"}, "give inputs (arrays) or shapes (lists of dims), one of the two"),
+    ({"op": "Relu", "shapes": [[4]], "dtypes": "float99"}, "unknown dtype 'float99'"),
+    ({"op": "Relu", "shapes": [[4]], "plugins": ["/no/such/plugin.so"]}, "cannot open '/no/such/plugin.so'"),
+    ({"op": "Relu", "shapes": "4"}, "shapes='4': expected a list of lists of dims"),
+    ({"op": "Relu", "shapes": [[4]], "fill": "lumpy"}, "lumpy"),
+])
+def test_run_op_bad_arguments_are_value_errors(kwargs, message):
+    with pytest.raises(ValueError) as info:
+        opscope.run_op(**kwargs)
+    assert message in str(info.value)
