@@ -72,8 +72,11 @@ PYBIND11_MODULE(_opscope, m) {
   m.def("compare", &opscope::python::Compare, py::arg("actual"), py::arg("expected"), py::arg("rule"), py::arg("atol"),
         py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"));
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
-  m.def("run_op", &opscope::python::RunOp, py::arg("op"), py::arg("inputs"), py::arg("shapes"), py::arg("dtypes"),
-        py::arg("attrs"), py::arg("plugins"), py::arg("device"), py::arg("tunables"), py::arg("expected"), py::arg("rule"),
-        py::arg("atol"), py::arg("rtol"), py::arg("max_ulp"), py::arg("seed"), py::arg("fill"), py::arg("outputs"),
-        py::arg("repeat"), py::arg("timeout_s"));
+  m.def("run_op", &opscope::python::RunOp, py::arg("run"));
+  m.def("profile_op", &opscope::python::ProfileOp, py::arg("run"), py::arg("warmup"), py::arg("iterations"),
+        py::arg("cold_cache"), py::arg("peak_bw"), py::arg("peak_flops"));
+  m.def("sweep_op", &opscope::python::SweepOp, py::arg("run"), py::arg("values"), py::arg("warmup"),
+        py::arg("iterations"), py::arg("peak_bw"), py::arg("peak_flops"), py::arg("cache_file"));
+  m.def("diagnose_op", &opscope::python::DiagnoseOp, py::arg("argv"), py::arg("output_dir"), py::arg("timeout_s"),
+        py::arg("run_report"));
 }

@@ -22,7 +22,8 @@ import numpy as np
 
 from . import _opscope
 
-__all__ = ["compare", "assert_close", "CompareResult", "run_op", "OpReport", "load_run", "Run"]
+__all__ = ["compare", "assert_close", "CompareResult", "run_op", "profile_op", "sweep_op", "diagnose_op", "OpReport",
+           "SweepReport", "Diagnosis", "load_run", "Run"]
 
 _RULES = ("mixed", "absolute", "relative", "bit-exact", "ulp")
 
@@ -168,22 +169,15 @@ class OpReport:
         return json.loads(json.dumps(self._dict))
 
 
-def run_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu", expected=None,
-           tunables=None, rule=None, atol=None, rtol=None, max_ulp=None, seed=0, fill="normal", outputs=-1,
-           repeat=1, timeout=60.0):
-    """Runs one op instance alone and judges it, as `ops-debug run` does:
-    `inputs` (arrays) or `shapes` (filled with `fill`, input i with seed + i,
-    in `dtypes`), `attrs` as a dict ({"eps": 1e-6, "axes": [1]}), `plugins`
-    (custom-op libraries), the golden the op's reference or `expected`
-    (arrays, one per output). A kernel still running after `timeout` seconds
-    ends the process, as ops-debug's watchdog does (0: no watchdog)."""
+def _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, expected, tunables, rule, atol, rtol, max_ulp, seed,
+              fill, outputs, repeat, timeout):
+    """The dict the C++ half turns into ops-debug run's request, checked here
+    where the message can name the keyword."""
     if not isinstance(op, str) or not op:
         raise ValueError(f"op={op!r}: expected an op name")
     if (inputs is None) == (shapes is None):
         raise ValueError("give inputs (arrays) or shapes (lists of dims), one of the two")
     _check_tolerance(rule, atol, rtol, max_ulp)
-    arrays = [_as_array(x, f"inputs[{i}]") for i, x in enumerate(inputs or [])]
-    golden = [_as_array(x, f"expected[{i}]") for i, x in enumerate(expected or [])]
     shape_lists = []
     if shapes is not None:
         ok = isinstance(shapes, (list, tuple)) and all(isinstance(s, (list, tuple)) for s in shapes)
@@ -195,15 +189,144 @@ def run_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), de
             raise ValueError(f"shapes={shapes!r}: expected a list of lists of dims, e.g. [[4, 64]]")
     if isinstance(dtypes, str):
         dtypes = [dtypes]
-    attr_text = attrs if isinstance(attrs, str) else ",".join(f"{k}={_attr_text(v)}" for k, v in (attrs or {}).items())
-    if isinstance(plugins, str):
+    if isinstance(plugins, (str, os.PathLike)):
         plugins = [plugins]
-    code, text, report, outs = _opscope.run_op(op, arrays, shape_lists, [str(d) for d in (dtypes or [])], attr_text,
-                                               [os.fspath(p) for p in plugins], device, dict(tunables or {}), golden,
-                                               rule or "", None if atol is None else float(atol),
-                                               None if rtol is None else float(rtol), max_ulp, int(seed), fill,
-                                               int(outputs), int(repeat), float(timeout))
+    return {"op": op, "inputs": [_as_array(x, f"inputs[{i}]") for i, x in enumerate(inputs or [])],
+            "shapes": shape_lists, "dtypes": [str(d) for d in (dtypes or [])],
+            "attrs": attrs if isinstance(attrs, str) else ",".join(f"{k}={_attr_text(v)}" for k, v in (attrs or {}).items()),
+            "plugins": [os.fspath(p) for p in plugins], "device": str(device), "tunables": dict(tunables or {}),
+            "expected": [_as_array(x, f"expected[{i}]") for i, x in enumerate(expected or [])], "rule": rule or "",
+            "atol": None if atol is None else float(atol), "rtol": None if rtol is None else float(rtol),
+            "max_ulp": max_ulp, "seed": int(seed), "fill": str(fill), "outputs": int(outputs), "repeat": int(repeat),
+            "timeout": float(timeout)}
+
+
+_RUN_DOC = """`inputs` (arrays) or `shapes` (filled with `fill`, input i with seed + i,
+    in `dtypes`), `attrs` as a dict ({"eps": 1e-6, "axes": [1]}) or ops-debug's
+    "k=v,..." text, `plugins` (custom-op libraries), `tunables`, `device`, the
+    golden the op's reference or `expected` (arrays, one per output), the
+    tolerance keywords of compare()."""
+
+
+def run_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu", expected=None,
+           tunables=None, rule=None, atol=None, rtol=None, max_ulp=None, seed=0, fill="normal", outputs=-1,
+           repeat=1, timeout=60.0):
+    """Runs one op instance alone and judges it, as `ops-debug run` does. A
+    kernel still running after `timeout` seconds ends the process, as
+    ops-debug's watchdog does (0: no watchdog); diagnose_op runs it in a
+    supervised child instead."""
+    run = _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, expected, tunables, rule, atol, rtol, max_ulp,
+                    seed, fill, outputs, repeat, timeout)
+    code, text, report, outs = _opscope.run_op(run)
     return OpReport(code, text, json.loads(report), outs)
+
+
+def profile_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu", tunables=None,
+               seed=0, fill="normal", warmup=3, iterations=20, cold_cache=False, peak_bw=0.0, peak_flops=0.0,
+               timeout=60.0):
+    """Times one op instance as `ops-debug profile` does: API and device time
+    by phase over `iterations` after `warmup`, against the measured roofline
+    (or `peak_bw` GB/s and `peak_flops` GFLOP/s). The report's `timing` and
+    `profile` hold the figures; str() is ops-debug profile's text."""
+    run = _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, None, tunables, None, None, None, None, seed,
+                    fill, -1, 1, timeout)
+    code, text, report, outs = _opscope.profile_op(run, int(warmup), int(iterations), bool(cold_cache),
+                                                   float(peak_bw), float(peak_flops))
+    return OpReport(code, text, json.loads(report), outs)
+
+
+class SweepReport(CompareResult):
+    """ops-debug sweep's result: the candidates with their status and median
+    time, the current and best configurations (indexes into `candidates`),
+    str() as ops-debug sweep prints it, to_dict() as sweep.json holds it."""
+
+    def __repr__(self):
+        return f"<opscope.SweepReport {self._dict.get('op')} best={self._dict.get('best')}>"
+
+
+def sweep_op(op, values=None, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu",
+             tunables=None, seed=0, fill="normal", warmup=3, iterations=20, peak_bw=0.0, peak_flops=0.0, cache_file="",
+             timeout=60.0):
+    """Sweeps an op's tunables as `ops-debug sweep` does: every combination of
+    `values` ({"block": [64, 128, 256]}; a tunable left out takes every value
+    it declares), each candidate judged against the golden and timed; the
+    fastest passing one beyond the noise is `best`. `cache_file`: a sweep.json
+    to reuse measured candidates from and keep up to date."""
+    run = _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, None, tunables, None, None, None, None, seed,
+                    fill, -1, 1, timeout)
+    swept = {str(k): [int(v) for v in vs] for k, vs in (values or {}).items()}
+    code, text, report = _opscope.sweep_op(run, swept, int(warmup), int(iterations), float(peak_bw), float(peak_flops),
+                                           os.fspath(cache_file))
+    return SweepReport(code == 0, text, json.loads(report))
+
+
+class Diagnosis(CompareResult):
+    """ops-debug diagnose's result: `status` (clean, crashed, hung, failed,
+    ...), the ranked `causes`, the recorded launches; str() as ops-debug
+    diagnose prints it, to_dict() as diagnosis.json holds it."""
+
+    def __repr__(self):
+        return f"<opscope.Diagnosis {self._dict.get('status')}>"
+
+
+def _ops_debug():
+    """The ops-debug that runs diagnose's child: $OPSCOPE_OPS_DEBUG, the build
+    tree's (this package lives in BUILD/python/opscope), or the one on PATH."""
+    import shutil
+    found = os.environ.get("OPSCOPE_OPS_DEBUG") or os.path.join(os.path.dirname(__file__), "..", "..", "bin", "ops-debug")
+    if os.access(found, os.X_OK):
+        return os.path.abspath(found)
+    found = shutil.which("ops-debug")
+    if not found:
+        raise RuntimeError("diagnose_op needs the ops-debug program: set OPSCOPE_OPS_DEBUG to it")
+    return found
+
+
+def diagnose_op(op, output_dir, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=(), device="cpu",
+                expected=None, tunables=None, rule=None, atol=None, rtol=None, max_ulp=None, seed=0, fill="normal",
+                repeat=3, timeout=10.0):
+    """Runs one op instance in a supervised child (`ops-debug run`, as
+    `ops-debug diagnose --op` does), so a kernel that crashes or hangs ends
+    the child, not this interpreter; returns the Diagnosis. `output_dir` gets
+    the child's report.json, the arrays given as inputs or expected (.npy) and
+    what diagnose keeps; a run past `timeout` seconds is hung."""
+    run = _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, expected, tunables, rule, atol, rtol, max_ulp,
+                    seed, fill, -1, repeat, 0.0)
+    out = os.fspath(output_dir)
+    os.makedirs(out, exist_ok=True)
+    argv = [_ops_debug(), "run", "--op", run["op"], "--device", run["device"], "--seed", str(run["seed"]),
+            "--fill", run["fill"], "--repeat", str(run["repeat"])]
+
+    def saved(arrays, stem):
+        files = []
+        for i, a in enumerate(arrays):
+            path = os.path.join(out, f"{stem}{i}.npy")
+            np.save(path, a)
+            files.append(path)
+        return ",".join(files)
+
+    if run["inputs"]:
+        argv += ["--inputs", saved(run["inputs"], "input")]
+    else:
+        argv += ["--input-shapes", ";".join("[" + ",".join(map(str, s)) + "]" for s in run["shapes"])]
+    if run["dtypes"]:
+        argv += ["--dtype", ",".join(run["dtypes"])]
+    if run["attrs"]:
+        argv += ["--attrs", run["attrs"]]
+    for p in run["plugins"]:
+        argv += ["--plugin", os.path.abspath(p)]
+    if run["tunables"]:
+        argv += ["--tunables", ",".join(f"{k}={v}" for k, v in run["tunables"].items())]
+    if run["expected"]:
+        argv += ["--expected", saved(run["expected"], "expected")]
+    for flag, v in (("--mode", run["rule"]), ("--abserr", run["atol"]), ("--relerr", run["rtol"]),
+                    ("--max-ulp", run["max_ulp"])):
+        if v not in (None, ""):
+            argv += [flag, str(v)]
+    report = os.path.join(out, "report.json")
+    argv += ["--report", report]
+    code, text, diagnosis = _opscope.diagnose_op(argv, out, float(timeout), report)
+    return Diagnosis(code == 0, text, json.loads(diagnosis))
 
 
 class Run:

@@ -173,3 +173,43 @@ def test_run_op_bad_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError) as info:
         opscope.run_op(**kwargs)
     assert message in str(info.value)
+
+
+def test_profile_op_times_it_against_the_roofs_given():
+    rep = opscope.profile_op("Softmax", shapes=[[64, 1024]], attrs={"axis": -1}, warmup=1, iterations=3, peak_bw=20,
+                             peak_flops=100)
+    assert rep.passed
+    profile = rep.profile
+    assert profile["iterations"] == 3 and profile["warmup"] == 1
+    assert profile["device"]["count"] == 3 and profile["device"]["median_us"] > 0
+    assert profile["cost"] == {"bytes_read": 64 * 1024 * 4, "bytes_written": 64 * 1024 * 4, "flops": 5.0 * 64 * 1024}
+    text = str(rep)
+    assert "profile   3 call(s) after 1 warm-up" in text
+    assert "peaks     memory 20.0 GB/s, compute 100.0 GFLOP/s float32  (--peak-bw/--peak-flops)" in text
+    with pytest.raises(ValueError, match="--iters|iterations"):
+        opscope.profile_op("Softmax", shapes=[[4, 4]], iterations=0)
+
+
+def test_sweep_op_never_calls_a_failing_candidate_best():
+    rep = opscope.sweep_op("sweep_trap", shapes=[[3001]], plugins=[f"{BIN}/lib/libperf_ops.so"], warmup=1, iterations=3,
+                           peak_bw=20, peak_flops=100)
+    assert [c["tunables"]["block"] for c in rep.candidates] == [64, 128, 256, 512, 1024]
+    failed = [c for c in rep.candidates if c["status"] == "FAILED"]
+    assert [c["tunables"]["block"] for c in failed] == [512]  # writes only the first 513 elements
+    assert rep.best["tunables"]["block"] != 512
+    assert "never best" in str(rep)
+    with pytest.raises(ValueError, match="nosuch"):
+        opscope.sweep_op("sweep_trap", values={"nosuch": [1]}, shapes=[[3001]], plugins=[f"{BIN}/lib/libperf_ops.so"])
+
+
+def test_diagnose_op_survives_the_kernel_that_crashes(tmp_path):
+    plugin = f"{BIN}/lib/libdiagnose_ops.so"
+    d = opscope.diagnose_op("ramp_tail", tmp_path / "crash", shapes=[[1000]], plugins=[plugin])
+    # Still here: the kernel wrote past its end in the child.
+    assert not d.passed and d.status == "crashed" and d.signal == "SIGSEGV"
+    assert d.causes[0]["rule"] == "out-of-bounds"
+    assert "writes y[1000]: 1 element past the end of y, float32[1000]" in d.causes[0]["cause"]
+    assert "ramp_tail" in str(d)
+    clean = opscope.diagnose_op("my_norm", tmp_path / "clean", shapes=[[4, 64]], plugins=[f"{BIN}/lib/libmy_ops.so"],
+                                attrs={"eps": 1e-6})
+    assert clean.passed and clean.status == "clean"
