@@ -53,16 +53,15 @@ def _as_array(x, what):
     return a if all(s >= 0 for s in a.strides) else np.ascontiguousarray(a)
 
 
-class CompareResult:
-    """One comparison: `passed`, the figures of report.json's `compare` object
-    as attributes (pattern, worst, histogram, mismatches_by_dim, ...),
-    str() as `ops-debug compare` prints the array, to_dict() as report.json
-    holds it."""
+class _Report:
+    """A result of the library: `passed`, the JSON file's fields as
+    attributes, str() as the matching command prints it, to_dict() a copy
+    of the JSON file's object."""
 
-    def __init__(self, passed, text, result):
+    def __init__(self, passed, text, fields):
         self.passed = bool(passed)
         self._text = text
-        self._dict = result
+        self._dict = fields
 
     def __getattr__(self, name):
         try:
@@ -76,11 +75,17 @@ class CompareResult:
     def __str__(self):
         return self._text
 
-    def __repr__(self):
-        return f"<opscope.CompareResult {'PASSED' if self.passed else 'FAILED'} {self._dict.get('pattern', '')!r}>"
-
     def to_dict(self):
         return json.loads(json.dumps(self._dict))  # a copy the caller may change
+
+
+class CompareResult(_Report):
+    """One comparison: `passed`, the figures of report.json's `compare` object
+    as attributes (pattern, worst, histogram, ...), str() as `ops-debug
+    compare` prints the array, to_dict() as report.json holds it."""
+
+    def __repr__(self):
+        return f"<opscope.CompareResult {'PASSED' if self.passed else 'FAILED'} {self._dict.get('pattern', '')!r}>"
 
 
 def compare(actual, expected, rule=None, atol=None, rtol=None, max_ulp=None, strict=False, worst=10,
@@ -138,35 +143,18 @@ class OpOutput:
         return f"<opscope.OpOutput {self.name} {getattr(self.actual, 'dtype', None)}{list(getattr(self.actual, 'shape', []))}>"
 
 
-class OpReport:
-    """The op harness's report: `passed`, str() as `ops-debug run` prints it,
-    to_dict() as its report.json holds it (the same fields as attributes:
-    status, kernel, device_us, instance, compare, ...), and `outputs` by
-    name, each with its actual and expected arrays."""
+class OpReport(_Report):
+    """The op harness's report: `passed`, str() as `ops-debug run` (or
+    profile) prints it, to_dict() as its report.json holds it (the same fields
+    as attributes: status, kernel, instance, compare, timing, profile, ...),
+    and `outputs` by name, each with its actual and expected arrays."""
 
     def __init__(self, exit_code, text, report, outputs):
-        self.passed = exit_code == 0
-        self._text = text
-        self._dict = report
+        super().__init__(exit_code == 0, text, report)
         self.outputs = {name: OpOutput(name, a, e) for name, a, e in outputs}
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_dict"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __bool__(self):
-        return self.passed
-
-    def __str__(self):
-        return self._text
 
     def __repr__(self):
         return f"<opscope.OpReport {self._dict.get('status')} {self._dict.get('op')}>"
-
-    def to_dict(self):
-        return json.loads(json.dumps(self._dict))
 
 
 def _run_args(op, inputs, shapes, dtypes, attrs, plugins, device, expected, tunables, rule, atol, rtol, max_ulp, seed,
@@ -235,7 +223,7 @@ def profile_op(op, inputs=None, shapes=None, dtypes=None, attrs=None, plugins=()
     return OpReport(code, text, json.loads(report), outs)
 
 
-class SweepReport(CompareResult):
+class SweepReport(_Report):
     """ops-debug sweep's result: the candidates with their status and median
     time, the current and best configurations (indexes into `candidates`),
     str() as ops-debug sweep prints it, to_dict() as sweep.json holds it."""
@@ -260,7 +248,7 @@ def sweep_op(op, values=None, inputs=None, shapes=None, dtypes=None, attrs=None,
     return SweepReport(code == 0, text, json.loads(report))
 
 
-class Diagnosis(CompareResult):
+class Diagnosis(_Report):
     """ops-debug diagnose's result: `status` (clean, crashed, hung, failed,
     ...), the ranked `causes`, the recorded launches; str() as ops-debug
     diagnose prints it, to_dict() as diagnosis.json holds it."""
