@@ -262,6 +262,34 @@ TEST_F(InspectorAccuracy, ThePageOfTheRunCarriesEachNodesOwnErrorAndRefusesAnoth
   EXPECT_NE(refused["error"].get<std::string>().find("accuracy.json: of another run ("), std::string::npos) << refused;
 }
 
+// --keep-bytes: past the budget both runs' intermediates go to files under
+// the output folder and are mapped back; every number judged is the same as
+// with all of them in memory, and the files are gone afterwards.
+TEST_F(InspectorAccuracy, TensorsSpilledPastKeepBytesChangeNoNumber) {
+  const std::string model = Model("resnet_small.onnx");
+  ASSERT_EQ(Inspector("accuracy " + model + " --output-dir " + (dir_ / "memory").string()).exit_code, 0);
+  Result r = Inspector("accuracy " + model + " --keep-bytes 16K --output-dir " + (dir_ / "spilled").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json in_memory = json::parse(Slurp(dir_ / "memory" / "accuracy.json"));
+  json spilled = json::parse(Slurp(dir_ / "spilled" / "accuracy.json"));
+  EXPECT_EQ(in_memory["memory"]["spilled_tensors"], 0);
+  EXPECT_GT(spilled["memory"]["spilled_tensors"].get<int>(), 0);
+  EXPECT_LE(spilled["memory"]["kept_bytes"].get<int64_t>(), 16 << 10);
+  EXPECT_EQ(spilled["memory"]["kept_bytes"].get<int64_t>() + spilled["memory"]["spilled_bytes"].get<int64_t>(),
+            in_memory["memory"]["kept_bytes"].get<int64_t>());  // the same tensors, held two ways
+  EXPECT_NE(r.out.find(") spilled to files past --keep-bytes and mapped back"), std::string::npos) << r.out;
+  for (json* j : {&in_memory, &spilled}) {
+    for (const char* key : {"time_ms", "memory", "repro"}) j->erase(key);
+  }
+  EXPECT_EQ(in_memory, spilled);
+  EXPECT_FALSE(fs::exists(dir_ / "spilled" / "spill"));
+  for (const std::string bad : {"12X", "-5", "M"}) {
+    Result b = Inspector("accuracy " + model + " --keep-bytes " + bad + " --output-dir " + (dir_ / "bad").string());
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_NE(b.err.find("--keep-bytes '" + bad + "': expected a size in bytes"), std::string::npos) << b.err;
+  }
+}
+
 TEST_F(InspectorAccuracy, DisabledPassesCompileWithoutThemAndBadInputIsOneLine) {
   const fs::path out = dir_ / "unfused";
   Result r = Inspector("accuracy " + Model("const_if.onnx") + " --disable-pass elementwise_chain_fusion --output-dir " +

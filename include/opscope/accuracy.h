@@ -44,6 +44,10 @@ struct AccuracyRequest {
   std::vector<std::string> expected_files;  // --expected: the outputs against files too (as `run`)
   ToleranceSpec tolerance;                  // per compiled dtype; --mode, --abserr, --relerr
   int replay = 3;                           // --replay: diverging nodes written out, most local error first
+  // --keep-bytes: the intermediate tensors of both runs held in memory up to
+  // this many bytes, the rest spilled to output_dir/spill as .npy and mapped
+  // back (graph/harness/spill_store.h); -1: all in memory.
+  int64_t keep_bytes = -1;
 };
 
 // One tensor's compiled values against its golden.
@@ -108,6 +112,9 @@ struct AccuracyReport {
   // double-precision references), the compiled graph (run, then in order for
   // every value), and judging every node (each alone again, the compares).
   double golden_ms = 0, compiled_ms = 0, judge_ms = 0;
+  // The intermediate tensors of both runs: bytes held in memory, and spilled
+  // to files (--keep-bytes) with their count.
+  int64_t kept_bytes = 0, spilled_bytes = 0, spilled_tensors = 0;
   bool clean() const;  // no node diverges, every --expected output passes, something was compared
   int ExitCode() const { return clean() ? 0 : 1; }
 };

@@ -1,5 +1,8 @@
 #include "cli/inspector_accuracy.h"
 
+#include <cstdint>
+#include <stdexcept>
+
 #include "cli/app_driver.h"
 #include "cli/compare_command.h"
 #include "cli/flag_parsing.h"
@@ -23,11 +26,37 @@ CLI::App* AddInspectorAccuracy(CLI::App& app, InspectorAccuracyFlags& f) {
   AddToleranceFlags(*c, f.tolerance);
   c->add_option("--top", f.top, "nodes listed, most local error first (default 5)");
   c->add_option("--replay", f.replay, "diverging nodes whose real inputs are written for ops-debug (default 3)");
+  c->add_option("--keep-bytes", f.keep_bytes,
+                "intermediate tensors held in memory up to this size (bytes, or 64K, 256M, 2G); the rest are spilled to "
+                "OUTPUT_DIR/spill and mapped back (default: all in memory)");
   return c;
 }
 
+namespace {
+
+// "256M" -> 268435456; -1 for none given.
+StatusOr<int64_t> ByteCount(const std::string& text) {
+  if (text.empty()) return int64_t{-1};
+  size_t used = 0;
+  int64_t n = -1;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (used == 0 || n < 0 || shift < 0 || n > (INT64_MAX >> shift)) {
+    return InvalidArgumentError("--keep-bytes '" + text + "': expected a size in bytes, or with K, M or G (256M)");
+  }
+  return n << shift;
+}
+
+}  // namespace
+
 StatusOr<int> RunInspectorAccuracy(const InspectorAccuracyFlags& f, std::ostream& out) {
   if (f.top < 0) return InvalidArgumentError("--top " + std::to_string(f.top) + ": expected >= 0");
+  OPSCOPE_ASSIGN_OR_RETURN(const int64_t keep_bytes, ByteCount(f.keep_bytes));
   OPSCOPE_ASSIGN_OR_RETURN(AccuracyReport report,
                            RunAccuracy({.model = f.model,
                                         .output_dir = f.output_dir,
@@ -37,7 +66,8 @@ StatusOr<int> RunInspectorAccuracy(const InspectorAccuracyFlags& f, std::ostream
                                         .disable_passes = f.disable_passes,
                                         .expected_files = SplitList(f.expected, ','),
                                         .tolerance = f.tolerance,
-                                        .replay = f.replay}));
+                                        .replay = f.replay,
+                                        .keep_bytes = keep_bytes}));
   // Written into a run's folder that has its page: the page again, now
   // coloured by each node's own error (report/report_dir.h reads accuracy.json).
   if (!report.run_id.empty() && FolderHolds(f.output_dir, "report.html")) {

@@ -30,6 +30,7 @@ struct InspectorAccuracyFlags {
   ToleranceSpec tolerance;
   int top = 5;
   int replay = 3;
+  std::string keep_bytes;  // "64M", "1G", "0"; empty: all in memory
 };
 
 CLI::App* AddInspectorAccuracy(CLI::App& app, InspectorAccuracyFlags& flags);

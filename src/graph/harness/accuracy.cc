@@ -20,6 +20,7 @@
 #include "graph/harness/accuracy_json.h"
 #include "graph/harness/fused_stages.h"
 #include "graph/harness/model_inputs.h"
+#include "graph/harness/spill_store.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/run/output_checks.h"
@@ -51,7 +52,7 @@ StatusOr<OpRun> RunReference(const OpSchema& schema, const std::vector<Tensor>& 
 // node that cannot run on them (no reference, an If the compiler resolved,
 // an input never computed) is skipped and said in `notes`: its outputs then
 // have no golden, and the compiled nodes reading them are not judged on them.
-TensorMap GoldenChain(const Graph& g, const TensorMap& inputs, std::vector<std::string>& notes) {
+StatusOr<TensorMap> GoldenChain(const Graph& g, const TensorMap& inputs, SpillStore& store, std::vector<std::string>& notes) {
   TensorMap env;
   for (const auto& [name, t] : inputs) {
     if (StatusOr<Tensor> w = Widened(t); w.ok()) env[name] = *std::move(w);
@@ -121,7 +122,8 @@ TensorMap GoldenChain(const Graph& g, const TensorMap& inputs, std::vector<std::
       }
       if (run.ok()) {
         for (size_t i = 0; i < n.outputs.size() && i < run->outputs.size(); ++i) {
-          if (!n.outputs[i].empty()) env[n.outputs[i]] = run->outputs[i];
+          if (n.outputs[i].empty()) continue;
+          OPSCOPE_ASSIGN_OR_RETURN(env[n.outputs[i]], store.Keep("golden " + n.outputs[i], std::move(run->outputs[i])));
         }
         continue;
       }
@@ -371,6 +373,7 @@ std::string AccuracyCommand(const AccuracyRequest& r) {
   CommandLine c("inspector-cli accuracy");
   c.Arg(r.model);
   if (!r.output_dir.empty()) c.Flag("--output-dir", r.output_dir);
+  if (r.keep_bytes >= 0) c.Flag("--keep-bytes", std::to_string(r.keep_bytes));
   if (!r.input_files.empty()) c.Flag("--inputs", r.input_files, ",");
   c.Flag("--seed", std::to_string(r.seed)).Repeated("--plugin", r.plugins);
   if (!r.disable_passes.empty()) c.Flag("--disable-pass", r.disable_passes, ",");
@@ -405,6 +408,8 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
   }
   OPSCOPE_RETURN_IF_ERROR(ResolveTolerance(r.tolerance, DType::kF32).status());  // a bad rule before any work
   // A file where the folder goes is refused before any work.
+  if (r.keep_bytes < -1) return InvalidArgumentError("--keep-bytes " + std::to_string(r.keep_bytes) + ": expected >= 0");
+  if (r.keep_bytes >= 0 && r.output_dir.empty()) return InvalidArgumentError("--keep-bytes: spills to --output-dir, give one");
   if (!r.output_dir.empty()) OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "output_dir"));
   OPSCOPE_ASSIGN_OR_RETURN(Device * cpu, GetDevice("cpu"));
 
@@ -417,7 +422,11 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
       graph::Execute(model.compiled, schedule, {.device = cpu, .inputs = std::move(given), .seed = r.seed});
   if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
   TensorMap values;
-  OPSCOPE_RETURN_IF_ERROR(graph::EvaluateInOrder(model.compiled, executed->inputs, cpu, &values).status().WithContext(r.model));
+  // Both runs' intermediates through one store: in memory up to --keep-bytes, spilled past it.
+  SpillStore store(r.output_dir + "/spill", r.keep_bytes);
+  const graph::KeepValue keep = [&](const std::string& name, Tensor t) { return store.Keep("compiled " + name, std::move(t)); };
+  OPSCOPE_RETURN_IF_ERROR(
+      graph::EvaluateInOrder(model.compiled, executed->inputs, cpu, &values, keep).status().WithContext(r.model));
 
   const double compiled_ms = ms_since(start);
   AccuracyReport report{.model = r.model,
@@ -427,7 +436,7 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
                         .repro = AccuracyCommand(r)};
   report.compiled_ms = compiled_ms;
   start = SteadyNowNs();
-  TensorMap golden = GoldenChain(model.framework, executed->inputs, report.notes);
+  OPSCOPE_ASSIGN_OR_RETURN(TensorMap golden, GoldenChain(model.framework, executed->inputs, store, report.notes));
   GoldenThroughTransdata(model.compiled, golden);
   report.golden_ms = ms_since(start);
   start = SteadyNowNs();
@@ -515,6 +524,9 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
   }
   report.nodes = std::move(ranked);
   report.judge_ms = ms_since(start);
+  report.kept_bytes = store.kept_bytes();
+  report.spilled_bytes = store.spilled_bytes();
+  report.spilled_tensors = store.spilled_tensors();
 
   if (!r.output_dir.empty()) {
     for (int i = 0; i < static_cast<int>(report.nodes.size()) && i < r.replay; ++i) {

@@ -91,6 +91,8 @@ std::string AccuracyJsonText(const AccuracyReport& r) {
                                     "the compiled run; output: the worst of its outputs there; all against the "
                                     "framework graph run on the ops' double-precision references"},
                       {"time_ms", {{"golden", r.golden_ms}, {"compiled", r.compiled_ms}, {"judge", r.judge_ms}}},
+                      {"memory", {{"kept_bytes", r.kept_bytes}, {"spilled_bytes", r.spilled_bytes},
+                                  {"spilled_tensors", r.spilled_tensors}}},
                       {"nodes", std::move(nodes)},
                       {"outputs_checked", graph::OutputChecksJson(r.output_checks)},
                       {"notes", r.notes},
@@ -181,6 +183,12 @@ void PrintAccuracy(const AccuracyReport& r, int top, std::ostream& out) {
   std::snprintf(time, sizeof time, "time     golden %.1f ms (the references), compiled %.1f ms, judging %.1f ms\n",
                 r.golden_ms, r.compiled_ms, r.judge_ms);
   out << time;
+  out << "memory   " << FormatBytes(static_cast<double>(r.kept_bytes)) << " of intermediate tensors held in memory";
+  if (r.spilled_tensors) {
+    out << ", " << r.spilled_tensors << " (" << FormatBytes(static_cast<double>(r.spilled_bytes))
+        << ") spilled to files past --keep-bytes and mapped back";
+  }
+  out << "\n";
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   if (!r.repro.empty()) out << "repro    " << r.repro << "\n";
 }

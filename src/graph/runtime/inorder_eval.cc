@@ -7,7 +7,8 @@
 namespace opscope::graph {
 
 StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const std::map<std::string, Tensor>& inputs,
-                                                        Device* device, std::map<std::string, Tensor>* values) {
+                                                        Device* device, std::map<std::string, Tensor>* values,
+                                                        const KeepValue& keep) {
   std::unordered_map<std::string, Tensor> env;
   for (const std::string& name : g.inputs()) {
     auto it = inputs.find(name);
@@ -38,7 +39,14 @@ StatusOr<std::map<std::string, Tensor>> EvaluateInOrder(const Graph& g, const st
     StatusOr<OpRun> run = Dispatcher::Global().Run(*schema, args, n.attrs, opts);
     if (!run.ok()) return std::move(run).status().WithContext("node '" + n.name + "' (" + n.op_type + ")");
     for (size_t i = 0; i < n.outputs.size() && i < run->outputs.size(); ++i) {
-      if (!n.outputs[i].empty()) env[n.outputs[i]] = run->outputs[i];
+      if (n.outputs[i].empty()) continue;
+      if (!keep) {
+        env[n.outputs[i]] = run->outputs[i];
+        continue;
+      }
+      StatusOr<Tensor> kept = keep(n.outputs[i], std::move(run->outputs[i]));
+      if (!kept.ok()) return std::move(kept).status();
+      env[n.outputs[i]] = *std::move(kept);
     }
   }
   if (values) {
