@@ -237,7 +237,9 @@ TEST_F(InspectorAccuracy, ThePageOfTheRunCarriesEachNodesOwnErrorAndRefusesAnoth
     ASSERT_TRUE(local.contains("tolerance_ratio")) << n.dump();  // the mixed rule has a scale
     const json& ratio = local["tolerance_ratio"];
     EXPECT_EQ(n["diverges"].get<bool>(), ratio.is_null() || ratio.get<double>() > 1) << n.dump();
-    if (n["name"] == "/scale/Mul") EXPECT_GT(ratio.get<double>(), 0) << n.dump();  // float32 rounding, well inside
+    if (n["name"] == "/scale/Mul") {
+      EXPECT_GT(ratio.get<double>(), 0) << n.dump();  // float32 rounding, well inside
+    }
     int64_t elements = 0, out = 0;
     for (const json& bin : local["histogram"]) {
       elements += bin["count"].get<int64_t>();
