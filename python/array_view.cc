@@ -27,9 +27,14 @@ bool NumpyDType(const pybind11::dtype& d, DType& out) {
 
 }  // namespace
 
-Tensor TensorOver(const pybind11::array& a, const std::string& what) {
+Tensor TensorOver(const pybind11::array& a, const std::string& what, bool bfloat16) {
   DType dtype;
-  if (!NumpyDType(a.dtype(), dtype)) {
+  if (bfloat16) {
+    if (a.itemsize() != 2 || (a.dtype().kind() != 'i' && a.dtype().kind() != 'u')) {
+      throw pybind11::value_error(what + ": bfloat16 bits must come in a 2-byte integer array");
+    }
+    dtype = DType::kBF16;
+  } else if (!NumpyDType(a.dtype(), dtype)) {
     throw pybind11::value_error(what + ": dtype " + std::string(pybind11::str(a.dtype())) +
                                 " has no opscope type (float64/32/16, int64/32/16/8, uint64/32/16/8, bool)");
   }

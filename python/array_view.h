@@ -14,7 +14,9 @@
 
 namespace opscope::python {
 
-// `what` names the argument in errors ("actual", "expected").
-Tensor TensorOver(const pybind11::array& array, const std::string& what);
+// `what` names the argument in errors ("actual", "expected"). `bfloat16`:
+// the array holds bfloat16 bits in 2-byte integers (a torch bfloat16 tensor
+// viewed as int16, which numpy can hold), read as bfloat16.
+Tensor TensorOver(const pybind11::array& array, const std::string& what, bool bfloat16 = false);
 
 }  // namespace opscope::python

@@ -32,8 +32,8 @@ void Raise(const Status& s) { RaiseStatus(s); }
 // report.json's `compare` object, in JSON text).
 py::tuple Compare(const py::array& actual, const py::array& expected, const std::string& rule,
                   std::optional<double> atol, std::optional<double> rtol, std::optional<int64_t> max_ulp, bool strict,
-                  int worst, const std::string& name) {
-  const Tensor a = TensorOver(actual, "actual"), e = TensorOver(expected, "expected");
+                  int worst, const std::string& name, bool actual_bf16, bool expected_bf16) {
+  const Tensor a = TensorOver(actual, "actual", actual_bf16), e = TensorOver(expected, "expected", expected_bf16);
   if (a.shape() != e.shape()) {
     throw py::value_error("shapes differ: expected is " + e.Describe() + ", actual is " + a.Describe());
   }
@@ -70,7 +70,8 @@ std::string CheckRunFolder(const std::string& dir) {
 PYBIND11_MODULE(_opscope, m) {
   m.doc() = "opscope's compare engine and run folders; use the opscope package, not this module";
   m.def("compare", &opscope::python::Compare, py::arg("actual"), py::arg("expected"), py::arg("rule"), py::arg("atol"),
-        py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"));
+        py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"),
+        py::arg("actual_bf16") = false, py::arg("expected_bf16") = false);
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
   m.def("run_op", &opscope::python::RunOp, py::arg("run"));
   m.def("profile_op", &opscope::python::ProfileOp, py::arg("run"), py::arg("warmup"), py::arg("iterations"),

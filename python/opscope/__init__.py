@@ -28,6 +28,18 @@ __all__ = ["compare", "assert_close", "CompareResult", "run_op", "profile_op", "
 _RULES = ("mixed", "absolute", "relative", "bit-exact", "ulp")
 
 
+def _bfloat16_bits(x):
+    """A torch bfloat16 tensor's bits as an int16 numpy view (no copy), or
+    None for anything else: numpy has no bfloat16, the engine has."""
+    if type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bfloat16":
+        import torch
+        t = x.detach()
+        if t.device.type != "cpu":
+            raise ValueError(f"a {t.device.type} tensor: pass a CPU tensor (.cpu())")
+        return np.from_dlpack(t.view(torch.int16))
+    return None
+
+
 def _as_array(x, what):
     """A numpy view of x without a copy where x allows one: numpy arrays as
     they are, DLPack producers (torch CPU tensors, detached) through
@@ -97,10 +109,12 @@ def compare(actual, expected, rule=None, atol=None, rtol=None, max_ulp=None, str
     _check_tolerance(rule, atol, rtol, max_ulp)
     if not isinstance(worst, int) or isinstance(worst, bool) or worst < 0:
         raise ValueError(f"worst={worst!r}: expected an integer >= 0")
-    a, e = _as_array(actual, "actual"), _as_array(expected, "expected")
+    a_bits, e_bits = _bfloat16_bits(actual), _bfloat16_bits(expected)
+    a = _as_array(actual, "actual") if a_bits is None else a_bits
+    e = _as_array(expected, "expected") if e_bits is None else e_bits
     passed, text, result = _opscope.compare(a, e, rule or "", None if atol is None else float(atol),
                                             None if rtol is None else float(rtol), max_ulp, bool(strict), worst,
-                                            str(name))
+                                            str(name), a_bits is not None, e_bits is not None)
     return CompareResult(passed, text, json.loads(result))
 
 

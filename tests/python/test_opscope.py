@@ -69,8 +69,17 @@ def test_torch_tensors_are_read_where_they_lie():
     # Strided views: columns of a transposed tensor, and a reversed numpy view (copied).
     assert opscope.compare(torch.from_numpy(e).t(), e.T).passed
     assert opscope.compare(e[:, ::-1], np.ascontiguousarray(e[:, ::-1])).passed
-    with pytest.raises(ValueError, match="bfloat16|numpy dtype"):
-        opscope.compare(torch.zeros(4, dtype=torch.bfloat16), np.zeros(4, np.float32))
+    # bfloat16, which numpy cannot hold: its bits read where they lie, judged at bfloat16's defaults.
+    b = torch.linspace(-1, 1, 64).to(torch.bfloat16)
+    off = b.clone()
+    off[5] += 0.25
+    assert opscope._bfloat16_bits(b).__array_interface__["data"][0] == b.data_ptr()
+    r = opscope.compare(off, b)
+    assert not r.passed and r.mismatched == 1 and r.pattern == "a single element at [5]"
+    assert "bfloat16[64]" in str(r) and "|a-e| <= 0.01 + 0.01*|e|" in str(r)
+    assert opscope.compare(b, b.clone()).passed
+    with pytest.raises(ValueError, match="dtypes differ: expected is float32\\[64\\], actual is bfloat16\\[64\\]"):
+        opscope.compare(b, b.float())
 
 
 @pytest.mark.parametrize("call, message", [
