@@ -1,6 +1,9 @@
 // A gtest fixture for the tests that drive inspector-cli: a scratch folder
 // of the test's own (named after suite and case, removed after), the tool
-// run through the shell with stdout and stderr apart, the example models.
+// run in this process through its own entry point (cli/apps.h's
+// InspectorMain, stdout and stderr apart: a process start per call, slow
+// under ASan, buys these tests nothing), Spawn for a test that needs the
+// real program, and the example models. Users link opscope_cli.
 #pragma once
 
 #include <sys/wait.h>
@@ -12,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/apps.h"
 #include "tool_test_util.h"
 
 namespace opscope::testing {
@@ -27,7 +31,11 @@ class InspectorToolTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  ToolResult Run(const std::string& args) {
+  static ToolResult Run(const std::string& args) {
+    return InProcessLine(::opscope::cli::InspectorMain, std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli", args);
+  }
+  // The program itself, through the shell.
+  ToolResult Spawn(const std::string& args) {
     const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
     const std::string line = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli " + args + " >" + out + " 2>" + err;
     const int status = std::system(line.c_str());
