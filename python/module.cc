@@ -20,6 +20,7 @@
 #include "graph/export/run_folder.h"
 #include "opscope/compare.h"
 #include "opscope/harness.h"
+#include "opscope/model.h"
 
 namespace py = pybind11;
 
@@ -56,6 +57,22 @@ py::tuple Compare(const py::array& actual, const py::array& expected, const std:
   return py::make_tuple(r->passed(), text.str(), JsonText(CompareResultToJson(*r)));
 }
 
+// `inspector-cli diff BASE NEW`: (regressed, its text, diff.json's text).
+py::tuple DiffRuns(const std::string& base_dir, const std::string& new_dir, double threshold_time_pct,
+                   bool allow_different_models, int top) {
+  StatusOr<RunDiffReport> d = [&] {
+    py::gil_scoped_release unlocked;
+    return DiffRunFolders({.base_dir = base_dir,
+                           .new_dir = new_dir,
+                           .threshold_time_pct = threshold_time_pct,
+                           .allow_different_models = allow_different_models});
+  }();
+  if (!d.ok()) Raise(d.status());
+  std::ostringstream text;
+  PrintRunDiff(*d, top, text);
+  return py::make_tuple(d->regressed, text.str(), d->json);
+}
+
 // The run id of a folder whose files are all of one run; ValueError naming
 // the file otherwise (a folder written twice, files of two runs).
 std::string CheckRunFolder(const std::string& dir) {
@@ -73,6 +90,8 @@ PYBIND11_MODULE(_opscope, m) {
         py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"),
         py::arg("actual_bf16") = false, py::arg("expected_bf16") = false);
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
+  m.def("diff_runs", &opscope::python::DiffRuns, py::arg("base_dir"), py::arg("new_dir"), py::arg("threshold_time_pct"),
+        py::arg("allow_different_models"), py::arg("top"));
   m.def("run_op", &opscope::python::RunOp, py::arg("run"));
   m.def("profile_op", &opscope::python::ProfileOp, py::arg("run"), py::arg("warmup"), py::arg("iterations"),
         py::arg("cold_cache"), py::arg("peak_bw"), py::arg("peak_flops"));

@@ -23,7 +23,7 @@ import numpy as np
 from . import _opscope
 
 __all__ = ["compare", "assert_close", "CompareResult", "run_op", "profile_op", "sweep_op", "diagnose_op", "OpReport",
-           "SweepReport", "Diagnosis", "load_run", "Run"]
+           "SweepReport", "Diagnosis", "load_run", "Run", "RunDiff"]
 
 _RULES = ("mixed", "absolute", "relative", "bit-exact", "ulp")
 
@@ -396,9 +396,32 @@ class Run:
         keep = ("node_id", "name", "op_type", "kind", "executed", "compiled_node_id", "fused_from", "mapped_task_ids")
         return pd.DataFrame([{k: n.get(k) for k in keep} for n in self.graph[layer]["nodes"]])
 
+    def diff(self, base, threshold_pct=10.0, allow_different_models=False, top=10):
+        """This run against `base` (a Run or its folder), as `inspector-cli diff
+        BASE THIS` judges it: the times against their noise, the graph's and
+        the settings' changes. A RunDiff: `regressed` (its `passed` is the
+        opposite), diff.json's fields, str() the command's text."""
+        base_dir = base.dir if isinstance(base, Run) else os.fspath(base)
+        regressed, text, fields = _opscope.diff_runs(base_dir, self.dir, float(threshold_pct),
+                                                     bool(allow_different_models), int(top))
+        return RunDiff(not regressed, text, json.loads(fields))
+
     def op_types(self):
         """summary.json's op type table: count, total, mean and share of time."""
         return self._pandas().DataFrame(self.summary.get("op_types", []))
+
+
+class RunDiff(_Report):
+    """`inspector-cli diff`'s verdict of a run against a baseline: `regressed`,
+    diff.json's fields (node_times, op types, fusions, settings, ...),
+    str() as the command prints it."""
+
+    @property
+    def regressed(self):
+        return not self.passed
+
+    def __repr__(self):
+        return f"<opscope.RunDiff {'regressed' if self.regressed else 'no regression'}>"
 
 
 def load_run(folder):

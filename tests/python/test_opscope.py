@@ -222,3 +222,18 @@ def test_diagnose_op_survives_the_kernel_that_crashes(tmp_path):
     clean = opscope.diagnose_op("my_norm", tmp_path / "clean", shapes=[[4, 64]], plugins=[f"{BIN}/lib/libmy_ops.so"],
                                 attrs={"eps": 1e-6})
     assert clean.passed and clean.status == "clean"
+
+
+def test_run_diff_is_inspector_cli_diff(tmp_path):
+    base, new = run_model(tmp_path, "base"), run_model(tmp_path, "new")
+    d = opscope.load_run(new).diff(opscope.load_run(base))
+    cli = subprocess.run([f"{BIN}/bin/inspector-cli", "diff", str(base), str(new), "--output", str(tmp_path / "d.json")],
+                         capture_output=True, text=True)
+    assert cli.returncode == (1 if d.regressed else 0), cli.stderr
+    assert d.to_dict() == json.loads((tmp_path / "d.json").read_text())
+    assert str(d).splitlines()[:3] == cli.stdout.splitlines()[:3]
+    assert d.regressed == (not d.passed)
+    other = run_model(tmp_path, "other", "resnet_small.onnx")
+    with pytest.raises(ValueError, match="allow-different-models|different model"):
+        opscope.load_run(other).diff(base)
+    assert "nodes" in opscope.load_run(other).diff(base, allow_different_models=True).to_dict()
