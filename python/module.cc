@@ -17,7 +17,9 @@
 #include "op_run.h"
 #include "status_error.h"
 #include "core/json_text.h"
+#include "graph/export/capture_json.h"
 #include "graph/export/run_folder.h"
+#include "graph/run/node_path.h"
 #include "opscope/compare.h"
 #include "opscope/harness.h"
 #include "opscope/model.h"
@@ -73,6 +75,16 @@ py::tuple DiffRuns(const std::string& base_dir, const std::string& new_dir, doub
   return py::make_tuple(d->regressed, text.str(), d->json);
 }
 
+// `inspector-cli path DIR --node NAME --json` of a run folder: "opscope.path/1".
+std::string NodePath(const std::string& dir, const std::string& node, int depth) {
+  if (depth < 1) throw py::value_error("depth=" + std::to_string(depth) + ": expected >= 1");
+  StatusOr<graph::CapturedRun> run = graph::LoadCapture(dir);
+  if (!run.ok()) Raise(run.status());
+  StatusOr<nlohmann::json> j = graph::NodePathJson(run->model, run->schedule, node, depth);
+  if (!j.ok()) Raise(j.status());
+  return JsonText(*j);
+}
+
 // The run id of a folder whose files are all of one run; ValueError naming
 // the file otherwise (a folder written twice, files of two runs).
 std::string CheckRunFolder(const std::string& dir) {
@@ -90,6 +102,7 @@ PYBIND11_MODULE(_opscope, m) {
         py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"),
         py::arg("actual_bf16") = false, py::arg("expected_bf16") = false);
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
+  m.def("node_path", &opscope::python::NodePath, py::arg("dir"), py::arg("node"), py::arg("depth"));
   m.def("diff_runs", &opscope::python::DiffRuns, py::arg("base_dir"), py::arg("new_dir"), py::arg("threshold_time_pct"),
         py::arg("allow_different_models"), py::arg("top"));
   m.def("run_op", &opscope::python::RunOp, py::arg("run"));

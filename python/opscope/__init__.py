@@ -396,6 +396,14 @@ class Run:
         keep = ("node_id", "name", "op_type", "kind", "executed", "compiled_node_id", "fused_from", "mapped_task_ids")
         return pd.DataFrame([{k: n.get(k) for k in keep} for n in self.graph[layer]["nodes"]])
 
+    def path(self, node, depth=3):
+        """What flows into and out of `node` (a framework or compiled node's
+        name) on both layers, its ancestors and descendants (as trees cut at
+        `depth`) and whether it is on the critical path: `inspector-cli path
+        --json`'s object ("opscope.path/1"). An unknown name is a ValueError
+        naming the closest ones."""
+        return json.loads(_opscope.node_path(self.dir, str(node), int(depth)))
+
     def diff(self, base, threshold_pct=10.0, allow_different_models=False, top=10):
         """This run against `base` (a Run or its folder), as `inspector-cli diff
         BASE THIS` judges it: the times against their noise, the graph's and

@@ -237,3 +237,17 @@ def test_run_diff_is_inspector_cli_diff(tmp_path):
     with pytest.raises(ValueError, match="allow-different-models|different model"):
         opscope.load_run(other).diff(base)
     assert "nodes" in opscope.load_run(other).diff(base, allow_different_models=True).to_dict()
+
+
+def test_run_path_is_inspector_cli_path(tmp_path):
+    out = run_model(tmp_path, "path")
+    run = opscope.load_run(out)
+    node = run.graph["framework"]["nodes"][0]["name"]
+    cli = subprocess.run([f"{BIN}/bin/inspector-cli", "path", str(out), "--node", node, "--json", "--depth", "2"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert run.path(node, depth=2) == json.loads(cli.stdout)
+    with pytest.raises(ValueError, match="no_such_node"):
+        run.path("no_such_node")
+    with pytest.raises(ValueError, match="depth=0"):
+        run.path(node, depth=0)
