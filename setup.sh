@@ -16,7 +16,7 @@ packages=(
   libopenblas-dev zlib1g-dev
   libdw-dev libunwind-dev libclang-dev
   clang-14 libclang-rt-14-dev
-  python3-numpy python3-onnx python3-torch graphviz
+  python3-numpy python3-onnx python3-torch python3-torchvision graphviz
   python3-dev pybind11-dev python3-pytest python3-pandas
   chromium
 )
@@ -39,6 +39,16 @@ if [ "$(cat tests/web/node_modules/.opscope-lock-sha256 2>/dev/null)" != "$lock_
   echo "setup: npm ci in tests/web"
   npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
   echo "$lock_sum" >tests/web/node_modules/.opscope-lock-sha256
+fi
+
+# onnxruntime's CPU build (onnxruntime-node) for tools/ort/run_ort.js, which
+# inspector-cli import-ort's tests and bench/ run models under; its install
+# script only fetches GPU builds from elsewhere, so it is skipped.
+lock_sum=$(sha256sum tools/ort/package-lock.json | cut -d' ' -f1)
+if [ "$(cat tools/ort/node_modules/.opscope-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
+  echo "setup: npm ci in tools/ort"
+  npm ci --prefix tools/ort --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+  echo "$lock_sum" >tools/ort/node_modules/.opscope-lock-sha256
 fi
 
 jobs=$(nproc)

@@ -97,7 +97,7 @@ def main():
                 continue
             with tempfile.TemporaryDirectory(prefix="opscope_doc_") as scratch:
                 os.symlink(binary, os.path.join(scratch, "build"))
-                for d in ("examples", "tests", "src"):
+                for d in ("examples", "tests", "src", "tools"):
                     os.symlink(os.path.join(src, d), os.path.join(scratch, d))
                 try:
                     p = subprocess.run(["bash", "-c", "\n".join(body)], cwd=scratch, env=env,

@@ -98,7 +98,9 @@ var opscope = window.opscope || (window.opscope = {});
       const from = opscope.frameworkOf(model, n);
       parts.push(facts([['namespace', n.namespace || '–'], ...inputRows(model, n), ['outputs', tensors(n.outputs)], attrs(n),
         n.layout && ['layout', `${n.layout.from} → ${n.layout.to}`],
-        ['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : 'none: inserted by the compiler (' + n.kind + ')']]));
+        ['framework nodes', from.length ? h('div', {class: 'links'}, from.map(nodeLink)) : (n.mapped_by || 'none: inserted by the compiler (' + n.kind + ')')],
+        // Another engine's graph (inspector-cli import-ort): how the node was tied to the framework's.
+        from.length && n.mapped_by && ['mapped', h('span', {class: 'mapped-by'}, n.mapped_by)]]));
     }
     parts.push(...opscope.accuracyLines(model, n));
     parts.push(h('h4', {}, `tasks (${tasks.length})`), taskTable(model, tasks));

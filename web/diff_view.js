@@ -23,7 +23,8 @@ var opscope = window.opscope || (window.opscope = {});
       const n = byName[layer].get(name);
       return n ? n.diff || (n.diff = {}) : null;
     };
-    for (const layer of ['framework', 'compiled']) {
+    // Another engine's compiled nodes are all "added" by name: no badge says so (the engines table lines them up).
+    for (const layer of diff.engines ? ['framework'] : ['framework', 'compiled']) {
       for (const name of (diff.nodes && diff.nodes[layer] && diff.nodes[layer].added) || []) {
         const d = entry(layer, name);
         if (d) d.added = true;
@@ -103,6 +104,40 @@ var opscope = window.opscope || (window.opscope = {});
   const byMove = (rows) => [...rows].sort((a, b) => Math.abs(b.change_us || 0) - Math.abs(a.change_us || 0));
   const median = (side) => (side && typeof side === 'object' ? side.median_us : side);
 
+  // Two engines (opscope's run and one imported from onnxruntime): what each
+  // made of the framework nodes it fused, the layouts each changed, and time
+  // by framework op type, as graph/run/engine_diff.h lays them out.
+  function engineParts(e, link) {
+    // One cell per engine, so that the table fits the panel: the op type, then its size and time.
+    const side = (s) => (s ? h('td', {}, s.op_type, h('div', {class: 'muted'}, `${s.framework.length} node${s.framework.length === 1 ? '' : 's'}` +
+      (s.time_us === null ? '' : ' · ' + opscope.formatUs(s.time_us))))
+      : h('td', {class: 'muted'}, 'not run'));
+    const layouts = (l) => {
+      const conv = l.conversions.map((c) => `${c.op_type} ${c.from} → ${c.to}` +
+        (c.time_us === null ? '' : ' ' + opscope.formatUs(c.time_us)));
+      const other = l.other_layout_nodes ? [`${l.other_layout_nodes} node(s) in ${l.other_layout}`] : [];
+      return [`${l.conversions.length} conversion(s)`, ...conv, ...other].join('; ');
+    };
+    const types = byMove((e.framework_op_types || []).filter((x) => x.verdict !== 'unchanged'));
+    return [
+      h('h4', {class: 'engines'}, `engines: baseline ${e.base}, this run ${e.new}`),
+      h('p', {class: 'muted'}, 'their compiled graphs compared through the framework graph both read'),
+      h('table', {class: 'mini diff-engines'}, h('tr', {}, h('th', {}, 'framework nodes'), h('th', {}, 'baseline'),
+        h('th', {}, 'this run')),
+      e.fusions.slice(0, ROWS).map((r) => h('tr', {'data-at': r.at}, h('td', {}, link('framework', r.at),
+        r.framework.length > 1 ? h('span', {class: 'muted'}, ` +${r.framework.length - 1}`) : null),
+      side(r.base), side(r.new)))),
+      more(e.fusions, ROWS),
+      h('p', {class: 'layouts-base'}, 'layouts, baseline: ' + layouts(e.layouts.base)),
+      h('p', {class: 'layouts-new'}, 'layouts, this run: ' + layouts(e.layouts.new)),
+      h('h4', {}, `time by framework op type (${types.length} changed of ${(e.framework_op_types || []).length})`),
+      types.length ? h('table', {class: 'mini diff-fwtypes'}, h('tr', {}, h('th', {}, 'op type'), h('th', {class: 'num'}, 'baseline'),
+        h('th', {class: 'num'}, 'this run'), h('th', {}, 'change')),
+      types.slice(0, ROWS).map((x) => h('tr', {}, h('td', {}, x.op_type), h('td', {class: 'num'}, opscope.formatUs(median(x.base))),
+        h('td', {class: 'num'}, opscope.formatUs(median(x.new))), verdictCell(x)))) : null,
+    ];
+  }
+
   opscope.renderDiff = function (host, model, {onNode}) {
     const d = model.diff, byName = new Map(model.layers.compiled.nodes.map((n) => [n.name, n]));
     const frameworkByName = new Map(model.layers.framework.nodes.map((n) => [n.name, n]));
@@ -132,8 +167,14 @@ var opscope = window.opscope || (window.opscope = {});
       h('th', {class: 'num'}, 'this run'), h('th', {}, 'change')), timeRow('span', d.span), timeRow('total task time', d.total_task)));
     parts.push(h('p', {class: 'muted'}, `noise: ${d.noise.base_iterations} → ${d.noise.new_iterations} timed iterations; ${d.noise.rule}`));
 
+    if (d.engines) parts.push(...engineParts(d.engines, link));
     for (const layer of ['framework', 'compiled']) {
       const c = d.nodes[layer];
+      // Another engine's compiled nodes share no names with ours: the engines section lines them up.
+      if (d.engines && layer === 'compiled') {
+        parts.push(h('h4', {}, `compiled nodes ${c.base} → ${c.new} (two engines: compared through the framework graph above)`));
+        continue;
+      }
       parts.push(h('h4', {}, `${layer} nodes ${c.base} → ${c.new}`));
       for (const kind of ['added', 'removed']) {
         const names = c[kind] || [];
@@ -143,7 +184,7 @@ var opscope = window.opscope || (window.opscope = {});
         more(names, ROWS));
       }
     }
-    const fusions = ['added', 'removed', 'changed'].flatMap((k) => (d.fusions[k] || []).map((f) => Object.assign({kind: k}, f)));
+    const fusions = d.engines ? [] : ['added', 'removed', 'changed'].flatMap((k) => (d.fusions[k] || []).map((f) => Object.assign({kind: k}, f)));
     if (fusions.length) {
       parts.push(h('h4', {}, `fusions (${fusions.length} changed)`), h('table', {class: 'mini diff-fusions'},
         fusions.slice(0, ROWS).map((f) => h('tr', {}, h('td', {}, f.kind), h('td', {}, f.kind === 'removed' ? f.node : link('compiled', f.node)),

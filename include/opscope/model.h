@@ -218,6 +218,35 @@ struct FusionDiff {
   std::string node;
 };
 
+// Two engines' runs of one model (opscope's, and one `inspector-cli
+// import-ort` read from onnxruntime) compared through the framework graph
+// they share (graph/run/engine_diff.h).
+struct EngineSide {  // what one engine made of a group of framework nodes
+  std::string node, op_type;
+  std::vector<std::string> framework;  // the framework nodes it stands for
+  double time_us = -1;                 // median per iteration; -1: not timed
+};
+struct EngineFusionRow {
+  std::string at;                       // the framework node the row starts at
+  std::vector<std::string> framework;   // both sides' framework nodes, in graph order
+  std::optional<EngineSide> base, now;  // empty: that engine ran none of them
+};
+struct LayoutConversion {
+  std::string node, op_type, from, to;
+  double time_us = -1;
+};
+struct EngineLayouts {
+  std::vector<LayoutConversion> conversions;  // inserted by the engine
+  int64_t other_layout_nodes = 0;             // nodes run in a layout other than the model's
+  std::string other_layout;                   // "NHWC", "NCHWc"; "" when none
+};
+struct EngineDiff {
+  std::string base, now;  // "opscope", "onnxruntime"
+  std::vector<EngineFusionRow> fusions;
+  EngineLayouts base_layouts, new_layouts;
+  std::vector<TimeDiff> framework_op_types;  // each compiled node under its framework node's op type
+};
+
 struct RunDiffReport {
   std::string json;   // diff.json ("opscope.diff/1"): all of what follows, and the two runs' identities
   std::string file;   // where it was written; empty: nowhere
@@ -235,6 +264,7 @@ struct RunDiffReport {
   std::string machine_noise;             // why no time is judged: other processes loaded the machine (empty: they did not)
   TimeDiff span, total_task;
   std::vector<TimeDiff> op_types, nodes;
+  std::optional<EngineDiff> engines;     // set when the two runs are of different engines
 };
 
 StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& request);
@@ -243,6 +273,39 @@ StatusOr<RunDiffReport> DiffRunFolders(const RunDiffRequest& request);
 // span and total task time, then at most `top` rows per table (those that
 // moved first, then the largest), the regressions and the verdict.
 void PrintRunDiff(const RunDiffReport& diff, int top, std::ostream& out);
+
+// ---- inspector-cli import-ort: an onnxruntime run as the three layers ----
+// The model as written is the framework graph; the model onnxruntime
+// optimized and saved (SessionOptions optimized_model_filepath, with its
+// fused and layout nodes) is the compiled graph, each of its nodes tied to
+// the framework nodes it computes (graph/ort/ort_mapping.h says how: by
+// tensor names, through reorders, by names made from a framework tensor's,
+// or as one of several nodes between tied tensors); the tasks are the kernel
+// events of onnxruntime's profile (enable_profiling), one stream per thread.
+// output_dir then holds graph.json, trace.json, summary.json and
+// capture.json as `inspector-cli run` writes them, so that summary, path,
+// diff, export and the report page read it unchanged; capture.json names
+// the three files (with fingerprints) it is rebuilt from.
+struct OrtImportRequest {
+  std::string model;       // --model: the .onnx as written
+  std::string optimized;   // --optimized: onnxruntime's optimized model
+  std::string profile;     // --profile: onnxruntime's profile (.json)
+  std::string output_dir;  // --output-dir: empty writes nothing
+  int warmup = -1;         // --warmup: the profile's first runs left untimed; -1: one when it holds several
+};
+
+struct OrtImportReport {
+  ModelRunReport run;  // nodes, tasks, times and op types as RunModel reports them; files written
+  std::vector<std::string> providers;  // the execution providers that ran kernels
+  int profile_runs = 0;                // runs of the model in the profile
+  int runs_left_out = 0;               // timed runs that ran other kernels than the first timed one
+  // How the optimized model's nodes were tied to the model's (OrtMapping).
+  int64_t by_tensor_name = 0, by_layout = 0, by_node_name = 0, in_region = 0, inserted = 0;
+  int64_t framework_removed = 0, framework_folded = 0;
+  int64_t unmapped_tasks = 0;  // kernel events naming no node of the optimized model
+};
+
+StatusOr<OrtImportReport> ImportOnnxruntimeRun(const OrtImportRequest& request);
 
 // ---- ops-debug sweep --graph: a model's hot kernels swept ----------------
 // The model is run once as RunModel runs it; its compiled nodes whose ops

@@ -393,7 +393,9 @@ class Run:
         pd = self._pandas()
         if layer not in ("compiled", "framework"):
             raise ValueError(f"layer={layer!r}: expected 'compiled' or 'framework'")
-        keep = ("node_id", "name", "op_type", "kind", "executed", "compiled_node_id", "fused_from", "mapped_task_ids")
+        # mapped_by: how another engine's node was tied to the framework's (import-ort); None for opscope's own.
+        keep = ("node_id", "name", "op_type", "kind", "executed", "compiled_node_id", "fused_from", "mapped_task_ids",
+                "mapped_by")
         return pd.DataFrame([{k: n.get(k) for k in keep} for n in self.graph[layer]["nodes"]])
 
     def path(self, node, depth=3):

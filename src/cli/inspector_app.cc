@@ -10,6 +10,7 @@
 #include "cli/inspector_accuracy.h"
 #include "cli/inspector_diff.h"
 #include "cli/inspector_export.h"
+#include "cli/inspector_import_ort.h"
 #include "cli/inspector_path.h"
 #include "cli/inspector_run.h"
 #include "cli/inspector_start.h"
@@ -33,6 +34,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
   InspectorDiffFlags diff;
   InspectorServeFlags serve;
   InspectorAccuracyFlags accuracy;
+  InspectorImportOrtFlags import_ort;
   const std::vector<Command> table = {
       {AddInspectorRun(app, run), [&] { return RunInspectorRun(run, out); }},
       {AddInspectorStart(app, start), [&] { return ExitZero(RunInspectorStart(start, out)); }},
@@ -42,6 +44,7 @@ int InspectorMain(int argc, const char* const* argv, std::ostream& out, std::ost
       {AddInspectorDiff(app, diff), [&] { return RunInspectorDiff(diff, out); }},
       {AddInspectorServe(app, serve), [&] { return ExitZero(RunInspectorServe(serve, out)); }},
       {AddInspectorAccuracy(app, accuracy), [&] { return RunInspectorAccuracy(accuracy, out); }},
+      {AddInspectorImportOrt(app, import_ort), [&] { return ExitZero(RunInspectorImportOrt(import_ort, out)); }},
   };
   return RunCommandTable(app, table, kInspectorFieldFlags, kTool, argc, argv, out, err);
 }

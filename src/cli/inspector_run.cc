@@ -11,9 +11,8 @@
 #include "opscope/model.h"
 
 namespace opscope::cli {
-namespace {
 
-void PrintRun(const ModelRunReport& r, std::ostream& out) {
+void PrintModelRun(const ModelRunReport& r, std::ostream& out) {
   char line[256];
   out << "model    " << r.model << "\n";
   out << "nodes    framework " << r.framework_nodes << "  compiled " << r.compiled_nodes << "\n";
@@ -39,9 +38,13 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
                   static_cast<long long>(t.count), t.total_us, t.share_pct);
     out << line;
   }
-  std::snprintf(line, sizeof(line), "roofline %.4g GB/s, %.4g GFLOP/s float32, %.4g float64 (0: unknown); ",
-                r.peaks.bandwidth_gbs, r.peaks.gflops_f32, r.peaks.gflops_f64);
-  out << line << r.tasks_with_bound << " of " << r.tasks << " tasks with a bound; peaks " << r.peaks.source << "\n";
+  if (r.peaks.source.empty()) {
+    out << "roofline none: the run was not held against a device's roofs\n";
+  } else {
+    std::snprintf(line, sizeof(line), "roofline %.4g GB/s, %.4g GFLOP/s float32, %.4g float64 (0: unknown); ",
+                  r.peaks.bandwidth_gbs, r.peaks.gflops_f32, r.peaks.gflops_f64);
+    out << line << r.tasks_with_bound << " of " << r.tasks << " tasks with a bound; peaks " << r.peaks.source << "\n";
+  }
   for (size_t i = 0; i < r.lost.size() && i < 3; ++i) {
     const OpTypeLoss& l = r.lost[i];
     std::snprintf(line, sizeof(line), "  %-22s %5lld  %10.1f us over its bound  efficiency %5.1f%%\n",
@@ -57,8 +60,6 @@ void PrintRun(const ModelRunReport& r, std::ostream& out) {
   for (const std::string& f : r.files) out << "wrote    " << f << "\n";
   out << "repro    " << r.repro << "\n";
 }
-
-}  // namespace
 
 CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
   CLI::App* cmd = app.add_subcommand("run", "run an ONNX model on the cpu device and export what ran");
@@ -107,7 +108,7 @@ StatusOr<int> RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out)
                           .peak_bw_gbs = peak_bw,
                           .peak_gflops = peak_flops};
   OPSCOPE_ASSIGN_OR_RETURN(ModelRunReport report, RunModel(request));
-  PrintRun(report, out);
+  PrintModelRun(report, out);
   return report.outputs_passed() ? 0 : 1;
 }
 

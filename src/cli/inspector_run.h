@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "opscope/compare.h"
+#include "opscope/model.h"
 #include "opscope/status.h"
 
 namespace opscope::cli {
@@ -40,6 +41,9 @@ struct InspectorRunFlags {
   std::vector<std::string> plugins;
   std::string peak_bw, peak_flops;  // --peak-bw GB/s, --peak-flops GFLOP/s; empty: calibrated
 };
+
+// What `run` prints of a run (and `import-ort` of an onnxruntime run).
+void PrintModelRun(const ModelRunReport& r, std::ostream& out);
 
 CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags);
 // 0, or 1 when an output failed against --expected.

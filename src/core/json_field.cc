@@ -57,6 +57,14 @@ JsonField JsonFields::Root(const json& j) {
   return JsonField(this, &j, "");
 }
 
+JsonField JsonFields::RootArray(const json& j) {
+  if (!j.is_array()) {
+    if (status_.ok()) status_ = InvalidArgumentError(file_ + ": expected a JSON array, found " + JsonKindName(j));
+    return JsonField(this, nullptr, "", "");
+  }
+  return JsonField(this, &j, "");
+}
+
 void JsonFields::Fail(const std::string& path, const std::string& what) {
   if (status_.ok()) status_ = InvalidArgumentError(file_ + ": field " + path + ": " + what);
 }

@@ -42,6 +42,9 @@ class JsonFields {
 
   // The document itself, which must be an object.
   JsonField Root(const nlohmann::json& j);
+  // The same for a document that is an array (an onnxruntime profile):
+  // its elements' paths read "[3].name".
+  JsonField RootArray(const nlohmann::json& j);
   const Status& status() const { return status_; }
   bool ok() const { return status_.ok(); }
   const std::string& file() const { return file_; }

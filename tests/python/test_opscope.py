@@ -239,6 +239,26 @@ def test_run_diff_is_inspector_cli_diff(tmp_path):
     assert "nodes" in opscope.load_run(other).diff(base, allow_different_models=True).to_dict()
 
 
+def test_an_onnxruntime_run_reads_as_a_run_folder(tmp_path):
+    pytest.importorskip("pandas")
+    ort, out = tmp_path / "ort", tmp_path / "run"
+    r = subprocess.run(["node", f"{SRC}/tools/ort/run_ort.js", f"{SRC}/examples/models/resnet_small.onnx", str(ort),
+                        "--runs", "3"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # onnxruntime-node: ./setup.sh installs it into tools/ort/node_modules
+    r = subprocess.run([f"{BIN}/bin/inspector-cli", "import-ort", "--model", f"{SRC}/examples/models/resnet_small.onnx",
+                        "--optimized", str(ort / "optimized.onnx"), "--profile", str(ort / "profile.json"),
+                        "--output-dir", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    run = opscope.load_run(out)
+    assert set(run.tasks()["stream"]) == {"ort CPU"}
+    nodes = run.nodes().set_index("name")
+    conv = nodes.loc["/layer1/block2/bn/BatchNormalization_output_0_nchwc"]
+    assert len(conv["fused_from"]) == 4 and "Sum input" in conv["mapped_by"]
+    d = run.diff(run_model(tmp_path, "ours", "resnet_small.onnx"))
+    assert d.to_dict()["engines"]["base"] == "opscope" and d.to_dict()["engines"]["new"] == "onnxruntime"
+    assert "engines  base opscope, new onnxruntime" in str(d)
+
+
 def test_run_path_is_inspector_cli_path(tmp_path):
     out = run_model(tmp_path, "path")
     run = opscope.load_run(out)

@@ -702,6 +702,39 @@ function expectedBadge(diff, n) {
 const badges = (page, layer) => page.$$eval(`#${layer}-graph g.node`, (gs) =>
   Object.fromEntries(gs.map((g) => [g.dataset.nodeId, [...g.classList].find((c) => c.startsWith('chg-')) || null])));
 
+// onnxruntime's run of resnet_small (tools/ort/run_ort.js, read by
+// import-ort) against opscope's as its baseline: the two engines side by
+// side through the framework graph, each row a link to its framework node.
+test('an onnxruntime run against an opscope baseline: what each engine fused, side by side', async () => {
+  const ortDir = path.join(work, 'ort'), dir = path.join(work, 'ort-run');
+  const ran = spawnSync('node', [path.join(sourceDir, 'tools/ort/run_ort.js'), path.join(sourceDir, 'examples/models/resnet_small.onnx'),
+    ortDir, '--runs', '3'], {encoding: 'utf8', timeout: 60_000});
+  assert.equal(ran.status, 0, `run_ort.js (onnxruntime-node, installed by ./setup.sh): ${ran.stderr}`);
+  inspector(['import-ort', '--model', path.join(sourceDir, 'examples/models/resnet_small.onnx'), '--optimized',
+    path.join(ortDir, 'optimized.onnx'), '--profile', path.join(ortDir, 'profile.json'), '--output-dir', dir]);
+  inspector(['export', '--input-dir', dir, '--format', 'html', '--baseline', runs.resnet.dir]);
+  const diff = diffOf(runs.resnet, {dir});
+  await openPage(pathToFileURL(path.join(dir, 'report.html')).href);
+  assert.ok(await page.isVisible('#diff-section'));
+  const rows = await page.$$eval('#diff table.diff-engines tr[data-at]', (trs) => trs.map((tr) => tr.dataset.at));
+  assert.deepEqual(rows, diff.engines.fusions.slice(0, 12).map((r) => r.at));
+  assert.ok(rows.includes('/layer1/add/Add'), 'opscope fused the Add with its Relu, onnxruntime into the conv');
+  assert.equal(await page.textContent('#diff h4.engines'), 'engines: baseline opscope, this run onnxruntime');
+  const addRow = diff.engines.fusions.find((r) => r.at === '/layer1/add/Add');
+  assert.ok((await page.textContent('#diff tr[data-at="/layer1/add/Add"] td:nth-child(3)')).startsWith(addRow.new.op_type + '4 nodes'));
+  assert.ok((await page.textContent('#diff .layouts-new')).includes('node(s) in NCHWc'));
+  // A row selects its framework node; the compiled node it went into says how it was tied.
+  await page.click('#diff table.diff-engines tr[data-at="/layer1/add/Add"] a.link');
+  assert.equal(await page.textContent('#details h3'), '/layer1/add/Add');
+  const graph = JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8'));
+  const conv = graph.compiled.nodes.find((n) => n.name === '/layer1/block2/bn/BatchNormalization_output_0_nchwc');
+  await showWholeGraphs(page);
+  assert.equal(await page.$$eval('#compiled-graph g.node.chg-added', (gs) => gs.length), 0, 'no "added" badge across engines');
+  await page.click(`#compiled-graph g.node[data-node-id="${conv.node_id}"]`);
+  assert.equal(await page.textContent('#details .mapped-by'), conv.mapped_by);
+  assert.deepEqual(problems, []);
+});
+
 test('report.html against a baseline: the diff on the graphs, the timeline and its panel', async () => {
   const {base, vs} = runs;
   inspector(['export', '--input-dir', vs.dir, '--format', 'html', '--baseline', base.dir]);

@@ -12,6 +12,7 @@
 #include "graph/export/run_folder.h"
 #include "graph/export/trace_json.h"
 #include "graph/onnx/onnx_import.h"
+#include "graph/ort/ort_run.h"
 #include "graph/run/mapping.h"
 #include "graph/run/output_checks.h"
 #include "graph/run/run_identity.h"
@@ -127,6 +128,47 @@ RoofPeaks PeaksFromJson(const JsonField& j) {
                    .source = j["source"].String()};
 }
 
+json FileJson(const std::string& path, const std::string& fingerprint) {
+  return {{"path", path}, {"fingerprint", fingerprint}};
+}
+
+json EngineJson(const EngineSource& e) {
+  return {{"name", e.engine},
+          {"optimized_model", FileJson(e.optimized_model, e.optimized_fingerprint)},
+          {"profile", FileJson(e.profile, e.profile_fingerprint)}};
+}
+
+// Another engine's run is rebuilt from the files it was read from, as ours
+// is from the model: each must still be the file the run was read from.
+StatusOr<CapturedRun> LoadEngineRun(const std::string& dir, const JsonField& j, const std::string& file,
+                                    const RunIdentity& identity, const std::string& model_path,
+                                    const JsonFields& fields) {
+  const JsonField e = j["engine"];
+  const std::string name = e["name"].String();
+  const std::string optimized = e["optimized_model"]["path"].String(), profile = e["profile"]["path"].String();
+  const std::string optimized_fp = e["optimized_model"]["fingerprint"].String(),
+                    profile_fp = e["profile"]["fingerprint"].String();
+  const int warmup = j["warmup"].IntInRange(0, 1 << 20), iterations = j["iterations"].IntInRange(1, 1 << 20);
+  OPSCOPE_RETURN_IF_ERROR(fields.status());
+  if (name != kOnnxruntime) {
+    return InvalidArgumentError(file + ": field engine.name: expected \"" + std::string(kOnnxruntime) + "\", found \"" +
+                                name + "\"");
+  }
+  for (const auto& [path, fp] : {std::pair{optimized, optimized_fp}, std::pair{profile, profile_fp}}) {
+    OPSCOPE_ASSIGN_OR_RETURN(std::string now, ModelFingerprint(path));
+    if (now != fp) return InvalidArgumentError(file + ": " + path + " changed since the run was imported (import it again)");
+  }
+  OPSCOPE_ASSIGN_OR_RETURN(OrtRun ort,
+                           ImportOrtRun({.model = model_path, .optimized = optimized, .profile = profile, .warmup = warmup}));
+  if (ort.run.iterations != iterations) {
+    return InvalidArgumentError(file + ": field iterations " + std::to_string(iterations) + ", the profile " + profile +
+                                " gives " + std::to_string(ort.run.iterations));
+  }
+  ort.run.dir = dir;
+  ort.run.identity = identity;
+  return std::move(ort.run);
+}
+
 // The run's fields are read and checked before anything is done with them
 // (the model imported); the tasks' once the model is
 // scheduled again to line them up with.
@@ -192,6 +234,7 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   // someone may have sent, and no path in it names code this process runs.
   // Nothing is executed here; a node whose op no loaded plugin defines is
   // scheduled all the same, its times being the captured ones.
+  if (j["engine"].Present()) return LoadEngineRun(dir, j, file, identity, model_path, fields);
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
   run.model.layout_preferences = layouts;
   OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
@@ -219,15 +262,6 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
 }
 
 }  // namespace
-
-StatusOr<std::string> ModelFingerprint(const std::string& path) {
-  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return std::to_string(bytes.size()) + ":" + hex;
-}
 
 Status WriteCapture(const CapturedRun& run) {
   OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
@@ -270,6 +304,7 @@ Status WriteCapture(const CapturedRun& run) {
             {"layout_preferences", layouts.empty() ? json(nullptr) : layouts},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
+  if (run.source) j["engine"] = EngineJson(*run.source);
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");
 }
 

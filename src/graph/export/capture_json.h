@@ -12,6 +12,11 @@
 // export or summary gives the same bounds without calibrating again, and the
 // verdict of the run's race check (run_races.h), which only a run can give.
 //
+// A run of another engine (graph/ort: `inspector-cli import-ort`) has
+// "engine": {"name": "onnxruntime", "optimized_model": {path, fingerprint},
+// "profile": {path, fingerprint}}: loading reads those files again (each must
+// still have its fingerprint) instead of compiling the model.
+//
 // Loading re-imports and recompiles the model and schedules it again (all
 // deterministic), checks that the tasks line up with the captured ones, puts
 // the measured fields back and maps tasks to nodes: the graph layers come from
@@ -34,9 +39,6 @@ namespace opscope::graph {
 inline constexpr char kCaptureSchema[] = "opscope.capture/1";
 inline constexpr char kCaptureFile[] = "capture.json";
 inline constexpr char kRooflineFile[] = "roofline.svg";
-
-// "size:fnv1a" of the file's bytes; an error names the file.
-StatusOr<std::string> ModelFingerprint(const std::string& path);
 
 Status WriteCapture(const CapturedRun& run);
 StatusOr<CapturedRun> LoadCapture(const std::string& dir);

@@ -81,6 +81,7 @@ json NodeJson(const Graph& g, const Node& n, const GraphLayout& gl) {
   if (n.absorbed_into >= 0) j["compiled_node_id"] = n.absorbed_into;
   if (n.kind == NodeKind::kTransdata) j["layout"] = {{"from", n.layout_from}, {"to", n.layout_to}};
   if (!n.note.empty()) j["note"] = n.note;
+  if (!n.mapped_by.empty()) j["mapped_by"] = n.mapped_by;
   if (auto it = gl.node_item.find(n.id); it != gl.node_item.end()) {
     // Every drawn node has a slot in its scope; a box only when the opening
     // view shows it (not inside a folded scope).
@@ -151,12 +152,15 @@ json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
     json e = {{"framework", f.id}, {"compiled", f.absorbed_into >= 0 ? json(f.absorbed_into) : json(nullptr)},
               {"executed", Executed(f)}};
     if (!Executed(f)) e["reason"] = NotExecutedReason(f);
+    const Node* c = f.absorbed_into >= 0 ? m.compiled.FindNode(f.absorbed_into) : nullptr;
+    if (c != nullptr && !c->mapped_by.empty()) e["how"] = c->mapped_by;
     mapping.push_back(std::move(e));
   }
   for (const Node& c : m.compiled.nodes()) {
     if (c.fused_from.empty()) {
-      mapping.push_back({{"framework", nullptr}, {"compiled", c.id}, {"label", "inserted by the compiler: " +
-                                                                           std::string(NodeKindName(c.kind))}});
+      const std::string label =
+          c.mapped_by.empty() ? "inserted by the compiler: " + std::string(NodeKindName(c.kind)) : c.mapped_by;
+      mapping.push_back({{"framework", nullptr}, {"compiled", c.id}, {"label", label}});
     }
   }
   j["mapping"] = std::move(mapping);

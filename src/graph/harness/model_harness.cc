@@ -22,6 +22,7 @@
 #include "graph/export/run_folder.h"
 #include "graph/export/session_graph.h"
 #include "graph/harness/model_inputs.h"
+#include "graph/harness/run_report.h"
 #include "graph/harness/run_diff_report.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
@@ -73,51 +74,6 @@ std::string RunCommand(const ModelRunRequest& r) {
   return c.str();
 }
 
-ModelRunReport ReportOf(const graph::CapturedRun& run, const ModelRunRequest& r) {
-  // RunModel always holds its run to roofs (PeaksFor), so the roofline and the suspects are there.
-  const graph::RunSummary summarized = graph::SummarizeRun(run, graph::kSummaryTopTasks);
-  const graph::Summary& s = summarized.summary;
-  const graph::RunTiming& timing = summarized.timing;
-  const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});
-  const SuspectFacts facts = summarized.facts.value_or(SuspectFacts{});
-  const graph::MemoryPlan& mem = run.model.compiled.memory();
-  ModelRunReport out{.model = run.model.path,
-                     .framework_nodes = static_cast<int64_t>(run.model.framework.nodes().size()),
-                     .compiled_nodes = static_cast<int64_t>(run.model.compiled.nodes().size()),
-                     .tasks = static_cast<int64_t>(run.schedule.tasks.size()),
-                     .compute_streams = run.schedule.compute_streams,
-                     .streams = run.schedule.num_streams(),
-                     .iterations = run.iterations,
-                     .warmup = run.warmup,
-                     .device = run.device,
-                     .total_task_us = s.total_task_us,
-                     .span_us = timing.span.median_us,
-                     .critical_path_us = s.critical_path.total_us,
-                     .total_task_q1_us = timing.total_task.q1_us,
-                     .total_task_q3_us = timing.total_task.q3_us,
-                     .span_q1_us = timing.span.q1_us,
-                     .span_q3_us = timing.span.q3_us,
-                     .memory_planned = mem.planned,
-                     .arena_bytes = mem.arena_bytes,
-                     .no_reuse_bytes = mem.no_reuse_bytes};
-  for (const graph::OpTypeRow& row : s.op_types) {
-    out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
-  }
-  out.peaks = peaks;
-  if (s.roofline) {
-    out.tasks_with_bound = s.roofline->tasks_with_bound;
-    for (const graph::OpTypeLoss& l : s.roofline->lost) {
-      out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
-    }
-  }
-  for (const SuspectNode& n : facts.nodes) {
-    out.nodes.push_back({.name = n.name, .op_type = n.op ? n.op->name : "", .inputs = n.inputs, .attrs = n.attrs,
-                         .roofline = n.roofline, .on_critical_path = n.on_critical_path});
-  }
-  out.suspects = s.suspects.value_or(std::vector<Suspect>{});
-  out.repro = RunCommand(r);
-  return out;
-}
 
 // Where the race check's scratch ring goes: OUT/.flight.ring, beside the
 // outputs it is judged for (a run's own folder, so concurrent runs never share
@@ -243,7 +199,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   // After the run, so that calibrating does not share the machine with it.
   run.peaks = PeaksFor(r);
 
-  ModelRunReport report = ReportOf(run, r);
+  ModelRunReport report = graph::ReportOfRun(run, RunCommand(r));
   report.outputs = std::move(result.outputs);
   report.output_checks = run.output_checks;
   report.race_check = std::move(result.race_check);

@@ -85,6 +85,87 @@ void PrintTable(const char* title, const std::vector<TimeDiff>& rows, int top, s
   }
 }
 
+std::string Us(double us) {
+  char s[32];
+  std::snprintf(s, sizeof(s), "%.1f us", us);
+  return s;
+}
+
+std::optional<EngineSide> EngineSideOf(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return EngineSide{.node = j["node"].get<std::string>(),
+                    .op_type = j["op_type"].get<std::string>(),
+                    .framework = j["framework"].get<std::vector<std::string>>(),
+                    .time_us = j["time_us"].is_null() ? -1 : j["time_us"].get<double>()};
+}
+
+EngineLayouts EngineLayoutsOf(const json& j) {
+  EngineLayouts out{.other_layout_nodes = j["other_layout_nodes"].get<int64_t>(),
+                    .other_layout = j["other_layout"].get<std::string>()};
+  for (const json& c : j["conversions"]) {
+    out.conversions.push_back({.node = c["node"].get<std::string>(),
+                               .op_type = c["op_type"].get<std::string>(),
+                               .from = c["from"].get<std::string>(),
+                               .to = c["to"].get<std::string>(),
+                               .time_us = c["time_us"].is_null() ? -1 : c["time_us"].get<double>()});
+  }
+  return out;
+}
+
+EngineDiff EngineDiffOf(const json& j) {
+  EngineDiff e{.base = j["base"].get<std::string>(), .now = j["new"].get<std::string>()};
+  for (const json& r : j["fusions"]) {
+    e.fusions.push_back({.at = r["at"].get<std::string>(),
+                         .framework = r["framework"].get<std::vector<std::string>>(),
+                         .base = EngineSideOf(r["base"]),
+                         .now = EngineSideOf(r["new"])});
+  }
+  e.base_layouts = EngineLayoutsOf(j["layouts"]["base"]);
+  e.new_layouts = EngineLayoutsOf(j["layouts"]["new"]);
+  e.framework_op_types = TimeDiffsOf(j["framework_op_types"], "op_type");
+  return e;
+}
+
+// "FusedConv  3 nodes  118.1 us", or "-" where the engine ran none of the group.
+std::string SideText(const std::optional<EngineSide>& s) {
+  if (!s) return "-";
+  char line[160];
+  std::snprintf(line, sizeof(line), "%-20.20s %2zu node%s %9s", s->op_type.c_str(), s->framework.size(),
+                s->framework.size() == 1 ? " " : "s",
+                s->time_us < 0 ? "-" : Us(s->time_us).c_str());
+  return line;
+}
+
+std::string LayoutsText(const EngineLayouts& l) {
+  std::string out = std::to_string(l.conversions.size()) + " conversion(s)";
+  for (const LayoutConversion& c : l.conversions) {
+    out += "; " + c.op_type + " '" + c.node + "' " + c.from + " -> " + c.to;
+    if (c.time_us >= 0) out += " " + Us(c.time_us);
+  }
+  if (l.other_layout_nodes > 0) out += "; " + std::to_string(l.other_layout_nodes) + " node(s) run in " + l.other_layout;
+  return out;
+}
+
+void PrintEngines(const EngineDiff& e, int top, std::ostream& out) {
+  out << "engines  base " << e.base << ", new " << e.now
+      << ": their compiled graphs compared through the framework graph\n";
+  out << "fusions  framework nodes either engine ran as one kernel (base | new)\n";
+  for (size_t i = 0; i < e.fusions.size() && static_cast<int>(i) < top; ++i) {
+    const EngineFusionRow& r = e.fusions[i];
+    std::string label = r.at;
+    if (r.framework.size() > 1) label += " +" + std::to_string(r.framework.size() - 1);
+    char line[512];
+    std::snprintf(line, sizeof(line), "  %-34.34s %s | %s\n", label.c_str(), SideText(r.base).c_str(),
+                  SideText(r.now).c_str());
+    out << line;
+  }
+  if (e.fusions.size() > static_cast<size_t>(std::max(top, 0))) {
+    out << "  ... " << e.fusions.size() - top << " more (--top, or diff.json with --output)\n";
+  }
+  out << "layouts  base: " << LayoutsText(e.base_layouts) << "\n";
+  out << "layouts  new: " << LayoutsText(e.new_layouts) << "\n";
+}
+
 }  // namespace
 
 void FillRunDiffReport(const json& j, RunDiffReport& d) {
@@ -115,6 +196,7 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.op_types = TimeDiffsOf(j["op_types"], "op_type");
   d.nodes = TimeDiffsOf(j["node_times"], "node");
   for (const json& why : j["regressions"]) d.regressions.push_back(why.get<std::string>());
+  if (j.contains("engines")) d.engines = EngineDiffOf(j["engines"]);
 }
 
 void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
@@ -124,6 +206,8 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
   }
   for (const LayerNodesDiff& n : d.layers) {
     out << n.layer << " nodes  " << n.base << " -> " << n.now << "\n";
+    // Another engine's compiled nodes share no names with ours: PrintEngines lines them up.
+    if (d.engines && n.layer == "compiled") continue;
     // The names behind the counts: at most `top` of each, the rest counted.
     for (const auto& [kind, names] : {std::pair{"added", &n.added}, std::pair{"removed", &n.removed}}) {
       for (size_t i = 0; i < names->size() && static_cast<int>(i) < top; ++i) {
@@ -134,8 +218,12 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
       }
     }
   }
-  for (const OpTypeCountDiff& m : d.op_type_mix) out << "  " << m.op_type << "  " << m.base << " -> " << m.now << "\n";
-  for (const FusionDiff& f : d.fusions) out << "fusion " << f.kind << ": " << f.node << "\n";
+  if (d.engines) {
+    PrintEngines(*d.engines, top, out);
+  } else {
+    for (const OpTypeCountDiff& m : d.op_type_mix) out << "  " << m.op_type << "  " << m.base << " -> " << m.now << "\n";
+    for (const FusionDiff& f : d.fusions) out << "fusion " << f.kind << ": " << f.node << "\n";
+  }
   out << "noise  " << d.base_iterations << " -> " << d.new_iterations << " timed iterations; "
       << (d.noise_known ? "medians compared, a change inside the runs' quartiles is not a regression"
                         : "noise unknown (one iteration on a side: run with --iterations 5 or more)")
@@ -145,6 +233,7 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
   PrintRow(d.span, out);
   PrintRow(d.total_task, out);
   PrintTable("op types", d.op_types, top, out);
+  if (d.engines) PrintTable("framework op types", d.engines->framework_op_types, top, out);
   PrintTable("nodes", d.nodes, top, out);
   for (const std::string& why : d.regressions) out << "REGRESSION " << why << "\n";
   out << (d.regressed ? "FAILED" : "passed");

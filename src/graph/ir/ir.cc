@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
+#include <set>
 #include <unordered_set>
 
 #include "core/text_distance.h"
@@ -238,6 +239,12 @@ StatusOr<const Node*> FindNodeByName(const Graph& g, const std::string& name) {
   std::string msg = "node '" + name + "': no " + LayerName(g.layer()) + " node has that name";
   if (!close.empty()) msg += " (closest: " + JoinStrings(close, ", ") + ")";
   return NotFoundError(msg);
+}
+
+bool IsShapeOrLayoutOp(const std::string& op_type) {
+  static const std::set<std::string> kOps = {"Reshape", "Transpose", "Squeeze",      "Unsqueeze",
+                                             "Flatten", "Identity",  "ReorderInput", "ReorderOutput"};
+  return kOps.count(op_type) > 0;
 }
 
 }  // namespace opscope::graph

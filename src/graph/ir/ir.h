@@ -90,6 +90,12 @@ struct Node {
   int64_t absorbed_into = -1;            // framework: the compiled node that took its place
   std::string layout_from, layout_to;    // transdata: "NCHW" -> "NHWC"
   std::string note;                      // e.g. "rewritten from opset 9"
+  // Compiled layer, a graph another engine compiled (graph/ort): how this
+  // node was tied to the framework nodes in fused_from ("output tensor
+  // '/fc/Gemm_output_0' is the framework's"), or why no framework node
+  // stands for it. Empty for opscope's own compiler, whose passes record
+  // fused_from as they rewrite.
+  std::string mapped_by;
 };
 
 // Where memory planning put the intermediates of a compiled graph.
@@ -194,6 +200,12 @@ struct TaskDesc {
   double duration_us_calibrated = 0;
   std::string label;  // for a task with no node: "inserted copy of 'x'"
 };
+
+// Ops that only move or reinterpret data (Reshape, Transpose, Squeeze,
+// Unsqueeze, Flatten, Identity, onnxruntime's ReorderInput/ReorderOutput):
+// among several nodes that together compute something, not the one it is
+// named or counted by.
+bool IsShapeOrLayoutOp(const std::string& op_type);
 
 // The node of `g` called `name`; the error (NotFound) names the layer and
 // lists the closest names.

@@ -3,6 +3,9 @@
 #include "onnx/onnx_pb.h"
 
 #include <exception>
+#include <functional>
+#include <set>
+#include <string>
 #include <limits>
 #include <unordered_set>
 
@@ -454,6 +457,29 @@ StatusOr<Model> ImportOnnxModel(const onnx::ModelProto& proto, const std::string
 
 StatusOr<Model> ImportOnnx(const std::string& path) {
   OPSCOPE_ASSIGN_OR_RETURN(onnx::ModelProto proto, LoadModel(path));
+  StatusOr<Model> m = Importer(std::move(proto), path).Run();
+  if (!m.ok()) return std::move(m).status().WithContext(path);
+  return m;
+}
+
+StatusOr<Model> ImportOptimizedOnnx(const std::string& path) {
+  OPSCOPE_ASSIGN_OR_RETURN(onnx::ModelProto proto, LoadModel(path));
+  std::set<std::string> used;
+  std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
+    for (const onnx::NodeProto& n : g.node()) {
+      used.insert(IsDefaultOnnxDomain(n.domain()) ? "" : n.domain());
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.has_g()) collect(a.g());
+        for (const onnx::GraphProto& sub : a.graphs()) collect(sub);
+      }
+    }
+  };
+  collect(proto.graph());
+  auto* opsets = proto.mutable_opset_import();
+  for (int i = opsets->size() - 1; i >= 0; --i) {
+    const std::string domain = IsDefaultOnnxDomain(opsets->Get(i).domain()) ? "" : opsets->Get(i).domain();
+    if (used.count(domain) == 0) opsets->DeleteSubrange(i, 1);
+  }
   StatusOr<Model> m = Importer(std::move(proto), path).Run();
   if (!m.ok()) return std::move(m).status().WithContext(path);
   return m;

@@ -36,6 +36,13 @@ StatusOr<Model> ImportOnnx(const std::string& path);
 // The same for a model already in memory; `path` only names it in messages.
 StatusOr<Model> ImportOnnxModel(const onnx::ModelProto& proto, const std::string& path);
 
+// A graph another engine optimized and saved (onnxruntime's
+// optimized_model_filepath): read as ImportOnnx reads a model, except that
+// the opset_import entries no node uses are dropped first (onnxruntime lists
+// every domain it knows, at versions newer than this build's ONNX). Its nodes
+// of other domains (com.microsoft FusedConv, ...) are kept, not executable.
+StatusOr<Model> ImportOptimizedOnnx(const std::string& path);
+
 // "/layer1/conv" for "/layer1/conv/Conv"; "" for names without a scope.
 std::string NamespaceOf(std::string_view node_name);
 

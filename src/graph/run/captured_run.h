@@ -20,6 +20,14 @@
 
 namespace opscope::graph {
 
+// A run of another engine, read from the files it wrote (graph/ort): the
+// run folder is rebuilt from them as opscope's own runs are from the model.
+struct EngineSource {
+  std::string engine;  // "onnxruntime"
+  std::string optimized_model, optimized_fingerprint;
+  std::string profile, profile_fingerprint;
+};
+
 struct CapturedRun {
   std::string dir;
   RunIdentity identity;  // every file written for the run carries it
@@ -46,6 +54,9 @@ struct CapturedRun {
   double other_cpu_share = -1;
   // --expected: each output given against its file (opscope/model.h); empty when none was.
   std::vector<OutputCheck> output_checks;
+  // Set for a run of another engine; its model is the framework graph, and
+  // the compiled graph and the tasks are that engine's.
+  std::optional<EngineSource> source;
 };
 
 // The run's times over its iterations: medians and quartiles.

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/text_format.h"
+#include "graph/run/engine_diff.h"
 #include "graph/run/summary.h"
 
 namespace opscope::graph {
@@ -157,7 +158,9 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
     const int64_t nb = b->nodes().size(), nn = n->nodes().size();
     nodes[layer] = {{"base", nb}, {"new", nn}, {"change", nn - nb}};
     nodes[layer].update(NodeSets(*b, *n));
-    if (std::llabs(nn - nb) > o.threshold_nodes) {
+    // Two engines' compiled graphs differ by design: only the framework count can regress then.
+    const bool engines_differ = EngineOf(base) != EngineOf(now);
+    if (std::llabs(nn - nb) > o.threshold_nodes && !(engines_differ && std::string(layer) == "compiled")) {
       reasons.push_back(std::string(layer) + " nodes " + std::to_string(nb) + " -> " + std::to_string(nn));
     }
   }
@@ -249,6 +252,15 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
     if (!fn.count(name)) removed.push_back({{"node", name}, {"fusion", what}});
   }
   j["fusions"] = {{"added", added}, {"removed", removed}, {"changed", changed}};
+  // Two engines name and build their compiled nodes apart: compared through the framework graph instead.
+  if (EngineOf(base) != EngineOf(now)) {
+    j["engines"] = {{"base", EngineOf(base)},
+                    {"new", EngineOf(now)},
+                    {"fusions", EngineFusions(base, tb, now, tn)},
+                    {"layouts", {{"base", LayoutChanges(base, tb)}, {"new", LayoutChanges(now, tn)}}},
+                    {"framework_op_types", CompareAll(FrameworkOpTypeTimes(base), FrameworkOpTypeTimes(now), "op_type",
+                                                      th, noise_known, loaded)}};
+  }
   j["thresholds"] = {{"time_pct", o.threshold_time_pct}, {"nodes", o.threshold_nodes}};
   j["regressions"] = reasons;
   r.regressed = !reasons.empty();

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <random>
 
+#include "opscope/npy.h"
+
 namespace opscope::graph {
 
 using nlohmann::json;
@@ -38,6 +40,15 @@ std::string StampSvg(const std::string& svg, const RunIdentity& id) {
   if (svg[at - 1] == '/') --at;
   return svg.substr(0, at) + " data-run-id=\"" + id.id + "\" data-model-fingerprint=\"" + id.model_fingerprint +
          "\"" + svg.substr(at);
+}
+
+StatusOr<std::string> ModelFingerprint(const std::string& path) {
+  OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return std::to_string(bytes.size()) + ":" + hex;
 }
 
 }  // namespace opscope::graph

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "opscope/status.h"
+
 namespace opscope::graph {
 
 struct RunIdentity {
@@ -17,6 +19,9 @@ struct RunIdentity {
   std::string model_fingerprint;
   bool operator==(const RunIdentity&) const = default;
 };
+
+// "size:fnv1a" of the file's bytes; an error names the file.
+StatusOr<std::string> ModelFingerprint(const std::string& path);
 
 // A fresh identity for a run of the model whose fingerprint is given.
 RunIdentity NewRunIdentity(const std::string& model_fingerprint);
