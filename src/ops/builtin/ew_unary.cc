@@ -1,6 +1,8 @@
 // The unary elementwise ops besides Relu (relu.cc): activations and math
 // functions, ONNX opset 17 (Gelu: opset 20). Each op is its kernel math over
-// the compute type and an independent double-precision reference.
+// the compute type and an independent double-precision reference; the
+// transcendental ones also name their float32 span function (Vec: SLEEF's,
+// ew_vecmath.h), which runs instead of Kernel where the CPU has AVX2 and FMA.
 #include <cmath>
 
 #include "ops/builtin/ew_unary.h"
@@ -25,6 +27,7 @@ struct LeakyReluOp : FloatMath {
 };
 
 struct EluOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.elu; }
   template <typename C> static C Kernel(C x, const UnaryParams& p) {
     return x < C(0) ? C(p.alpha) * std::expm1(x) : x;
   }
@@ -32,6 +35,7 @@ struct EluOp : FloatMath {
 };
 
 struct SeluOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.selu; }
   template <typename C> static C Kernel(C x, const UnaryParams& p) {
     return C(p.gamma) * (x > C(0) ? x : C(p.alpha) * std::expm1(x));
   }
@@ -50,6 +54,7 @@ struct HardSigmoidOp : FloatMath {
 };
 
 struct SoftplusOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.softplus; }
   // log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
   template <typename C> static C Kernel(C x, const UnaryParams&) {
     return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -61,21 +66,25 @@ struct SoftplusOp : FloatMath {
 };
 
 struct SigmoidOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.sigmoid; }
   template <typename C> static C Kernel(C x, const UnaryParams&) { return C(1) / (C(1) + std::exp(-x)); }
   static double Reference(double x, const UnaryParams&) { return 1.0 / (1.0 + std::exp(-x)); }
 };
 
 struct TanhOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.tanh; }
   template <typename C> static C Kernel(C x, const UnaryParams&) { return std::tanh(x); }
   static double Reference(double x, const UnaryParams&) { return std::tanh(x); }
 };
 
 struct ErfOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.erf; }
   template <typename C> static C Kernel(C x, const UnaryParams&) { return std::erf(x); }
   static double Reference(double x, const UnaryParams&) { return std::erf(x); }
 };
 
 struct GeluOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.gelu; }
   template <typename C> static C Kernel(C x, const UnaryParams& p) {
     if (p.tanh_approximation) {
       const C k = C(0.7978845608028654);  // sqrt(2/pi)
@@ -91,11 +100,13 @@ struct GeluOp : FloatMath {
 };
 
 struct ExpOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.exp; }
   template <typename C> static C Kernel(C x, const UnaryParams&) { return std::exp(x); }
   static double Reference(double x, const UnaryParams&) { return std::exp(x); }
 };
 
 struct LogOp : FloatMath {
+  static ew::SpanFn Vec(const ew::VecMath& m) { return m.log; }
   template <typename C> static C Kernel(C x, const UnaryParams&) { return std::log(x); }
   static double Reference(double x, const UnaryParams&) { return std::log(x); }
 };

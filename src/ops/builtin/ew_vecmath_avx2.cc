@@ -1,0 +1,106 @@
+// ew_vecmath.h's AVX2 table. This file alone is compiled with -mavx2 -mfma
+// (src/CMakeLists.txt, outside any unity batch) and is reached only through
+// Avx2VecMath, which checks the CPU first.
+#include "ops/builtin/ew_vecmath.h"
+
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ops/builtin/ew_unary.h"
+
+// sleef.h declares its __m256 functions only when the including file is built for AVX.
+#include <sleef.h>
+
+namespace opscope::ew {
+namespace {
+
+// Applies `f` (an __m256 -> __m256 callable) eight floats at a time; the last
+// n % 8 go through a zero-padded lane buffer, so no load or store passes the end.
+template <typename F>
+void Map8(const float* x, float* y, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  if (i == n) return;
+  alignas(32) float lane[8] = {};
+  const size_t rest = static_cast<size_t>(n - i) * sizeof(float);
+  std::memcpy(lane, x + i, rest);
+  _mm256_store_ps(lane, f(_mm256_load_ps(lane)));
+  std::memcpy(y + i, lane, rest);
+}
+
+__m256 Splat(double v) { return _mm256_set1_ps(static_cast<float>(v)); }
+
+void Exp(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n, Sleef_expf8_u10avx2); }
+void Log(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n, Sleef_logf8_u10avx2); }
+void Tanh(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n, Sleef_tanhf8_u10avx2); }
+void Erf(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n, Sleef_erff8_u10avx2); }
+
+// 1 / (1 + e^-x), as the scalar kernel computes it.
+void Sigmoid(const float* x, float* y, int64_t n, const UnaryParams&) {
+  const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+  Map8(x, y, n, [&](__m256 v) {
+    return _mm256_div_ps(one, _mm256_add_ps(one, Sleef_expf8_u10avx2(_mm256_sub_ps(zero, v))));
+  });
+}
+
+// max(x, 0) + log1p(e^-|x|): the scalar kernel's two arms in one expression.
+void Softplus(const float* x, float* y, int64_t n, const UnaryParams&) {
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  Map8(x, y, n, [&](__m256 v) {
+    const __m256 minus_abs = _mm256_or_ps(v, sign);
+    return _mm256_add_ps(_mm256_max_ps(v, zero), Sleef_log1pf8_u10avx2(Sleef_expf8_u10avx2(minus_abs)));
+  });
+}
+
+// x < 0 ? alpha * expm1(x) : x
+void Elu(const float* x, float* y, int64_t n, const UnaryParams& p) {
+  const __m256 alpha = Splat(p.alpha), zero = _mm256_setzero_ps();
+  Map8(x, y, n, [&](__m256 v) {
+    const __m256 neg = _mm256_mul_ps(alpha, Sleef_expm1f8_u10avx2(v));
+    return _mm256_blendv_ps(v, neg, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+  });
+}
+
+// gamma * (x > 0 ? x : alpha * expm1(x))
+void Selu(const float* x, float* y, int64_t n, const UnaryParams& p) {
+  const __m256 alpha = Splat(p.alpha), gamma = Splat(p.gamma), zero = _mm256_setzero_ps();
+  Map8(x, y, n, [&](__m256 v) {
+    const __m256 neg = _mm256_mul_ps(alpha, Sleef_expm1f8_u10avx2(v));
+    return _mm256_mul_ps(gamma, _mm256_blendv_ps(neg, v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ)));
+  });
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), or with approximate=tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void Gelu(const float* x, float* y, int64_t n, const UnaryParams& p) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  if (p.tanh_approximation) {
+    const __m256 k = _mm256_set1_ps(0.7978845608028654f), c = _mm256_set1_ps(0.044715f);
+    Map8(x, y, n, [&](__m256 v) {
+      const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(c, v), _mm256_mul_ps(v, v));
+      const __m256 t = Sleef_tanhf8_u10avx2(_mm256_mul_ps(k, _mm256_add_ps(v, cube)));
+      return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, t));
+    });
+    return;
+  }
+  const __m256 r = _mm256_set1_ps(0.7071067811865476f);
+  Map8(x, y, n, [&](__m256 v) {
+    const __m256 e = Sleef_erff8_u10avx2(_mm256_mul_ps(v, r));
+    return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
+  });
+}
+
+}  // namespace
+
+const VecMath* Avx2VecMath() {
+  static const VecMath table{Exp, Log, Tanh, Erf, Sigmoid, Softplus, Elu, Selu, Gelu};
+  // OPSCOPE_SCALAR_MATH=1 keeps libm's scalar loops: the A/B of docs/speed.md,
+  // and a way to tell whether a numeric difference comes from this path.
+  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
+  return usable ? &table : nullptr;
+}
+
+}  // namespace opscope::ew

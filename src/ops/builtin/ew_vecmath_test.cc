@@ -1,0 +1,135 @@
+// The SLEEF span functions (ew_vecmath.h) against the double-precision math
+// they stand for, at every length around the eight-lane blocks (the tail goes
+// through a padded lane buffer: nothing past n may be read or written), in
+// place and not, and on the values where float math is easiest to get wrong.
+#include "ops/builtin/ew_vecmath.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/builtin/ew_unary.h"
+
+namespace opscope::ew {
+namespace {
+
+// Units in the last place of float between a float result and an exact (double) one.
+double Ulps(float got, double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(want) || std::isinf(got)) return static_cast<double>(got) == want ? 0 : INFINITY;
+  const float w = static_cast<float>(want);
+  const double ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+  return std::fabs(static_cast<double>(got) - want) / (ulp > 0 ? ulp : std::numeric_limits<float>::denorm_min());
+}
+
+struct Case {
+  const char* name;
+  SpanFn VecMath::*fn;
+  double (*exact)(double, const UnaryParams&);
+  double max_ulps;  // SLEEF's 1.0 for one function; a little more where the op combines two
+};
+
+const UnaryParams kParams{.alpha = 1.6732631921768188, .gamma = 1.0507010221481323};
+
+const Case kCases[] = {
+    {"exp", &VecMath::exp, [](double x, const UnaryParams&) { return std::exp(x); }, 1},
+    {"tanh", &VecMath::tanh, [](double x, const UnaryParams&) { return std::tanh(x); }, 1},
+    {"erf", &VecMath::erf, [](double x, const UnaryParams&) { return std::erf(x); }, 1},
+    {"sigmoid", &VecMath::sigmoid, [](double x, const UnaryParams&) { return 1 / (1 + std::exp(-x)); }, 3},
+    {"softplus", &VecMath::softplus, [](double x, const UnaryParams&) { return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0); }, 3},
+    {"elu", &VecMath::elu, [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }, 3},
+    {"selu", &VecMath::selu, [](double x, const UnaryParams& p) { return p.gamma * (x > 0 ? x : p.alpha * std::expm1(x)); }, 4},
+};
+
+TEST(VecMath, TheTableIsThereWhereTheCpuHasAvx2AndFma) {
+  const bool cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (std::getenv("OPSCOPE_SCALAR_MATH") != nullptr) GTEST_SKIP() << "OPSCOPE_SCALAR_MATH is set";
+  EXPECT_EQ(Avx2VecMath() != nullptr, cpu);
+}
+
+TEST(VecMath, EveryLengthAroundTheLanesWithinItsUlpsAndNothingPastTheEnd) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: the ops run their scalar loops";
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0, 3);
+  const float canary = 12345.0f;
+  for (const Case& c : kCases) {
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 23, 1000}) {
+      std::vector<float> x(n), y(n + 8, canary);
+      for (float& v : x) v = normal(rng);
+      (m->*c.fn)(x.data(), y.data(), n, kParams);
+      double worst = 0;
+      for (int64_t i = 0; i < n; ++i) worst = std::max(worst, Ulps(y[i], c.exact(x[i], kParams)));
+      EXPECT_LE(worst, c.max_ulps) << c.name << " n=" << n;
+      for (int64_t i = n; i < n + 8; ++i) EXPECT_EQ(y[i], canary) << c.name << " wrote y[" << i << "], n=" << n;
+      std::vector<float> z = x;  // in place, as a fused chain may call it
+      (m->*c.fn)(z.data(), z.data(), n, kParams);
+      EXPECT_TRUE(std::equal(z.begin(), z.end(), y.begin())) << c.name << " in place, n=" << n;
+    }
+  }
+}
+
+TEST(VecMath, EdgeValuesAsTheScalarKernelsGiveThem) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: the ops run their scalar loops";
+  const float inf = INFINITY, nan = NAN;
+  const std::vector<float> x = {-inf, inf, nan, 0.0f, -0.0f, 88.0f, 89.0f, -104.0f, -87.0f, 1e-30f, 20.0f, -20.0f};
+  std::vector<float> y(x.size());
+  m->exp(x.data(), y.data(), x.size(), kParams);
+  const std::vector<float> exp = {0, inf, nan, 1, 1, std::exp(88.0f), inf, std::exp(-104.0f), std::exp(-87.0f), 1,
+                                  std::exp(20.0f), std::exp(-20.0f)};
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(exp[i])) {
+      EXPECT_TRUE(std::isnan(y[i])) << "exp(" << x[i] << ")";
+    } else {
+      EXPECT_LE(Ulps(y[i], exp[i]), 1) << "exp(" << x[i] << ") = " << y[i];
+    }
+  }
+  m->sigmoid(x.data(), y.data(), x.size(), kParams);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 1.0f);
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_EQ(y[3], 0.5f);
+  m->tanh(x.data(), y.data(), x.size(), kParams);
+  EXPECT_EQ(y[0], -1.0f);
+  EXPECT_EQ(y[1], 1.0f);
+  EXPECT_TRUE(std::signbit(y[4])) << "tanh(-0) is -0";
+  std::vector<float> pos = {0.0f, inf, 1.0f, -1.0f, 1e-45f};
+  std::vector<float> logs(pos.size());
+  m->log(pos.data(), logs.data(), pos.size(), kParams);
+  EXPECT_EQ(logs[0], -inf);
+  EXPECT_EQ(logs[1], inf);
+  EXPECT_EQ(logs[2], 0.0f);
+  EXPECT_TRUE(std::isnan(logs[3]));
+  EXPECT_LE(Ulps(logs[4], std::log(static_cast<double>(1e-45f))), 1);
+}
+
+TEST(VecMath, GeluInBothFormsWithinFourUlpsOfItsDoubleFormula) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: the ops run their scalar loops";
+  std::vector<float> x(1001);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0f + 16.0f * static_cast<float>(i) / 1000.0f;
+  std::vector<float> y(x.size());
+  for (bool tanh_form : {false, true}) {
+    UnaryParams p;
+    p.tanh_approximation = tanh_form;
+    m->gelu(x.data(), y.data(), x.size(), p);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = tanh_form ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                                    : 0.5 * v * (1 + std::erf(v * 0.7071067811865476));
+      // Near -8 the result is a tiny difference of two near-equal terms: held to an absolute 1e-6 there.
+      EXPECT_TRUE(Ulps(y[i], want) <= 4 || std::fabs(y[i] - want) <= 1e-6) << (tanh_form ? "tanh" : "erf") << " gelu("
+                                                                           << v << ") = " << y[i] << " vs " << want;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace opscope::ew
