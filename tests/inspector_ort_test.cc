@@ -160,7 +160,9 @@ TEST_F(ImportOrt, ResnetNchwcConvsStandForTheirConvBatchNormAddAndRelu) {
   }
   // The blocked tensors onnxruntime wrote no shape for take the kernel's.
   for (const json& v : g["compiled"]["values"]) {
-    if (v["name"] == "reorder_token_4") EXPECT_EQ(v["shape"], (json{1, 8, 16, 16}));
+    if (v["name"] == "reorder_token_4") {
+      EXPECT_EQ(v["shape"], (json{1, 8, 16, 16}));
+    }
   }
 }
 

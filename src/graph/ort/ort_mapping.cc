@@ -198,7 +198,11 @@ struct Mapper {
     if (nodes.size() == 1) {
       Node& n = *nodes.front();
       n.fused_from = taken;
-      const auto tie = n.outputs.empty() ? ties.end() : ties.find(n.outputs[0]);
+      // The first output a rule tied says how (a node with several outputs may have only some tied).
+      auto tie = ties.end();
+      for (const std::string& o : n.outputs) {
+        if (tie == ties.end()) tie = ties.find(o);
+      }
       if (taken.empty()) {
         n.mapped_by = "inserted by onnxruntime" + std::string(IsReorder(n) ? ": a layout conversion" : "");
         ++stats.inserted;
@@ -208,7 +212,6 @@ struct Mapper {
            : tie->second.rule == Rule::kLayout   ? stats.by_layout
                                                  : stats.by_node_name);
       }
-      for (int64_t id : taken) owner[id] = n.id;
       return;
     }
     // Several compiled nodes share the region's framework nodes.
