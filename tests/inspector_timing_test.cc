@@ -347,7 +347,10 @@ TEST_F(InspectorTiming, RunsOfTheSameModelUnderLoadNeverDiffAsARegression) {
     loops.push_back(pid);
   }
   std::vector<std::string> runs;
-  for (int i = 0; i < 3; ++i) runs.push_back(RunModel(Model("two_branch.onnx"), "loaded" + std::to_string(i), "--iterations 5"));
+  // Long enough for /proc/stat's 10 ms ticks to see the loops: five iterations
+  // of two_branch last a few milliseconds, and a share sampled over a tick or
+  // two read 0 in one run of six (2026-12-05).
+  for (int i = 0; i < 3; ++i) runs.push_back(RunModel(Model("two_branch.onnx"), "loaded" + std::to_string(i), "--iterations 60"));
   for (pid_t pid : loops) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);

@@ -11,10 +11,14 @@
 //                                          Gelu: alpha 1 = tanh form)
 //
 // Inputs broadcast to the output shape (numpy rules): elementwise ops commute
-// with broadcasting, so every step can run at output resolution.
+// with broadcasting, so every step can run at output resolution. In float, the
+// transcendental steps run over the tile through SLEEF where the CPU has AVX2
+// (ew_vecmath.h), as the ops they stand for do.
 #include <cmath>
 
+#include "ops/builtin/ew_unary.h"
 #include "ops/builtin/ew_util.h"
+#include "ops/builtin/ew_vecmath.h"
 #include "ops/kernel_util.h"
 
 namespace opscope {
@@ -103,7 +107,45 @@ C Eval(const Step& s, C a, C b) {
   return a;
 }
 
+// One step over a tile, the switch taken once per tile rather than per
+// element, so that each arithmetic loop vectorises (y may be a or b).
+template <typename C>
+void EvalTile(const Step& s, const C* a, const C* b, C* y, int64_t m) {
+  auto map = [&](auto f) {
+    for (int64_t j = 0; j < m; ++j) y[j] = f(a[j], b[j]);
+  };
+  switch (s.code) {
+    case Code::kAdd: return map([](C x, C z) { return x + z; });
+    case Code::kSub: return map([](C x, C z) { return x - z; });
+    case Code::kMul: return map([](C x, C z) { return x * z; });
+    case Code::kDiv: return map([](C x, C z) { return x / z; });
+    case Code::kRelu: return map([](C x, C) { return x < C(0) ? C(0) : x; });
+    case Code::kNeg: return map([](C x, C) { return -x; });
+    case Code::kAbs: return map([](C x, C) { return std::fabs(x); });
+    case Code::kSqrt: return map([](C x, C) { return std::sqrt(x); });
+    default: return map([&s](C x, C z) { return Eval<C>(s, x, z); });
+  }
+}
+
 constexpr int64_t kTile = 256;
+
+// A step SLEEF computes over the tile (ew_vecmath.h), with its parameters;
+// nullptr for the steps that vectorise as they are (arithmetic, Relu, ...).
+ew::SpanFn SpanOf(const ew::VecMath& m, const Step& s, ew::UnaryParams& p) {
+  p.alpha = s.alpha;
+  p.tanh_approximation = s.alpha != 0;  // Gelu's alpha 1: the tanh form
+  switch (s.code) {
+    case Code::kSigmoid: return m.sigmoid;
+    case Code::kTanh: return m.tanh;
+    case Code::kExp: return m.exp;
+    case Code::kLog: return m.log;
+    case Code::kErf: return m.erf;
+    case Code::kElu: return m.elu;
+    case Code::kSoftplus: return m.softplus;
+    case Code::kGelu: return m.gelu;
+    default: return nullptr;
+  }
+}
 
 template <typename T>
 Status RunTyped(KernelContext& ctx, const std::vector<Step>& steps) {
@@ -121,6 +163,9 @@ Status RunTyped(KernelContext& ctx, const std::vector<Step>& steps) {
     flat[i] = t.shape() == out && t.is_contiguous();
   }
   T* py = y.data<T>();
+  // float tiles (float16 and bfloat16 compute in float too) through SLEEF where the CPU has AVX2.
+  const ew::VecMath* vm = nullptr;
+  if constexpr (std::is_same_v<C, float>) vm = ew::Avx2VecMath();
   return ctx.ParallelFor("fused_elementwise_cpu", y.numel(), [&](int64_t s, int64_t e) {
     std::vector<C> in(static_cast<size_t>(n_in) * kTile);
     C acc[kTile];
@@ -139,7 +184,14 @@ Status RunTyped(KernelContext& ctx, const std::vector<Step>& steps) {
       for (const Step& st : steps) {
         const C* pa = st.a == kAcc ? acc : &in[static_cast<size_t>(st.a) * kTile];
         const C* pb = st.b == kAcc ? acc : (st.b == kNone ? pa : &in[static_cast<size_t>(st.b) * kTile]);
-        for (int64_t j = 0; j < m; ++j) acc[j] = Eval<C>(st, pa[j], pb[j]);
+        if constexpr (std::is_same_v<C, float>) {
+          ew::UnaryParams p;
+          if (ew::SpanFn f = vm != nullptr ? SpanOf(*vm, st, p) : nullptr) {
+            f(pa, acc, m, p);  // pa may be acc: the span functions allow it
+            continue;
+          }
+        }
+        EvalTile<C>(st, pa, pb, acc, m);
       }
       for (int64_t j = 0; j < m; ++j) py[t0 + j] = ew::Convert<T>(acc[j]);
     }
