@@ -47,6 +47,14 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       {Shape({2, 3, 7, 6}), Shape({4, 3, 3, 3}), true, "pads=[1,1,1,1]"},
       {Shape({1, 4, 9, 8}), Shape({6, 2, 3, 2}), true, "group=2,strides=[2,1],dilations=[1,2],pads=[0,1,2,1]"},
       {Shape({1, 4, 6, 6}), Shape({8, 1, 3, 3}), true, "group=4,pads=[1,1,1,1],strides=[2,2]"},  // depthwise x2
+      // Depthwise, as mobilenet has it (3x3, stride 1 and 2, pads 1), and the edges of the row loop:
+      // dilation, asymmetric pads, a kernel wider than the input, stride 3, 1-D and 3-D.
+      {Shape({2, 6, 13, 11}), Shape({6, 1, 3, 3}), true, "group=6,pads=[1,1,1,1]"},
+      {Shape({1, 6, 14, 15}), Shape({6, 1, 3, 3}), false, "group=6,pads=[1,1,1,1],strides=[2,2]"},
+      {Shape({1, 3, 9, 10}), Shape({3, 1, 3, 3}), true, "group=3,dilations=[2,3],pads=[0,2,3,1]"},
+      {Shape({1, 2, 4, 3}), Shape({2, 1, 3, 5}), false, "group=2,pads=[1,2,1,3]"},
+      {Shape({1, 4, 16}), Shape({4, 1, 5}), true, "group=4,strides=[3],pads=[2,4]"},
+      {Shape({1, 2, 5, 6, 7}), Shape({2, 1, 3, 3, 3}), true, "group=2,pads=[1,1,1,1,1,1],strides=[1,2,2]"},
       {Shape({2, 5, 4, 4}), Shape({3, 5, 1, 1}), true, ""},                                      // 1x1 direct
       {Shape({1, 2, 11}), Shape({3, 2, 3}), false, "strides=[2],auto_pad=SAME_LOWER"},
       {Shape({1, 2, 4, 5, 3}), Shape({2, 2, 2, 3, 2}), true, "pads=[1,0,1,0,1,1]"},
