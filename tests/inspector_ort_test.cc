@@ -297,7 +297,10 @@ TEST_F(ImportOrt, TheRunFolderReadersWorkUnchanged) {
   EXPECT_NE(s.out.find("critical path  9 tasks"), std::string::npos) << s.out;
   ToolResult p = Run("path " + run.string() + " --node /layer1/add/Add");
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("compiled: /layer1/block2/bn/BatchNormalization_output_0_nchwc (Conv)"), std::string::npos)
+  EXPECT_NE(p.out.find("compiled: /layer1/block2/bn/BatchNormalization_output_0_nchwc (Conv)\n  mapped by its output: "
+                       "named after the framework's tensor '/layer1/block2/bn/BatchNormalization_output_0', then "
+                       "the Add '/layer1/add/Add' of its Sum input, then its activation Relu '/layer1/relu/Relu'\n"),
+            std::string::npos)
       << p.out;
   const std::string before = Slurp(run / "graph.json");
   ToolResult e = Run("export --input-dir " + run.string());

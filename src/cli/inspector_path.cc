@@ -56,6 +56,7 @@ void PrintLayer(const char* layer, const json& j, std::ostream& out) {
     return;
   }
   out << layer << ": " << j["node"].get<std::string>() << " (" << j["op_type"].get<std::string>() << ")\n";
+  if (j.contains("mapped_by")) out << "  mapped " << Str(j["mapped_by"]) << "\n";
   PrintTensors("inputs", j["inputs"], true, out);
   PrintTensors("outputs", j["outputs"], false, out);
   out << "  ancestors (" << j["ancestors"].size() << ")\n";

@@ -113,15 +113,18 @@ StatusOr<json> LayerCone(const Graph& g, const Node& n, int depth) {
     if (!out.empty()) outs.push_back(TensorJson(g, out, false));
   }
   std::set<int64_t> shown_up{n.id}, shown_down{n.id};
-  return json{{"node", n.name},
-              {"node_id", n.id},
-              {"op_type", n.op_type},
-              {"inputs", ins},
-              {"outputs", outs},
-              {"ancestors", names_up},
-              {"descendants", names_down},
-              {"ancestor_tree", Tree(g, n, true, depth, shown_up)},
-              {"descendant_tree", Tree(g, n, false, depth, shown_down)}};
+  json j = {{"node", n.name},
+            {"node_id", n.id},
+            {"op_type", n.op_type},
+            {"inputs", ins},
+            {"outputs", outs},
+            {"ancestors", names_up},
+            {"descendants", names_down},
+            {"ancestor_tree", Tree(g, n, true, depth, shown_up)},
+            {"descendant_tree", Tree(g, n, false, depth, shown_down)}};
+  // Another engine's node (import-ort): how it was tied to the framework's.
+  if (!n.mapped_by.empty()) j["mapped_by"] = n.mapped_by;
+  return j;
 }
 
 // The compiled node standing for framework node `f`.
