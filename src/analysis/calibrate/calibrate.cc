@@ -2,7 +2,6 @@
 // with the threads its backend uses, and cached per machine.
 #include "opscope/calibrate.h"
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
+#include "ops/builtin/dense_blas.h"
 #include "opscope/device.h"
 #include "opscope/npy.h"
 
@@ -102,20 +102,23 @@ OPSCOPE_FMA_LOOP(FmaLoopF64, double)
 #undef OPSCOPE_FMA_LOOP
 #undef OPSCOPE_ISA_CLONES
 
-StatusOr<double> GemmGflops(int64_t n, int reps, bool f32) {
+// An n x n x n GEMM as the dense kernels run one (ops/builtin/dense_blas.h):
+// single-threaded OpenBLAS on each of `threads` row bands of the output, all
+// at once on the device's pool, so the peak is the one those kernels can
+// reach. The first round warms OpenBLAS's buffers and is not counted.
+StatusOr<double> GemmGflops(Device* device, int threads, int64_t n, int reps, bool f32) {
   std::vector<double> a64, b64, c64;
   std::vector<float> a32, b32, c32;
   const size_t count = static_cast<size_t>(n * n);
   if (f32) a32.assign(count, 0.5f), b32.assign(count, 0.25f), c32.assign(count, 0.f);
   else a64.assign(count, 0.5), b64.assign(count, 0.25), c64.assign(count, 0.);
-  double best = INFINITY;
-  for (int r = 0; r < reps + 1; ++r) {  // the first run warms OpenBLAS's threads and buffers
-    const auto t0 = std::chrono::steady_clock::now();
-    if (f32) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a32.data(), n, b32.data(), n, 0.f, c32.data(), n);
-    else cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a64.data(), n, b64.data(), n, 0.0, c64.data(), n);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r > 0) best = std::min(best, s);
-  }
+  std::vector<double> rounds;
+  OPSCOPE_RETURN_IF_ERROR(BestSeconds(device, threads, reps + 1, [&](int64_t blk, int64_t blocks) {
+    const int64_t r0 = n * blk / blocks, r1 = n * (blk + 1) / blocks;
+    if (f32) dense::Gemm(false, false, r1 - r0, n, n, 1.f, a32.data() + r0 * n, n, b32.data(), n, 0.f, c32.data() + r0 * n, n);
+    else dense::Gemm(false, false, r1 - r0, n, n, 1.0, a64.data() + r0 * n, n, b64.data(), n, 0.0, c64.data() + r0 * n, n);
+  }, &rounds).status());
+  const double best = *std::min_element(rounds.begin() + 1, rounds.end());
   return 2.0 * n * n * n / best * 1e-9;
 }
 
@@ -419,8 +422,8 @@ StatusOr<DevicePeaks> CalibrateDevice(const CalibrateRequest& r) {
   const double fma_flops = 2.0 * kFmaLanes * static_cast<double>(r.fma_steps) * p.threads;
   p.fma_gflops_f32 = fma_flops / t_f32 * 1e-9;
   p.fma_gflops_f64 = fma_flops / t_f64 * 1e-9;
-  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f32, GemmGflops(r.gemm_n, r.repetitions, true));
-  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f64, GemmGflops(r.gemm_n, r.repetitions, false));
+  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f32, GemmGflops(device, p.threads, r.gemm_n, r.repetitions, true));
+  OPSCOPE_ASSIGN_OR_RETURN(p.gemm_gflops_f64, GemmGflops(device, p.threads, r.gemm_n, r.repetitions, false));
 
   // One empty launch and its synchronisation, the median of 200.
   {

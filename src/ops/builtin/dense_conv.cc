@@ -1,14 +1,17 @@
 // Conv and ConvTranspose (ONNX opset 11 semantics, current at 17), 1-D to 3-D.
-// Conv lowers each (image, group) to im2col + one OpenBLAS GEMM (1x1 stride-1
-// convolutions skip im2col; depthwise ones run a direct loop); ConvTranspose
-// is one GEMM per (image, group) followed by col2im. 16-bit floats run in
-// float. The references are direct nested loops in double.
+// Conv lowers each (image, group) to tiles of im2col + OpenBLAS GEMM, one
+// tile per block over the device's workers, bias and activation (FusedConv)
+// applied to each tile as it is written (1x1 stride-1 convolutions skip
+// im2col; depthwise ones run a direct loop); ConvTranspose is one GEMM per
+// (image, group) followed by col2im. 16-bit floats run in float. The
+// references are direct nested loops in double.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
+#include "ops/builtin/dense_epilogue.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -187,41 +190,6 @@ Status ConvTransposeInfer(InferContext& c) {
 
 // ---- Conv kernel ----------------------------------------------------------------------------------
 
-// Unfolds one image-group's channels into col[cg * kvol, P]: row (c, kd, kh, kw)
-// holds the input pixel each output position sees through that tap.
-template <typename C>
-void Im2ColRows(const C* x, const WindowGeometry& g, int64_t row_begin, int64_t row_end, C* col) {
-  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
-  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2];
-  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  const int64_t P = oD * oH * oW;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t c = r / kvol, kk = r % kvol;
-    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
-    const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
-    const int64_t kw = kk % g.kernel[2];
-    const C* xc = x + c * D * H * W;
-    C* dst = col + r * P;
-    for (int64_t od = 0; od < oD; ++od) {
-      const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
-      for (int64_t oh = 0; oh < oH; ++oh, dst += oW) {
-        const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
-        if (id < 0 || id >= D || ih < 0 || ih >= H) {
-          std::fill(dst, dst + oW, C(0));
-          continue;
-        }
-        const C* src = xc + (id * H + ih) * W;
-        const int64_t iw0 = kw * g.dilations[2] - g.pads_begin[2];
-        const int64_t sw = g.strides[2];
-        for (int64_t ow = 0; ow < oW; ++ow) {
-          const int64_t iw = iw0 + ow * sw;
-          dst[ow] = (iw >= 0 && iw < W) ? src[iw] : C(0);
-        }
-      }
-    }
-  }
-}
-
 // Depthwise (one input channel per group): a direct loop per output channel,
 // one output row at a time. Each kernel tap adds its weight times the input
 // row into the whole output row over the range of outputs it reaches, so the
@@ -260,8 +228,77 @@ void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, C* y) {
     }
 }
 
+// How the GEMM path splits one image-group's output [mg, P] into blocks:
+// `tile` output positions (GEMM columns) by `rows` output channels. A block's
+// im2col columns [K, tile] and output [rows, tile] stay in the core's cache,
+// so the bias and activation run on the output while it is there, and the
+// blocks spread over the device's workers, each a single-threaded GEMM (the
+// device's threads are the only threads: dense_blas.h).
+struct GemmTiles {
+  int64_t tile, rows;
+};
+
+GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int workers, int64_t tile_tunable) {
+  // At least four blocks, or one per worker where there are more: the same
+  // cuts on every machine up to four cores.
+  const int64_t want = std::max(workers, 4);
+  GemmTiles t{tile_tunable, mg};
+  if (t.tile <= 0) {
+    // About 192 KiB of columns and output per block, in steps of 16 columns,
+    t.tile = std::clamp<int64_t>((192 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 32, 1024);
+    // and no fewer blocks than wanted while the columns allow it.
+    t.tile = std::min(t.tile, std::max<int64_t>(16, ((P + want - 1) / want + 15) / 16 * 16));
+  }
+  t.tile = std::min(t.tile, P);
+  const int64_t col_blocks = (P + t.tile - 1) / t.tile;
+  // Too few column blocks (late layers: 7x7 positions, hundreds of channels):
+  // split the output channels too, in steps of 16.
+  if (col_blocks < want && mg >= 32) {
+    const int64_t parts = std::min<int64_t>((want + col_blocks - 1) / col_blocks, mg / 16);
+    t.rows = ((mg + parts - 1) / parts + 15) / 16 * 16;
+  }
+  return t;
+}
+
+// The columns [p0, p1) of one image-group's im2col matrix into col[K, p1 - p0].
+template <typename C>
+void Im2ColTile(const C* x, const WindowGeometry& g, int64_t K, int64_t p0, int64_t p1, C* col) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  const int64_t oH = g.out[1], oW = g.out[2];
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t sw = g.strides[2];
+  for (int64_t r = 0; r < K; ++r) {
+    const int64_t c = r / kvol, kk = r % kvol;
+    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
+    const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
+    const int64_t kw = kk % g.kernel[2];
+    const C* xc = x + c * D * H * W;
+    const int64_t off = kw * g.dilations[2] - g.pads_begin[2];
+    C* dst = col + r * (p1 - p0);
+    for (int64_t p = p0; p < p1;) {
+      // One stretch of an output row: ow in [ow0, ow0 + len).
+      const int64_t ow0 = p % oW, row = p / oW, oh = row % oH, od = row / oH;
+      const int64_t len = std::min(oW - ow0, p1 - p);
+      const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+      const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+      if (id < 0 || id >= D || ih < 0 || ih >= H) {
+        std::fill(dst, dst + len, C(0));
+      } else {
+        const C* src = xc + (id * H + ih) * W;
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t iw = (ow0 + i) * sw + off;
+          dst[i] = (iw >= 0 && iw < W) ? src[iw] : C(0);
+        }
+      }
+      dst += len;
+      p += len;
+    }
+  }
+}
+
 template <typename T>
-Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const Tensor& wt, const Tensor* bt) {
+Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const Tensor& wt, const Tensor* bt,
+                 const dense::Epilogue& e) {
   using C = dense::AccOf<T>;
   const WindowGeometry g = dense::As3d(d.g);
   std::vector<C> x_buf, w_buf, b_buf, y_buf;
@@ -278,50 +315,56 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
   }
   const int64_t cg = d.c / d.group, mg = d.m / d.group;
   const int64_t in_sz = g.in_size(), P = g.out_size(), kvol = g.kernel_size(), K = cg * kvol;
+  const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
 
   if (cg == 1 && d.group > 1) {
+    // A block is whole channels, at least 16K outputs of them.
     OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_depthwise", d.n * d.m, [&](int64_t begin, int64_t end) {
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
         DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, y + nm * P);
+        e.Run(y + nm * P, P, bias != nullptr ? bias[m] : C(0));
       }
-    }, 4));
+    }, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1))));
   } else {
     const bool direct = kvol == 1 && P == in_sz && g.pads_begin == std::vector<int64_t>{0, 0, 0} &&
                         g.strides == std::vector<int64_t>{1, 1, 1};
-    std::vector<C> col(direct ? 0 : K * P);
+    const GemmTiles t = ChooseTiles(K, mg, P, sizeof(C), workers, ctx.tunable("tile", 0));
+    const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
     for (int64_t n = 0; n < d.n; ++n) {
       for (int64_t grp = 0; grp < d.group; ++grp) {
         const C* xg = x + (n * d.c + grp * cg) * in_sz;
-        const C* cols = xg;
-        if (!direct) {
-          OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_im2col", K, [&](int64_t begin, int64_t end) {
-            Im2ColRows(xg, g, begin, end, col.data());
-          }, 32));
-          cols = col.data();
-        }
         C* yg = y + (n * d.m + grp * mg) * P;
-        // One block: OpenBLAS threads the GEMM itself.
-        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", 1, [&](int64_t, int64_t) {
-          dense::Gemm(false, false, mg, P, K, C(1), w + grp * mg * K, K, cols, P, C(0), yg, P);
+        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", col_blocks * row_blocks, [&](int64_t begin, int64_t end) {
+          thread_local std::vector<C> col;
+          for (int64_t b = begin; b < end; ++b) {
+            const int64_t p0 = (b % col_blocks) * t.tile, p1 = std::min(P, p0 + t.tile);
+            const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+            const C* cols = xg + p0;
+            int64_t ldb = P;
+            if (!direct) {
+              col.resize(K * (p1 - p0));
+              Im2ColTile(xg, g, K, p0, p1, col.data());
+              cols = col.data();
+              ldb = p1 - p0;
+            }
+            dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(0),
+                        yg + m0 * P + p0, P);
+            for (int64_t m = m0; m < m1; ++m) {
+              e.Run(yg + m * P + p0, p1 - p0, bias != nullptr ? bias[grp * mg + m] : C(0));
+            }
+          }
         }, 1));
       }
     }
-  }
-  if (bias != nullptr) {
-    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_bias", d.n * d.m, [&](int64_t begin, int64_t end) {
-      for (int64_t nm = begin; nm < end; ++nm) {
-        const C bv = bias[nm % d.m];
-        C* row = y + nm * P;
-        for (int64_t p = 0; p < P; ++p) row[p] += bv;
-      }
-    }, 64));
   }
   if constexpr (!std::is_same_v<T, C>) dense::StoreAs<T, C>(y, yt.numel(), yt.data<T>());
   return Status::Ok();
 }
 
-Status ConvCpu(KernelContext& ctx) {
+}  // namespace
+
+Status dense::ConvCpu(KernelContext& ctx, const Epilogue& e) {
   OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
   OPSCOPE_ASSIGN_OR_RETURN(Tensor w, ctx.in(1).Contiguous());
   Tensor b;
@@ -331,12 +374,16 @@ Status ConvCpu(KernelContext& ctx) {
   const Tensor* bp = b.defined() ? &b : nullptr;
   OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(x.shape(), w.shape(), bp ? &b.shape() : nullptr, ctx.attrs()));
   switch (x.dtype()) {
-    case DType::kF64: return ConvTyped<double>(ctx, d, x, w, bp);
-    case DType::kF32: return ConvTyped<float>(ctx, d, x, w, bp);
-    case DType::kF16: return ConvTyped<Half>(ctx, d, x, w, bp);
+    case DType::kF64: return ConvTyped<double>(ctx, d, x, w, bp, e);
+    case DType::kF32: return ConvTyped<float>(ctx, d, x, w, bp, e);
+    case DType::kF16: return ConvTyped<Half>(ctx, d, x, w, bp, e);
     default: return UnimplementedError(std::string("Conv: dtype ") + DTypeName(x.dtype()));
   }
 }
+
+namespace {
+
+Status ConvCpu(KernelContext& ctx) { return dense::ConvCpu(ctx, dense::Epilogue{}); }
 
 // ---- ConvTranspose kernel -------------------------------------------------------------------------
 
@@ -385,9 +432,9 @@ Status ConvTransposeTyped(KernelContext& ctx, const ConvDims& d, const Tensor& x
     for (int64_t grp = 0; grp < d.group; ++grp) {
       const C* xg = x + (n * d.c + grp * cg) * in_sz;
       const C* wg = w + grp * cg * mg * kvol;  // [cg, mg * kvol]
-      OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_gemm", 1, [&](int64_t, int64_t) {
-        dense::Gemm(true, false, mg * kvol, in_sz, cg, C(1), wg, mg * kvol, xg, in_sz, C(0), col.data(), in_sz);
-      }, 1));
+      auto none = [](const dense::GemmBlock&) {};
+      OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(ctx, "conv_transpose_gemm", true, false, mg * kvol, in_sz, cg, C(1),
+                                                  wg, mg * kvol, xg, in_sz, C(0), col.data(), in_sz, none, none));
       C* yg = y + (n * d.m + grp * mg) * P;
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_col2im", mg, [&](int64_t begin, int64_t end) {
         for (int64_t m = begin; m < end; ++m) Col2ImChannel(col.data(), g, m, yg + m * P);
@@ -547,7 +594,8 @@ OPSCOPE_OP("Conv")
     .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
     .Infer(ConvInfer)
     .Cost(ConvCost)
-    .Tunable("block", {32, 8, 128})
+    // Output positions per GEMM block; 0 sizes them to the cache (ChooseTiles).
+    .Tunable("tile", {0, 64, 256, 1024})
     .Reference(ConvReference)
     .Kernel("cpu", ConvCpu, "conv_cpu_im2col_openblas");
 

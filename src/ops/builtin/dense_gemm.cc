@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
+#include "ops/builtin/dense_epilogue.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -79,11 +80,13 @@ void BatchOffsets(const MatMulDims& d, std::vector<int64_t>& a_off, std::vector<
 }
 
 template <typename T>
-Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, const Tensor& b) {
+Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, const Tensor& b,
+                   const dense::Epilogue& e, const Tensor* bias) {
   using C = dense::AccOf<T>;
-  std::vector<C> a_buf, b_buf, y_buf;
+  std::vector<C> a_buf, b_buf, bias_buf, y_buf;
   const C* ap = dense::LoadAs<T, C>(a, a_buf);
   const C* bp = dense::LoadAs<T, C>(b, b_buf);
+  const C* biasp = bias != nullptr ? dense::LoadAs<T, C>(*bias, bias_buf) : nullptr;
   Tensor& y = ctx.out(0);
   C* yp;
   if constexpr (std::is_same_v<T, C>) {
@@ -92,25 +95,30 @@ Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, con
     y_buf.resize(y.numel());
     yp = y_buf.data();
   }
+  // The epilogue over rows [i0, i1), columns [j0, j1) of a [rows, n] output at `out`.
+  auto tail = [&](C* out, const dense::GemmBlock& blk) {
+    for (int64_t i = blk.i0; i < blk.i1; ++i) {
+      e.Run(out + i * d.n + blk.j0, blk.j1 - blk.j0, biasp != nullptr ? biasp + blk.j0 : nullptr);
+    }
+  };
   const int64_t nb = d.batch.numel();
   Status st;
   if (d.b_batch.numel() == 1 && d.a_batch == d.batch) {
     // B is shared by every batch: one GEMM over all of A's rows.
-    st = ctx.ParallelFor("matmul_gemm", 1, [&](int64_t, int64_t) {
-      dense::Gemm(false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, C(0), yp, d.n);
-    }, 1);
+    st = dense::ParallelGemm(ctx, "matmul_gemm", false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, C(0), yp,
+                             d.n, [](const dense::GemmBlock&) {},
+                             [&](const dense::GemmBlock& blk) { tail(yp, blk); });
   } else {
     std::vector<int64_t> a_off, b_off;
     BatchOffsets(d, a_off, b_off);
-    // Small matrices: one batch per block (OpenBLAS stays single-threaded on
-    // them); big ones: one block, so OpenBLAS's own threads are not nested.
-    const bool small = d.m * d.n * d.k < 64 * 64 * 64;
+    // One batch per block: OpenBLAS runs single-threaded (dense_blas.h).
     st = ctx.ParallelFor("matmul_batched_gemm", nb, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        dense::Gemm(false, false, d.m, d.n, d.k, C(1), ap + a_off[i], d.k, bp + b_off[i], d.n, C(0),
-                    yp + i * d.m * d.n, d.n);
+        C* out = yp + i * d.m * d.n;
+        dense::Gemm(false, false, d.m, d.n, d.k, C(1), ap + a_off[i], d.k, bp + b_off[i], d.n, C(0), out, d.n);
+        tail(out, {0, d.m, 0, d.n});
       }
-    }, small ? 1 : nb);
+    }, 1);
   }
   OPSCOPE_RETURN_IF_ERROR(st);
   if constexpr (!std::is_same_v<T, C>) dense::StoreAs<T, C>(yp, y.numel(), y.data<T>());
@@ -142,20 +150,37 @@ Status MatMulInt(KernelContext& ctx, const MatMulDims& d, const Tensor& a, const
   }, 16);
 }
 
-Status MatMulCpu(KernelContext& ctx) {
+}  // namespace
+
+Status dense::MatMulCpu(KernelContext& ctx, const Epilogue& e, const Tensor* bias) {
   OPSCOPE_ASSIGN_OR_RETURN(Tensor a, ctx.in(0).Contiguous());
   OPSCOPE_ASSIGN_OR_RETURN(Tensor b, ctx.in(1).Contiguous());
-  OPSCOPE_ASSIGN_OR_RETURN(MatMulDims d, MatMulShapes(a.shape(), b.shape()));
-  switch (a.dtype()) {
-    case DType::kF64: return MatMulFloat<double>(ctx, d, a, b);
-    case DType::kF32: return MatMulFloat<float>(ctx, d, a, b);
-    case DType::kF16: return MatMulFloat<Half>(ctx, d, a, b);
-    case DType::kBF16: return MatMulFloat<BFloat16>(ctx, d, a, b);
-    case DType::kI64: return MatMulInt<int64_t>(ctx, d, a, b);
-    case DType::kI32: return MatMulInt<int32_t>(ctx, d, a, b);
-    default: return UnimplementedError(std::string("MatMul: dtype ") + DTypeName(a.dtype()));
+  Tensor bc;
+  if (bias != nullptr) {
+    OPSCOPE_ASSIGN_OR_RETURN(bc, bias->Contiguous());
   }
+  const Tensor* bp = bias != nullptr ? &bc : nullptr;
+  OPSCOPE_ASSIGN_OR_RETURN(MatMulDims d, MatMulShapes(a.shape(), b.shape()));
+  const bool plain = e.act == Act::kNone && bias == nullptr;
+  switch (a.dtype()) {
+    case DType::kF64: return MatMulFloat<double>(ctx, d, a, b, e, bp);
+    case DType::kF32: return MatMulFloat<float>(ctx, d, a, b, e, bp);
+    case DType::kF16: return MatMulFloat<Half>(ctx, d, a, b, e, bp);
+    case DType::kBF16: return MatMulFloat<BFloat16>(ctx, d, a, b, e, bp);
+    case DType::kI64:
+      if (plain) return MatMulInt<int64_t>(ctx, d, a, b);
+      break;
+    case DType::kI32:
+      if (plain) return MatMulInt<int32_t>(ctx, d, a, b);
+      break;
+    default: break;
+  }
+  return UnimplementedError(std::string(ctx.op_name()) + ": dtype " + DTypeName(a.dtype()));
 }
+
+namespace {
+
+Status MatMulCpu(KernelContext& ctx) { return dense::MatMulCpu(ctx, dense::Epilogue{}, nullptr); }
 
 // Index of the batch matrix of an operand with batch dims `own` for the
 // broadcast batch multi-index `idx` (size-1 dims repeat).
@@ -256,7 +281,8 @@ std::pair<int64_t, int64_t> CStrides(const Shape& c) {
 }
 
 template <typename T>
-Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const Tensor& b, const Tensor* c) {
+Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const Tensor& b, const Tensor* c,
+                 const dense::Epilogue& e) {
   using C = dense::AccOf<T>;
   const Attrs& at = ctx.attrs();
   const bool ta = at.i("transA") != 0, tb = at.i("transB") != 0;
@@ -264,6 +290,10 @@ Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const T
   std::vector<C> a_buf, b_buf, c_buf, y_buf;
   const C* ap = dense::LoadAs<T, C>(a, a_buf);
   const C* bp = dense::LoadAs<T, C>(b, b_buf);
+  const C* cp = c != nullptr ? dense::LoadAs<T, C>(*c, c_buf) : nullptr;
+  // Plain names, not a structured binding: the lambda below captures them.
+  const std::pair<int64_t, int64_t> c_strides = c != nullptr ? CStrides(c->shape()) : std::pair<int64_t, int64_t>{0, 0};
+  const int64_t rs = c_strides.first, cs = c_strides.second;
   Tensor& y = ctx.out(0);
   C* yp;
   if constexpr (std::is_same_v<T, C>) {
@@ -272,16 +302,16 @@ Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const T
     y_buf.resize(y.numel());
     yp = y_buf.data();
   }
-  Status st = ctx.ParallelFor("gemm", 1, [&](int64_t, int64_t) {
-    if (c != nullptr) {
-      const C* cp = dense::LoadAs<T, C>(*c, c_buf);
-      auto [rs, cs] = CStrides(c->shape());
-      for (int64_t i = 0; i < d.m; ++i)
-        for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = beta * cp[i * rs + j * cs];
-    }
-    dense::Gemm(ta, tb, d.m, d.n, d.k, alpha, ap, a.dim(1), bp, b.dim(1), c != nullptr ? C(1) : C(0), yp, d.n);
-  }, 1);
-  OPSCOPE_RETURN_IF_ERROR(st);
+  OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(
+      ctx, "gemm", ta, tb, d.m, d.n, d.k, alpha, ap, a.dim(1), bp, b.dim(1), c != nullptr ? C(1) : C(0), yp, d.n,
+      [&](const dense::GemmBlock& blk) {  // beta * C broadcast into the block, which the GEMM then adds to
+        if (cp == nullptr) return;
+        for (int64_t i = blk.i0; i < blk.i1; ++i)
+          for (int64_t j = blk.j0; j < blk.j1; ++j) yp[i * d.n + j] = beta * cp[i * rs + j * cs];
+      },
+      [&](const dense::GemmBlock& blk) {
+        for (int64_t i = blk.i0; i < blk.i1; ++i) e.Run(yp + i * d.n + blk.j0, blk.j1 - blk.j0, nullptr);
+      }));
   if constexpr (!std::is_same_v<T, C>) dense::StoreAs<T, C>(yp, y.numel(), y.data<T>());
   return Status::Ok();
 }
@@ -320,7 +350,9 @@ Status GemmInt(KernelContext& ctx, const GemmDims& d, const Tensor& a, const Ten
   }, 16);
 }
 
-Status GemmCpu(KernelContext& ctx) {
+}  // namespace
+
+Status dense::GemmCpu(KernelContext& ctx, const Epilogue& e) {
   OPSCOPE_ASSIGN_OR_RETURN(Tensor a, ctx.in(0).Contiguous());
   OPSCOPE_ASSIGN_OR_RETURN(Tensor b, ctx.in(1).Contiguous());
   Tensor c;
@@ -330,15 +362,24 @@ Status GemmCpu(KernelContext& ctx) {
   const Tensor* cp = c.defined() ? &c : nullptr;
   OPSCOPE_ASSIGN_OR_RETURN(GemmDims d, GemmShapes(a.shape(), b.shape(), cp ? &c.shape() : nullptr, ctx.attrs()));
   switch (a.dtype()) {
-    case DType::kF64: return GemmFloat<double>(ctx, d, a, b, cp);
-    case DType::kF32: return GemmFloat<float>(ctx, d, a, b, cp);
-    case DType::kF16: return GemmFloat<Half>(ctx, d, a, b, cp);
-    case DType::kBF16: return GemmFloat<BFloat16>(ctx, d, a, b, cp);
-    case DType::kI64: return GemmInt<int64_t>(ctx, d, a, b, cp);
-    case DType::kI32: return GemmInt<int32_t>(ctx, d, a, b, cp);
-    default: return UnimplementedError(std::string("Gemm: dtype ") + DTypeName(a.dtype()));
+    case DType::kF64: return GemmFloat<double>(ctx, d, a, b, cp, e);
+    case DType::kF32: return GemmFloat<float>(ctx, d, a, b, cp, e);
+    case DType::kF16: return GemmFloat<Half>(ctx, d, a, b, cp, e);
+    case DType::kBF16: return GemmFloat<BFloat16>(ctx, d, a, b, cp, e);
+    case DType::kI64:
+      if (e.act == Act::kNone) return GemmInt<int64_t>(ctx, d, a, b, cp);
+      break;
+    case DType::kI32:
+      if (e.act == Act::kNone) return GemmInt<int32_t>(ctx, d, a, b, cp);
+      break;
+    default: break;
   }
+  return UnimplementedError(std::string(ctx.op_name()) + ": dtype " + DTypeName(a.dtype()));
 }
+
+namespace {
+
+Status GemmCpu(KernelContext& ctx) { return dense::GemmCpu(ctx, dense::Epilogue{}); }
 
 Status GemmReference(KernelContext& ctx) {
   const Tensor& a = ctx.in(0);

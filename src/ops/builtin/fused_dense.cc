@@ -1,112 +1,59 @@
 // FusedConv, FusedGemm, FusedMatMul: the nodes bias_activation_fusion makes
 // from Conv/Gemm/MatMul + Add(bias) + activation. One dispatch runs the dense
-// kernel of the base op straight into the output and then the bias and
-// activation epilogue over that output while it is still in cache; no
-// intermediate tensor exists between them. Conv and Gemm take their bias
-// through their own bias input; MatMul's comes as input 2.
+// kernel of the base op, which applies the bias and activation to each block
+// of output as it writes it (dense_epilogue.h); no intermediate tensor exists
+// between them. Conv and Gemm take their bias through their own bias input;
+// MatMul's comes as input 2.
 //
 // Attributes beyond the base op's: activation ("" | Relu | Sigmoid | Tanh |
 // LeakyRelu | Clip | Gelu), activation_alpha (LeakyRelu), activation_min /
 // activation_max (Clip), activation_approximate (Gelu: none | tanh).
-#include <cmath>
 #include <limits>
+#include <vector>
 
-#include "ops/builtin/ew_util.h"
+#include "ops/builtin/dense_epilogue.h"
 #include "ops/kernel_util.h"
 
 namespace opscope {
 namespace {
 
-enum class Act { kNone, kRelu, kSigmoid, kTanh, kLeakyRelu, kClip, kGelu, kGeluTanh };
-
-struct Epilogue {
-  Act act = Act::kNone;
-  double alpha = 0.01, lo = -std::numeric_limits<double>::max(), hi = std::numeric_limits<double>::max();
-
-  static StatusOr<Epilogue> From(std::string_view op, const Attrs& a) {
-    Epilogue e;
-    const std::string name = a.s("activation");
-    e.alpha = a.f("activation_alpha", 0.01);
-    e.lo = a.f("activation_min", e.lo);
-    e.hi = a.f("activation_max", e.hi);
-    if (name.empty()) e.act = Act::kNone;
-    else if (name == "Relu") e.act = Act::kRelu;
-    else if (name == "Sigmoid") e.act = Act::kSigmoid;
-    else if (name == "Tanh") e.act = Act::kTanh;
-    else if (name == "LeakyRelu") e.act = Act::kLeakyRelu;
-    else if (name == "Clip") e.act = Act::kClip;
-    else if (name == "Gelu") e.act = a.s("activation_approximate") == "tanh" ? Act::kGeluTanh : Act::kGelu;
-    else return InvalidArgumentError(std::string(op) + ": attribute activation='" + name +
-                                     "' is not one of Relu, Sigmoid, Tanh, LeakyRelu, Clip, Gelu");
-    return e;
-  }
-
-  template <typename C>
-  C Apply(C x) const {
-    switch (act) {
-      case Act::kNone: return x;
-      case Act::kRelu: return x < C(0) ? C(0) : x;
-      case Act::kSigmoid: return C(1) / (C(1) + std::exp(-x));
-      case Act::kTanh: return std::tanh(x);
-      case Act::kLeakyRelu: return x < C(0) ? C(alpha) * x : x;
-      case Act::kClip: return x < C(lo) ? C(lo) : (x > C(hi) ? C(hi) : x);
-      case Act::kGelu: return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
-      case Act::kGeluTanh: {
-        const C k = C(0.7978845608028654);  // sqrt(2/pi)
-        return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
-      }
-    }
-    return x;
-  }
-};
+using dense::Epilogue;
 
 const OpSchema& Base(const char* op) { return *OpRegistry::Global().Find(op); }
 
-// y = act(y + bias[j % n]) in place over a contiguous output; no bias when `bias` is null.
-Status RunEpilogue(KernelContext& ctx, const Epilogue& e, const Tensor* bias) {
+// The reference: the base op's reference into out(0), then the epilogue in
+// double over every element (bias[i % n] when a bias is given, one value per
+// output column).
+Status FusedReference(KernelContext& ctx, const char* base, bool bias_input) {
+  OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
+  OPSCOPE_RETURN_IF_ERROR(Base(base).reference(ctx));
   Tensor& y = ctx.out(0);
-  if (e.act == Act::kNone && bias == nullptr) return Status::Ok();
   std::vector<double> b;
-  if (bias) b = kernels::ToDoubles(*bias);
+  if (bias_input && ctx.has_input(2)) b = kernels::ToDoubles(ctx.in(2));
   const int64_t nb = static_cast<int64_t>(b.size());
-  if (ctx.is_reference()) {
-    for (int64_t i = 0; i < y.numel(); ++i) {
-      double v = y.FlatGetAsDouble(i) + (nb ? b[i % nb] : 0.0);
-      y.FlatSetFromDouble(i, e.Apply<double>(v));
-    }
-    return Status::Ok();
+  if (e.act == dense::Act::kNone && nb == 0) return Status::Ok();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double v = y.FlatGetAsDouble(i) + (nb ? b[i % nb] : 0.0);
+    y.FlatSetFromDouble(i, e.Apply<double>(v));
   }
-  return DispatchFloat(y.dtype(), ctx.op_name(), [&]<typename scalar_t>() {
-    using C = typename ComputeTypeOf<scalar_t>::type;
-    scalar_t* p = y.data<scalar_t>();
-    std::vector<C> bc(b.begin(), b.end());
-    return ctx.ParallelFor(std::string(ctx.op_name()) + "_epilogue", y.numel(), [&](int64_t s, int64_t end) {
-      for (int64_t i = s; i < end; ++i) {
-        C v = static_cast<C>(p[i]);
-        if (nb) v += bc[i % nb];
-        p[i] = ew::Convert<scalar_t>(e.Apply<C>(v));
-      }
-    });
-  });
+  return Status::Ok();
 }
 
-// The base op's kernel (cpu or reference) into out(0), then the epilogue.
-KernelFn Fused(const char* base, bool bias_input) {
-  return [base, bias_input](KernelContext& ctx) -> Status {
-    OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
-    const OpSchema& op = Base(base);
-    KernelFn kernel;
-    if (ctx.is_reference()) {
-      kernel = op.reference;
-    } else {
-      auto it = op.kernels.find("cpu");
-      if (it == op.kernels.end()) return UnimplementedError(std::string(base) + " has no cpu kernel");
-      kernel = it->second;
-    }
-    OPSCOPE_RETURN_IF_ERROR(kernel(ctx));
-    const Tensor* bias = bias_input && ctx.has_input(2) ? &ctx.in(2) : nullptr;
-    return RunEpilogue(ctx, e, bias);
-  };
+// The cpu kernels: the dense kernel applies the epilogue to each block of
+// output as it writes it (dense_epilogue.h).
+Status FusedConvCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
+  return dense::ConvCpu(ctx, e);
+}
+
+Status FusedGemmCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
+  return dense::GemmCpu(ctx, e);
+}
+
+Status FusedMatMulCpu(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
+  return dense::MatMulCpu(ctx, e, ctx.has_input(2) ? &ctx.in(2) : nullptr);
 }
 
 ShapeFn InferAs(const char* base) {
@@ -156,8 +103,9 @@ static OpRegistrar fused_conv = ActivationAttrs(
         .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
         .Infer(InferAs("Conv"))
         .Cost(CostAs("Conv"))
-        .Reference(Fused("Conv", false))
-        .Kernel("cpu", Fused("Conv", false), "fused_conv_cpu"));
+        .Tunable("tile", {0, 64, 256, 1024})  // as Conv's
+        .Reference([](KernelContext& ctx) { return FusedReference(ctx, "Conv", false); })
+        .Kernel("cpu", FusedConvCpu, "fused_conv_cpu"));
 
 static OpRegistrar fused_gemm = ActivationAttrs(
     OpDef("FusedGemm")
@@ -167,8 +115,8 @@ static OpRegistrar fused_gemm = ActivationAttrs(
         .Attr("alpha", 1.0f).Attr("beta", 1.0f).Attr("transA", 0).Attr("transB", 0)
         .Infer(InferAs("Gemm"))
         .Cost(CostAs("Gemm"))
-        .Reference(Fused("Gemm", false))
-        .Kernel("cpu", Fused("Gemm", false), "fused_gemm_cpu"));
+        .Reference([](KernelContext& ctx) { return FusedReference(ctx, "Gemm", false); })
+        .Kernel("cpu", FusedGemmCpu, "fused_gemm_cpu"));
 
 static OpRegistrar fused_matmul = ActivationAttrs(
     OpDef("FusedMatMul")
@@ -177,7 +125,7 @@ static OpRegistrar fused_matmul = ActivationAttrs(
         .Input("A", "T").Input("B", "T").OptionalInput("bias", "T").Output("Y", "T")
         .Infer(CheckMatMulBias)
         .Cost(CostAs("MatMul"))
-        .Reference(Fused("MatMul", true))
-        .Kernel("cpu", Fused("MatMul", true), "fused_matmul_cpu"));
+        .Reference([](KernelContext& ctx) { return FusedReference(ctx, "MatMul", true); })
+        .Kernel("cpu", FusedMatMulCpu, "fused_matmul_cpu"));
 
 }  // namespace opscope
