@@ -6,6 +6,7 @@
 // (image, group) followed by col2im. 16-bit floats run in float. The
 // references are direct nested loops in double.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -191,15 +192,23 @@ Status ConvTransposeInfer(InferContext& c) {
 // ---- Conv kernel ----------------------------------------------------------------------------------
 
 // Depthwise (one input channel per group): a direct loop per output channel,
-// one output row at a time. Each kernel tap adds its weight times the input
-// row into the whole output row over the range of outputs it reaches, so the
-// innermost loop runs along the row (it vectorises; contiguous at stride 1)
-// instead of over a handful of taps with a bounds check each. Every output
-// still sums its in-range taps in the same order, from zero.
+// one output row at a time. Each input row the window reads adds its taps'
+// weights times the input into the whole output row, so the innermost loop
+// runs along the row (it vectorises; contiguous at stride 1) instead of over
+// a handful of taps with a bounds check each. Where every tap of the row is
+// inside X (the interior) a 3-wide row adds its three taps in one pass;
+// elsewhere each tap adds over the outputs it reaches. Every output still
+// sums its in-range taps in the same order, from zero: the results are the
+// same bits as one tap at a time.
 template <typename C>
-void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, C* y) {
-  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2];
+void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, const std::vector<dense::TapReach>& taps,
+                      C* y) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2], KW = g.kernel[2];
   const int64_t sw = g.strides[2];
+  // The interior [in_lo, in_hi]: outputs every tap of a row reaches (none: in_lo = OW).
+  int64_t in_lo = 0, in_hi = OW - 1;
+  for (const dense::TapReach& t : taps) in_lo = std::max(in_lo, t.lo), in_hi = std::min(in_hi, t.hi);
+  if (in_lo > in_hi) in_lo = OW, in_hi = OW - 1;
   for (int64_t od = 0; od < g.out[0]; ++od)
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       C* yr = y + (od * g.out[1] + oh) * OW;
@@ -207,25 +216,89 @@ void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, C* y) {
       const C* wk = w;
       for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
         const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh, wk += g.kernel[2]) {
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh, wk += KW) {
           const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
           if (id < 0 || id >= D || ih < 0 || ih >= H) continue;
           const C* xr = x + (id * H + ih) * W;
-          for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            // Output ow reads input iw = ow * sw + off: the ows with 0 <= iw < W.
-            const int64_t off = kw * g.dilations[2] - g.pads_begin[2];
-            const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-            const int64_t hi = W - 1 - off < 0 ? -1 : std::min(OW - 1, (W - 1 - off) / sw);
+          // Adds tap kw over the outputs [lo, hi].
+          auto tap = [&](int64_t kw, int64_t lo, int64_t hi) {
             const C wv = wk[kw];
+            const int64_t off = taps[kw].off;
             if (sw == 1) {
               for (int64_t ow = lo; ow <= hi; ++ow) yr[ow] += wv * xr[ow + off];
             } else {
               for (int64_t ow = lo; ow <= hi; ++ow) yr[ow] += wv * xr[ow * sw + off];
             }
+          };
+          if (KW == 3) {
+            const C w0 = wk[0], w1 = wk[1], w2 = wk[2];
+            const C* x0 = xr + taps[0].off;
+            const C* x1 = xr + taps[1].off;
+            const C* x2 = xr + taps[2].off;
+            if (sw == 1) {
+              for (int64_t ow = in_lo; ow <= in_hi; ++ow) yr[ow] = yr[ow] + w0 * x0[ow] + w1 * x1[ow] + w2 * x2[ow];
+            } else {
+              for (int64_t ow = in_lo; ow <= in_hi; ++ow)
+                yr[ow] = yr[ow] + w0 * x0[ow * sw] + w1 * x1[ow * sw] + w2 * x2[ow * sw];
+            }
+          } else {
+            for (int64_t kw = 0; kw < KW; ++kw) tap(kw, std::max(taps[kw].lo, in_lo), std::min(taps[kw].hi, in_hi));
+          }
+          // The edges: outputs some tap of the row does not reach.
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            tap(kw, taps[kw].lo, std::min(taps[kw].hi, in_lo - 1));
+            tap(kw, std::max(taps[kw].lo, in_hi + 1), taps[kw].hi);
           }
         }
       }
     }
+}
+
+// Whether a channel's depthwise window can run Depthwise3x3: 2-D, 3x3, no
+// dilation, every weight finite.
+template <typename C>
+bool Is3x3WithFiniteWeights(const WindowGeometry& g, const C* w) {
+  if (g.kernel != std::vector<int64_t>{1, 3, 3} || g.dilations != std::vector<int64_t>{1, 1, 1}) return false;
+  for (int i = 0; i < 9; ++i) {
+    if (!std::isfinite(static_cast<double>(w[i]))) return false;
+  }
+  return true;
+}
+
+// The 3x3 depthwise of mobilenets, a channel at a time: the plane is copied
+// into a zero-bordered buffer first, so every output sums all nine taps in
+// one pass along its row with no edge cases; at 7x7 the edges were most of
+// the work. A tap on the border adds weight * 0, which leaves every sum as
+// DepthwiseChannel leaves it (the same taps in the same order) up to the sign
+// of a zero; a non-finite weight would make that product NaN where
+// DepthwiseChannel skips the tap, hence Is3x3WithFiniteWeights.
+template <typename C>
+void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C>& pad, C* y) {
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], sh = g.strides[1], sw = g.strides[2];
+  const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2];
+  // Padded rows and columns: the input at (ph, pw), every tap of every output inside.
+  const int64_t PH = std::max(H + ph, (OH - 1) * sh + 3), PW = std::max(W + pw, (OW - 1) * sw + 3);
+  pad.assign(PH * PW, C(0));
+  for (int64_t ih = 0; ih < H; ++ih) std::copy(x + ih * W, x + (ih + 1) * W, pad.data() + (ih + ph) * PW + pw);
+  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const C* r0 = pad.data() + oh * sh * PW;
+    const C* r1 = r0 + PW;
+    const C* r2 = r1 + PW;
+    C* yr = y + oh * OW;
+    auto row = [&](int64_t s) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t i = ow * s;
+        C acc = C(0);
+        acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
+        acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
+        acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
+        yr[ow] = acc;
+      }
+    };
+    if (sw == 1) row(1);  // a constant stride: the loop vectorises
+    else row(sw);
+  }
 }
 
 // How the GEMM path splits one image-group's output [mg, P] into blocks:
@@ -267,16 +340,17 @@ void Im2ColTile(const C* x, const WindowGeometry& g, int64_t K, int64_t p0, int6
   const int64_t oH = g.out[1], oW = g.out[2];
   const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t sw = g.strides[2];
+  const std::vector<dense::TapReach> taps = dense::RowReaches(g);
   for (int64_t r = 0; r < K; ++r) {
     const int64_t c = r / kvol, kk = r % kvol;
     const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
     const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
     const int64_t kw = kk % g.kernel[2];
     const C* xc = x + c * D * H * W;
-    const int64_t off = kw * g.dilations[2] - g.pads_begin[2];
+    const int64_t off = taps[kw].off, lo = taps[kw].lo, hi = taps[kw].hi;
     C* dst = col + r * (p1 - p0);
     for (int64_t p = p0; p < p1;) {
-      // One stretch of an output row: ow in [ow0, ow0 + len).
+      // One stretch of an output row: ow in [ow0, ow0 + len): zeros, inputs, zeros.
       const int64_t ow0 = p % oW, row = p / oW, oh = row % oH, od = row / oH;
       const int64_t len = std::min(oW - ow0, p1 - p);
       const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
@@ -285,10 +359,14 @@ void Im2ColTile(const C* x, const WindowGeometry& g, int64_t K, int64_t p0, int6
         std::fill(dst, dst + len, C(0));
       } else {
         const C* src = xc + (id * H + ih) * W;
-        for (int64_t i = 0; i < len; ++i) {
-          const int64_t iw = (ow0 + i) * sw + off;
-          dst[i] = (iw >= 0 && iw < W) ? src[iw] : C(0);
+        const int64_t a = std::clamp(lo, ow0, ow0 + len), b = std::clamp(hi + 1, a, ow0 + len);
+        std::fill(dst, dst + (a - ow0), C(0));
+        if (sw == 1) {
+          std::copy(src + a + off, src + b + off, dst + (a - ow0));
+        } else {
+          for (int64_t ow = a; ow < b; ++ow) dst[ow - ow0] = src[ow * sw + off];
         }
+        std::fill(dst + (b - ow0), dst + len, C(0));
       }
       dst += len;
       p += len;
@@ -318,11 +396,17 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
 
   if (cg == 1 && d.group > 1) {
+    const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // A block is whole channels, at least 16K outputs of them.
     OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_depthwise", d.n * d.m, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<C> pad;
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
-        DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, y + nm * P);
+        if (Is3x3WithFiniteWeights(g, w + m * kvol)) {
+          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, pad, y + nm * P);
+        } else {
+          DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, taps, y + nm * P);
+        }
         e.Run(y + nm * P, P, bias != nullptr ? bias[m] : C(0));
       }
     }, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1))));

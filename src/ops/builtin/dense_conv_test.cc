@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -68,6 +71,19 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       ExpectMatchesReference("Conv", in, c.attrs);
     }
   }
+}
+
+TEST(DenseConv, DepthwiseWithAnInfiniteWeightSkipsTheTapsOutsideX) {
+  // Channel 0's top-left tap is +inf: the top-left output never reads it
+  // (that tap falls in the padding), so it stays finite, as in the reference.
+  Tensor x = Random(DType::kF32, Shape({1, 2, 5, 5}), 1);
+  Tensor w = Random(DType::kF32, Shape({2, 1, 3, 3}), 2);
+  w.FlatSetFromDouble(0, std::numeric_limits<double>::infinity());
+  auto r = RunCpu("Conv", {x, w}, "group=2,pads=[1,1,1,1]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::isfinite(r->outputs[0].FlatGetAsDouble(0)));
+  EXPECT_TRUE(std::isinf(r->outputs[0].FlatGetAsDouble(24)));  // the bottom-right one reads it
+  ExpectMatchesReference("Conv", {x, w}, "group=2,pads=[1,1,1,1]");
 }
 
 TEST(DenseConv, BadInputsNameTheProblem) {

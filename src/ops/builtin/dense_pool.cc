@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "ops/builtin/dense_util.h"
@@ -62,6 +63,65 @@ inline int64_t SpatialIndex(int64_t d, int64_t h, int64_t w, const WindowGeometr
   return col_major ? d + g.in[0] * (h + g.in[1] * w) : (d * g.in[1] + h) * g.in[2] + w;
 }
 
+// Whether every output window of `g` has at least one tap inside X, along
+// every dim (not so where the padding is as wide as the window, or a
+// ceil_mode window starts in the padding).
+bool EveryWindowReachesX(const WindowGeometry& g) {
+  for (int i = 0; i < 3; ++i) {
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      bool reaches = false;
+      for (int64_t k = 0; k < g.kernel[i] && !reaches; ++k) {
+        const int64_t p = o * g.strides[i] - g.pads_begin[i] + k * g.dilations[i];
+        reaches = p >= 0 && p < g.in[i];
+      }
+      if (!reaches) return false;
+    }
+  }
+  return true;
+}
+
+// MaxPool of one plane, an output row at a time, for float types without
+// Indices: each tap takes the max of itself and the whole output row over
+// the outputs it reaches, so the inner loop runs along the row (it
+// vectorises at stride 1) instead of over a handful of taps with a bounds
+// check and an index to keep each. Every output's taps are all inside X
+// (EveryWindowReachesX), so starting from -inf gives the max of its taps; a
+// NaN tap is taken and kept, as the reference keeps it.
+template <typename T>
+void MaxPoolPlaneRows(const T* plane, const WindowGeometry& g, T* y) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2];
+  const int64_t sw = g.strides[2];
+  const std::vector<dense::TapReach> taps = dense::RowReaches(g);
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      T* yr = y + (od * g.out[1] + oh) * OW;
+      std::fill(yr, yr + OW, -std::numeric_limits<T>::infinity());
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+        if (id < 0 || id >= D) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+          if (ih < 0 || ih >= H) continue;
+          const T* xr = plane + (id * H + ih) * W;
+          for (const dense::TapReach& t : taps) {
+            const int64_t off = t.off, lo = t.lo, hi = t.hi;
+            if (sw == 1) {
+              for (int64_t ow = lo; ow <= hi; ++ow) {
+                const T v = xr[ow + off];
+                yr[ow] = (v > yr[ow] || v != v) ? v : yr[ow];
+              }
+            } else {
+              for (int64_t ow = lo; ow <= hi; ++ow) {
+                const T v = xr[ow * sw + off];
+                yr[ow] = (v > yr[ow] || v != v) ? v : yr[ow];
+              }
+            }
+          }
+        }
+      }
+    }
+}
+
 template <typename T>
 Status MaxPoolTyped(KernelContext& ctx, const WindowGeometry& g) {
   using C = typename ComputeTypeOf<T>::type;
@@ -71,6 +131,13 @@ Status MaxPoolTyped(KernelContext& ctx, const WindowGeometry& g) {
   T* yp = ctx.out(0).data<T>();
   int64_t* ip = ctx.num_outputs() > 1 ? ctx.out(1).data<int64_t>() : nullptr;
   const int64_t in_sz = g.in_size(), out_sz = g.out_size();
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (ip == nullptr && EveryWindowReachesX(g)) {
+      return ctx.ParallelFor("maxpool_rows", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
+        for (int64_t nc = begin; nc < end; ++nc) MaxPoolPlaneRows(xp + nc * in_sz, g, yp + nc * out_sz);
+      }, 16);
+    }
+  }
   return ctx.ParallelFor("maxpool", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const T* plane = xp + nc * in_sz;

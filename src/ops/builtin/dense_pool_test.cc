@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -47,6 +50,38 @@ TEST(DenseMaxPool, MatchesReferenceAcrossGeometriesAndDtypes) {
   ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 9}), 5)}, "kernel_shape=[4],strides=[3]", 2);
   ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 4, 5, 3}), 6)},
                                "kernel_shape=[2,2,2],pads=[1,0,1,0,1,1]", 2);
+}
+
+// Without the Indices output, float32 and float64 run a loop along output
+// rows (the other dtypes, and any window with no tap inside X, the general one).
+TEST(DenseMaxPool, WithoutIndicesMatchesReferenceAcrossGeometries) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2]",
+                         "kernel_shape=[3,3],pads=[1,1,1,1],strides=[1,1]",
+                         "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[2,3],dilations=[2,1],ceil_mode=1,strides=[2,2]",
+                         "kernel_shape=[3,2],auto_pad=SAME_LOWER,strides=[2,3]",
+                         "kernel_shape=[2,2],pads=[0,1,1,0]"};
+  uint32_t seed = 1;
+  for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
+    for (const char* a : attrs) ExpectMatchesReference("MaxPool", {Random(t, Shape({2, 3, 9, 8}), seed++)}, a);
+  }
+  ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 9}), 5)}, "kernel_shape=[4],strides=[3]");
+  ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 4, 5, 3}), 6)},
+                         "kernel_shape=[2,2,2],pads=[1,0,1,0,1,1]");
+}
+
+TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType t : {DType::kF32, DType::kF64}) {
+    Tensor x = Values(t, Shape({1, 1, 2, 3}), {1, nan, -inf, -inf, -inf, 2});
+    auto r = RunCpu("MaxPool", {x}, "kernel_shape=[1,2]");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Tensor& y = r->outputs[0];
+    EXPECT_TRUE(std::isnan(y.FlatGetAsDouble(0)));  // max(1, NaN)
+    EXPECT_TRUE(std::isnan(y.FlatGetAsDouble(1)));  // max(NaN, -inf)
+    EXPECT_EQ(y.FlatGetAsDouble(2), -inf);          // max(-inf, -inf)
+    EXPECT_EQ(y.FlatGetAsDouble(3), 2);
+  }
 }
 
 TEST(DenseAveragePool, HandCheckedPaddingCounts) {

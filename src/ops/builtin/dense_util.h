@@ -4,6 +4,7 @@
 // float buffers the BLAS calls need.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,6 +37,27 @@ StatusOr<WindowGeometry> SlidingWindow(std::string_view op, const Shape& x, cons
 // The same geometry padded to exactly 3 spatial dims (leading dims of size 1),
 // so kernels need one loop nest for 1-D, 2-D and 3-D.
 WindowGeometry As3d(const WindowGeometry& g);
+
+// One kernel tap along a row: output o reads input o * stride + off, and the
+// outputs [lo, hi] are those that read inside [0, in) (lo > hi: none). The
+// row loops of depthwise Conv, im2col and MaxPool work out each tap's reach
+// once and then run along the row with no bounds check per element.
+struct TapReach {
+  int64_t off, lo, hi;
+};
+inline TapReach ReachOf(int64_t off, int64_t stride, int64_t in, int64_t out) {
+  const int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  const int64_t hi = in - 1 - off < 0 ? -1 : std::min(out - 1, (in - 1 - off) / stride);
+  return {off, lo, hi};
+}
+// The reach of each tap of dim 2 (the row) of a 3-D window: kw * dilation - pad.
+inline std::vector<TapReach> RowReaches(const WindowGeometry& g) {
+  std::vector<TapReach> r;
+  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+    r.push_back(ReachOf(kw * g.dilations[2] - g.pads_begin[2], g.strides[2], g.in[2], g.out[2]));
+  }
+  return r;
+}
 
 // Row-major multi-index of `flat` in `dims`.
 std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims);
