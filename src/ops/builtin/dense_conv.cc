@@ -432,11 +432,13 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
               cols = col.data();
               ldb = p1 - p0;
             }
-            dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(0),
-                        yg + m0 * P + p0, P);
+            // The tile starts at its bias (dense::FillBlock says why), the GEMM adds to it.
             for (int64_t m = m0; m < m1; ++m) {
-              e.Run(yg + m * P + p0, p1 - p0, bias != nullptr ? bias[grp * mg + m] : C(0));
+              std::fill(yg + m * P + p0, yg + m * P + p1, bias != nullptr ? bias[grp * mg + m] : C(0));
             }
+            dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
+                        yg + m0 * P + p0, P);
+            for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
           }
         }, 1));
       }
@@ -516,9 +518,10 @@ Status ConvTransposeTyped(KernelContext& ctx, const ConvDims& d, const Tensor& x
     for (int64_t grp = 0; grp < d.group; ++grp) {
       const C* xg = x + (n * d.c + grp * cg) * in_sz;
       const C* wg = w + grp * cg * mg * kvol;  // [cg, mg * kvol]
-      auto none = [](const dense::GemmBlock&) {};
-      OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(ctx, "conv_transpose_gemm", true, false, mg * kvol, in_sz, cg, C(1),
-                                                  wg, mg * kvol, xg, in_sz, C(0), col.data(), in_sz, none, none));
+      OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(
+          ctx, "conv_transpose_gemm", true, false, mg * kvol, in_sz, cg, C(1), wg, mg * kvol, xg, in_sz, col.data(),
+          in_sz, [&](const dense::GemmBlock& blk) { dense::FillBlock<C>(col.data(), in_sz, blk, nullptr); },
+          [](const dense::GemmBlock&) {}));
       C* yg = y + (n * d.m + grp * mg) * P;
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_transpose_col2im", mg, [&](int64_t begin, int64_t end) {
         for (int64_t m = begin; m < end; ++m) Col2ImChannel(col.data(), g, m, yg + m * P);

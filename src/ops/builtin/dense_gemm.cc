@@ -95,18 +95,18 @@ Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, con
     y_buf.resize(y.numel());
     yp = y_buf.data();
   }
-  // The epilogue over rows [i0, i1), columns [j0, j1) of a [rows, n] output at `out`.
+  // Each block of a [rows, n] output at `out` starts at the bias (or zero),
+  // the GEMM adds to it, then the activation.
+  auto init = [&](C* out, const dense::GemmBlock& blk) { dense::FillBlock(out, d.n, blk, biasp); };
   auto tail = [&](C* out, const dense::GemmBlock& blk) {
-    for (int64_t i = blk.i0; i < blk.i1; ++i) {
-      e.Run(out + i * d.n + blk.j0, blk.j1 - blk.j0, biasp != nullptr ? biasp + blk.j0 : nullptr);
-    }
+    for (int64_t i = blk.i0; i < blk.i1; ++i) e.Run(out + i * d.n + blk.j0, blk.j1 - blk.j0, nullptr);
   };
   const int64_t nb = d.batch.numel();
   Status st;
   if (d.b_batch.numel() == 1 && d.a_batch == d.batch) {
     // B is shared by every batch: one GEMM over all of A's rows.
-    st = dense::ParallelGemm(ctx, "matmul_gemm", false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, C(0), yp,
-                             d.n, [](const dense::GemmBlock&) {},
+    st = dense::ParallelGemm(ctx, "matmul_gemm", false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, yp, d.n,
+                             [&](const dense::GemmBlock& blk) { init(yp, blk); },
                              [&](const dense::GemmBlock& blk) { tail(yp, blk); });
   } else {
     std::vector<int64_t> a_off, b_off;
@@ -115,8 +115,10 @@ Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, con
     st = ctx.ParallelFor("matmul_batched_gemm", nb, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         C* out = yp + i * d.m * d.n;
-        dense::Gemm(false, false, d.m, d.n, d.k, C(1), ap + a_off[i], d.k, bp + b_off[i], d.n, C(0), out, d.n);
-        tail(out, {0, d.m, 0, d.n});
+        const dense::GemmBlock all{0, d.m, 0, d.n};
+        init(out, all);
+        dense::Gemm(false, false, d.m, d.n, d.k, C(1), ap + a_off[i], d.k, bp + b_off[i], d.n, C(1), out, d.n);
+        tail(out, all);
       }
     }, 1);
   }
@@ -303,9 +305,9 @@ Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const T
     yp = y_buf.data();
   }
   OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(
-      ctx, "gemm", ta, tb, d.m, d.n, d.k, alpha, ap, a.dim(1), bp, b.dim(1), c != nullptr ? C(1) : C(0), yp, d.n,
-      [&](const dense::GemmBlock& blk) {  // beta * C broadcast into the block, which the GEMM then adds to
-        if (cp == nullptr) return;
+      ctx, "gemm", ta, tb, d.m, d.n, d.k, alpha, ap, a.dim(1), bp, b.dim(1), yp, d.n,
+      [&](const dense::GemmBlock& blk) {  // beta * C broadcast into the block (or zeros), which the GEMM adds to
+        if (cp == nullptr) return dense::FillBlock<C>(yp, d.n, blk, nullptr);
         for (int64_t i = blk.i0; i < blk.i1; ++i)
           for (int64_t j = blk.j0; j < blk.j1; ++j) yp[i * d.n + j] = beta * cp[i * rs + j * cs];
       },
