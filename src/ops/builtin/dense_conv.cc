@@ -316,39 +316,47 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
   // cuts on every machine up to four cores.
   const int64_t want = std::max(workers, 4);
   GemmTiles t{tile_tunable, mg};
-  if (t.tile <= 0) {
-    // About 192 KiB of columns and output per block, in steps of 16 columns,
-    t.tile = std::clamp<int64_t>((192 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 32, 1024);
-    // and no fewer blocks than wanted while the columns allow it.
-    t.tile = std::min(t.tile, std::max<int64_t>(16, ((P + want - 1) / want + 15) / 16 * 16));
-  }
+  // About 192 KiB of columns and output per block, in steps of 16 columns,
+  // and no fewer than 64: OpenBLAS packs the block's rows of W on every call,
+  // which a narrower tile repeats for little work (a 512 x 16 x 4608 tile of
+  // resnet18's last layer ran at a quarter of the GEMM peak).
+  if (t.tile <= 0) t.tile = std::clamp<int64_t>((192 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 64, 1024);
   t.tile = std::min(t.tile, P);
   const int64_t col_blocks = (P + t.tile - 1) / t.tile;
+  if (col_blocks >= want) return t;
   // Too few column blocks (late layers: 7x7 positions, hundreds of channels):
-  // split the output channels too, in steps of 16.
-  if (col_blocks < want && mg >= 32) {
+  // split the output channels, in steps of 16, so each block packs its own
+  // rows of W;
+  if (mg >= 32) {
     const int64_t parts = std::min<int64_t>((want + col_blocks - 1) / col_blocks, mg / 16);
     t.rows = ((mg + parts - 1) / parts + 15) / 16 * 16;
+  }
+  // and where the channels are too few for that, narrower tiles, down to 16 columns.
+  const int64_t row_blocks = (mg + t.rows - 1) / t.rows;
+  if (tile_tunable <= 0 && col_blocks * row_blocks < want) {
+    const int64_t cols_wanted = (want + row_blocks - 1) / row_blocks;
+    t.tile = std::min(t.tile, std::max<int64_t>(16, ((P + cols_wanted - 1) / cols_wanted + 15) / 16 * 16));
   }
   return t;
 }
 
-// The columns [p0, p1) of one image-group's im2col matrix into col[K, p1 - p0].
+// Rows [r0, r1) and columns [p0, p1) of one image-group's im2col matrix into
+// col[r1 - r0, p1 - p0].
 template <typename C>
-void Im2ColTile(const C* x, const WindowGeometry& g, int64_t K, int64_t p0, int64_t p1, C* col) {
+void Im2ColTile(const C* x, const WindowGeometry& g, int64_t r0, int64_t r1, int64_t p0, int64_t p1, C* col) {
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
   const int64_t oH = g.out[1], oW = g.out[2];
   const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t sw = g.strides[2];
   const std::vector<dense::TapReach> taps = dense::RowReaches(g);
-  for (int64_t r = 0; r < K; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / kvol, kk = r % kvol;
     const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
     const int64_t kh = (kk / g.kernel[2]) % g.kernel[1];
     const int64_t kw = kk % g.kernel[2];
     const C* xc = x + c * D * H * W;
     const int64_t off = taps[kw].off, lo = taps[kw].lo, hi = taps[kw].hi;
-    C* dst = col + r * (p1 - p0);
+    C* dst = col + (r - r0) * (p1 - p0);
     for (int64_t p = p0; p < p1;) {
       // One stretch of an output row: ow in [ow0, ow0 + len): zeros, inputs, zeros.
       const int64_t ow0 = p % oW, row = p / oW, oh = row % oH, od = row / oH;
@@ -415,20 +423,29 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
                         g.strides == std::vector<int64_t>{1, 1, 1};
     const GemmTiles t = ChooseTiles(K, mg, P, sizeof(C), workers, ctx.tunable("tile", 0));
     const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
+    // Split by channels, every block would unfold the same columns: unfold
+    // them all once first (few columns: 4608 x 49 at resnet18's last layer).
+    const bool shared_col = !direct && row_blocks > 1;
+    std::vector<C> all_cols(shared_col ? K * P : 0);
     for (int64_t n = 0; n < d.n; ++n) {
       for (int64_t grp = 0; grp < d.group; ++grp) {
         const C* xg = x + (n * d.c + grp * cg) * in_sz;
         C* yg = y + (n * d.m + grp * mg) * P;
+        if (shared_col) {
+          OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_im2col", K, [&](int64_t r0, int64_t r1) {
+            Im2ColTile(xg, g, r0, r1, 0, P, all_cols.data() + r0 * P);
+          }, std::max<int64_t>(1, (int64_t{1} << 14) / P)));
+        }
         OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", col_blocks * row_blocks, [&](int64_t begin, int64_t end) {
           thread_local std::vector<C> col;
           for (int64_t b = begin; b < end; ++b) {
             const int64_t p0 = (b % col_blocks) * t.tile, p1 = std::min(P, p0 + t.tile);
             const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
-            const C* cols = xg + p0;
+            const C* cols = (shared_col ? all_cols.data() : xg) + p0;
             int64_t ldb = P;
-            if (!direct) {
+            if (!direct && !shared_col) {
               col.resize(K * (p1 - p0));
-              Im2ColTile(xg, g, K, p0, p1, col.data());
+              Im2ColTile(xg, g, 0, K, p0, p1, col.data());
               cols = col.data();
               ldb = p1 - p0;
             }
