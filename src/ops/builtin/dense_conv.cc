@@ -323,6 +323,8 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
   if (t.tile <= 0) t.tile = std::clamp<int64_t>((192 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 64, 1024);
   t.tile = std::min(t.tile, P);
   const int64_t col_blocks = (P + t.tile - 1) / t.tile;
+  // Even tiles, not full ones and a sliver (196 columns: 4 x 49, not 3 x 64 + 4).
+  if (tile_tunable <= 0) t.tile = (P + col_blocks - 1) / col_blocks;
   if (col_blocks >= want) return t;
   // Too few column blocks (late layers: 7x7 positions, hundreds of channels):
   // split the output channels, in steps of 16, so each block packs its own
