@@ -242,8 +242,12 @@ TEST_F(InspectorCli, SummaryFindsStreamsWhoseTimeBasesDisagree) {
   EXPECT_NE(after.out.find(" on compute 1 starts "), std::string::npos) << after.out;
   EXPECT_NE(after.out.find("compute 1 waiting on copy: 1 wait(s); calibrated, the waiting task starts up to "),
             std::string::npos) << after.out;
-  EXPECT_NE(after.out.find("compute 0 waiting on compute 1: 1 wait(s); calibrated, the waiting task in order ("),
-            std::string::npos) << after.out;  // moved early, what waits on compute 1 is later than before
+  // The join runs on compute 1 after its last branch and waits on compute 0's branch: moved early, it starts
+  // too soon; the output's copy waits on compute 1: moved early, what waits on it is later than before.
+  EXPECT_NE(after.out.find("compute 1 waiting on compute 0: 1 wait(s); calibrated, the waiting task starts up to "),
+            std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("copy waiting on compute 1: 1 wait(s); calibrated, the waiting task in order ("),
+            std::string::npos) << after.out;
   EXPECT_NE(after.out.find("; on the raw clocks, in order ("), std::string::npos) << after.out;
   EXPECT_NE(after.out.find("stream compute 1: the calibration moved its clock by -"), std::string::npos) << after.out;
 }

@@ -20,8 +20,11 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void ThreadPool::RunBlocks(Job& job, int worker) {
+void ThreadPool::RunBlocks(Job& job, int worker, const std::atomic<int>* over_budget_if_above, int budget) {
   for (;;) {
+    // A helper steps out once more threads run blocks than the budget (a
+    // launcher of another stream arrived): at most its current block overlaps.
+    if (over_budget_if_above != nullptr && over_budget_if_above->load(std::memory_order_acquire) > budget) return;
     int64_t i = job.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= job.n) return;
     (*job.body)(i, worker);
@@ -33,7 +36,9 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
   if (n <= 0) return;
   const int self = size();
   if (n == 1 || threads_.empty()) {
+    running_.fetch_add(1, std::memory_order_acq_rel);
     for (int64_t i = 0; i < n; ++i) body(i, self);
+    Leave();
     return;
   }
   Job job;
@@ -42,6 +47,8 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back(&job);
+    open_jobs_.fetch_add(1, std::memory_order_acq_rel);
+    running_.fetch_add(1, std::memory_order_acq_rel);  // under mu_: a helper deciding to join sees it
   }
   // Wake only as many helpers as there are blocks beyond the caller's own.
   int64_t wanted = std::min<int64_t>(n - 1, size());
@@ -50,11 +57,13 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
   } else {
     for (int64_t i = 0; i < wanted; ++i) work_cv_.notify_one();
   }
-  RunBlocks(job, self);
+  RunBlocks(job, self, nullptr, 0);
+  Leave();
   {
     // From here on no helper can join the job; the ones inside are counted.
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+    open_jobs_.fetch_sub(1, std::memory_order_acq_rel);
   }
   // A helper's last touch of `job` is its decrement of `helpers` under mu_,
   // so once done == n and helpers == 0 the job may leave the stack.
@@ -64,6 +73,17 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
   if (SpinUntil(finished)) return;
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, finished);
+}
+
+// A thread stops running blocks: a pool thread held back by the budget may
+// take its place.
+void ThreadPool::Leave() {
+  running_.fetch_sub(1, std::memory_order_acq_rel);
+  // No launch waiting for helpers (most 1-block launches): nothing to wake. A
+  // launch that arrives after this check wakes its helpers itself.
+  if (open_jobs_.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!jobs_.empty()) work_cv_.notify_one();
 }
 
 void ThreadPool::WorkerLoop(int index) {
@@ -76,14 +96,18 @@ void ThreadPool::WorkerLoop(int index) {
         break;
       }
     }
-    if (job == nullptr) {
+    // No job with blocks left, or every core already busy (launchers of
+    // other streams count): sleep until a job arrives or a thread leaves.
+    if (job == nullptr || running_.load(std::memory_order_acquire) >= budget()) {
       if (stop_) return;
       work_cv_.wait(lock);
       continue;
     }
     job->helpers.fetch_add(1, std::memory_order_relaxed);
+    running_.fetch_add(1, std::memory_order_acq_rel);
     lock.unlock();
-    RunBlocks(*job, index);
+    RunBlocks(*job, index, &running_, budget());
+    running_.fetch_sub(1, std::memory_order_acq_rel);
     lock.lock();
     if (job->helpers.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_all();
   }

@@ -6,6 +6,14 @@
 // launching at once cannot deadlock), and a 1-block launch never touches the
 // pool at all, which keeps tiny launches cheap.
 //
+// One thread budget: size() + 1 threads run blocks at once, the launchers
+// included. A pool thread joins a launch only while fewer are running, and
+// steps out after its current block when a launcher of another stream
+// arrives, so two streams launching on a 2-core machine run on their own two
+// threads and the pool's waits; before, three threads took turns on two
+// cores and every kernel of a model ran slower with a second stream than
+// with one (mobilenet_v2 14.4 vs 13.1 ms, resnet18 40-45 vs 35 ms).
+//
 //   ThreadPool pool(3);
 //   pool.Run(grid, [&](int64_t block, int worker) { ... });  // returns when all ran
 #pragma once
@@ -45,13 +53,19 @@ class ThreadPool {
   };
 
   void WorkerLoop(int index);
-  static void RunBlocks(Job& job, int worker);
+  // Claims and runs blocks of `job` until none is left; a helper (given the
+  // running count) also stops once it is above `budget`.
+  static void RunBlocks(Job& job, int worker, const std::atomic<int>* over_budget_if_above, int budget);
+  void Leave();
+  int budget() const { return size() + 1; }
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // a job arrived, or stopping
   std::condition_variable done_cv_;  // a helper left a job
   std::vector<Job*> jobs_;           // launches that may still have blocks to claim
   bool stop_ = false;
+  std::atomic<int> running_{0};      // threads running blocks now, launchers included
+  std::atomic<int> open_jobs_{0};    // jobs_.size(), readable without mu_
   std::vector<std::thread> threads_;
 };
 

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -57,6 +59,54 @@ TEST(ThreadPool, TwoLaunchersAtOnceBothFinish) {
   a.join();
   b.join();
   EXPECT_EQ(sum.load(), 2 * 200 * (16 * 17 / 2));
+}
+
+TEST(ThreadPool, APoolThreadStartsNoBlockWhileTwoLaunchersFillTheBudget) {
+  // A pool of one thread: a budget of two threads running blocks. Each of two
+  // launchers holds its first block until both are in one and then for 20 ms
+  // more; meanwhile the pool thread may finish the block it is in, but start
+  // no other (without the budget it ran one 1-ms block after another).
+  ThreadPool pool(1);
+  using Clock = std::chrono::steady_clock;
+  std::mutex mu;
+  std::condition_variable both_in;
+  int launchers_in = 0;
+  Clock::time_point held_from, held_to;
+  std::vector<Clock::time_point> helper_starts;
+  auto body = [&](int64_t, int worker) {
+    thread_local bool first = true;
+    if (worker == pool.size() && first) {  // a launcher's first block
+      first = false;
+      std::unique_lock<std::mutex> lock(mu);
+      if (++launchers_in == 2) {
+        held_from = Clock::now();
+        both_in.notify_all();
+      }
+      // Bounded: should the pool thread have taken every block of the other
+      // launch first, that launcher never holds one, and the test must fail, not hang.
+      EXPECT_TRUE(both_in.wait_for(lock, std::chrono::seconds(5), [&] { return launchers_in == 2; }));
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      lock.lock();
+      held_to = std::max(held_to, Clock::now());
+      return;
+    }
+    if (worker != pool.size()) {
+      std::lock_guard<std::mutex> lock(mu);
+      helper_starts.push_back(Clock::now());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  std::thread a([&] { pool.Run(12, body); }), b([&] { pool.Run(12, body); });
+  a.join();
+  b.join();
+  // The launchers' first blocks can end up to a thread switch apart: the hold
+  // is counted until the first of them ends at the earliest, 20 ms after both were in.
+  const Clock::time_point until = held_from + std::chrono::milliseconds(20);
+  int during = 0;
+  for (Clock::time_point t : helper_starts) during += t > held_from && t < until;
+  EXPECT_LE(during, 1) << "blocks the pool thread started while both launchers ran";
+  EXPECT_GE(held_to, until);
 }
 
 TEST(ThreadPool, EmptyPoolRunsOnTheCaller) {

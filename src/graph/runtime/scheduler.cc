@@ -1,6 +1,8 @@
 #include "graph/runtime/scheduler.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace opscope::graph {
 
@@ -9,22 +11,6 @@ bool IsFoldedConstantNode(const Graph& g, const Node& n) {
 }
 
 namespace {
-
-// How many consuming nodes read any output of `producer`.
-int ConsumerNodeCount(const Graph& g, const Node& producer) {
-  std::vector<int64_t> seen;
-  for (const std::string& out : producer.outputs) {
-    const Value* v = g.FindValue(out);
-    if (!v) continue;
-    for (int64_t c : v->consumers) {
-      bool dup = false;
-      for (int64_t s : seen) dup |= s == c;
-      if (!dup) seen.push_back(c);
-    }
-    if (v->is_graph_output) seen.push_back(-1);  // the D2H copy reads it too
-  }
-  return static_cast<int>(seen.size());
-}
 
 class Builder {
  public:
@@ -91,18 +77,21 @@ class Builder {
     return s_.tasks.back();
   }
 
+  // The stream of the latest producer of one of n's inputs that no node
+  // continues yet (a chain, a branch's first consumer, a join after its last
+  // branch); else the compute stream with the fewest tasks.
   int PickStream(const Node& n) {
+    int64_t latest = -1;
     for (const std::string& in : n.inputs) {
       if (in.empty() || g_.IsConstant(in)) continue;
-      const Value* v = g_.FindValue(in);
-      if (v && v->producer >= 0) {
-        const Node* p = g_.FindNode(v->producer);
-        auto it = producer_task_.find(in);
-        if (p && it != producer_task_.end() && ConsumerNodeCount(g_, *p) == 1) {
-          return s_.tasks[it->second].desc.stream_id;
-        }
-      }
-      break;  // only the first non-constant input decides
+      auto it = producer_task_.find(in);
+      if (it == producer_task_.end() || continued_.count(it->second)) continue;
+      if (s_.tasks[it->second].desc.stream_id >= s_.compute_streams) continue;  // a copy
+      latest = std::max(latest, it->second);
+    }
+    if (latest >= 0) {
+      continued_.insert(latest);
+      return s_.tasks[latest].desc.stream_id;
     }
     int best = 0;
     for (int s = 1; s < static_cast<int>(load_.size()); ++s) {
@@ -131,6 +120,7 @@ class Builder {
   Schedule s_;
   std::vector<int> load_;
   std::unordered_map<std::string, int64_t> producer_task_;
+  std::unordered_set<int64_t> continued_;  // producer tasks a consumer already continues on their stream
 };
 
 }  // namespace

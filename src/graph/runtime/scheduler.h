@@ -6,11 +6,16 @@
 //
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::Schedule s, graph::ScheduleGraph(model.compiled, {.compute_streams = 2}));
 //
-// Stream rule (deterministic): a node runs on the stream of its first input's
-// producer when it is that producer's only consuming node, so a chain stays
-// on one stream; otherwise (a branch point, a join whose first producer feeds
-// others, an input fed from a copy) it takes the compute stream with the
-// fewest tasks so far, the lowest id on a tie. Each dependency crossing
+// Stream rule (deterministic): a node continues the stream of the latest
+// (last scheduled) producer of its inputs that no other node continues yet:
+// a chain stays on one stream, a branch point's first consumer keeps the
+// stream and its other consumers start branches, and a join runs after its
+// last branch without a wait. Otherwise (every producer already continued,
+// or only copies and constants feed it) it takes the compute stream with the
+// fewest tasks so far, the lowest id on a tie. A second stream thus appears
+// only where the graph really branches: mobilenet_v2's residual blocks, whose
+// skip branch has no node, now stay on one stream instead of changing
+// streams, with an event wait, at every block. Each dependency crossing
 // streams becomes an event: recorded after the producer (event_after), waited
 // on before the consumer (wait_events; TaskDesc::event_before is the first).
 #pragma once

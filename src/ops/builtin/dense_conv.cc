@@ -1,6 +1,7 @@
 // Conv and ConvTranspose (ONNX opset 11 semantics, current at 17), 1-D to 3-D.
-// Conv lowers each (image, group) to tiles of im2col + OpenBLAS GEMM, one
-// tile per block over the device's workers, bias and activation (FusedConv)
+// Conv lowers each (image, group) to tiles of im2col + GEMM (OpenBLAS, or
+// dense_smallk.h's kernel for a short inner dimension), one tile per block
+// over the device's workers, bias and activation (FusedConv)
 // applied to each tile as it is written (1x1 stride-1 convolutions skip
 // im2col; depthwise ones run a direct loop); ConvTranspose is one GEMM per
 // (image, group) followed by col2im. 16-bit floats run in float. The
@@ -13,6 +14,7 @@
 
 #include "ops/builtin/dense_blas.h"
 #include "ops/builtin/dense_epilogue.h"
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -424,6 +426,12 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     const bool direct = kvol == 1 && P == in_sz && g.pads_begin == std::vector<int64_t>{0, 0, 0} &&
                         g.strides == std::vector<int64_t>{1, 1, 1};
     const GemmTiles t = ChooseTiles(K, mg, P, sizeof(C), workers, ctx.tunable("tile", 0));
+    // A short inner dimension (pointwise convolutions, few input channels) in
+    // float32 runs dense_smallk.h's kernel rather than OpenBLAS.
+    dense::SmallKGemmFn small_k = nullptr;
+    if constexpr (std::is_same_v<C, float>) {
+      if (K <= dense::kSmallK) small_k = dense::Avx2SmallKGemm();
+    }
     const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
@@ -455,8 +463,17 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
             for (int64_t m = m0; m < m1; ++m) {
               std::fill(yg + m * P + p0, yg + m * P + p1, bias != nullptr ? bias[grp * mg + m] : C(0));
             }
-            dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
-                        yg + m0 * P + p0, P);
+            bool done = false;
+            if constexpr (std::is_same_v<C, float>) {
+              if (small_k != nullptr) {
+                small_k(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, cols, ldb, yg + m0 * P + p0, P);
+                done = true;
+              }
+            }
+            if (!done) {
+              dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
+                          yg + m0 * P + p0, P);
+            }
             for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
           }
         }, 1));

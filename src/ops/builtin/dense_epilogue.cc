@@ -38,9 +38,7 @@ void Activate(const Epilogue& e, C* p, int64_t n) {
       for (int64_t i = 0; i < n; ++i) p[i] = std::max(p[i], C(0));
       return;
     case Act::kClip: {
-      // Bounds beyond C's range (the attribute defaults) clamp to its extremes.
-      const C lo = static_cast<C>(std::max<double>(e.lo, std::numeric_limits<C>::lowest()));
-      const C hi = static_cast<C>(std::min<double>(e.hi, std::numeric_limits<C>::max()));
+      const C lo = Epilogue::Bound<C>(e.lo), hi = Epilogue::Bound<C>(e.hi);
       for (int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], lo), hi);
       return;
     }

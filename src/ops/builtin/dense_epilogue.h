@@ -26,10 +26,19 @@ enum class Act { kNone, kRelu, kSigmoid, kTanh, kLeakyRelu, kClip, kGelu, kGeluT
 
 struct Epilogue {
   Act act = Act::kNone;
-  double alpha = 0.01, lo = -std::numeric_limits<double>::max(), hi = std::numeric_limits<double>::max();
+  double alpha = 0.01, lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
 
   // From the fused op's attributes; an unknown activation names `op`.
   static StatusOr<Epilogue> From(std::string_view op, const Attrs& a);
+
+  // A Clip bound in C: beyond C's range it is that infinity (converting an
+  // out-of-range double to float is undefined behaviour, not an infinity).
+  template <typename C>
+  static C Bound(double v) {
+    if (v > static_cast<double>(std::numeric_limits<C>::max())) return std::numeric_limits<C>::infinity();
+    if (v < static_cast<double>(std::numeric_limits<C>::lowest())) return -std::numeric_limits<C>::infinity();
+    return static_cast<C>(v);
+  }
 
   // One element: the scalar form, in the reference's double too.
   template <typename C>
@@ -40,7 +49,7 @@ struct Epilogue {
       case Act::kSigmoid: return C(1) / (C(1) + std::exp(-x));
       case Act::kTanh: return std::tanh(x);
       case Act::kLeakyRelu: return x < C(0) ? C(alpha) * x : x;
-      case Act::kClip: return x < C(lo) ? C(lo) : (x > C(hi) ? C(hi) : x);
+      case Act::kClip: return x < Bound<C>(lo) ? Bound<C>(lo) : (x > Bound<C>(hi) ? Bound<C>(hi) : x);
       case Act::kGelu: return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
       case Act::kGeluTanh: {
         const C k = C(0.7978845608028654);  // sqrt(2/pi)

@@ -86,8 +86,10 @@ Status CheckMatMulBias(InferContext& c) {
 OpDef& ActivationAttrs(OpDef& def) {
   return def.Attr("activation", "", {"", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "Gelu"})
       .Attr("activation_alpha", 0.01)
-      .Attr("activation_min", -std::numeric_limits<double>::max())
-      .Attr("activation_max", std::numeric_limits<double>::max())
+      // Unbounded by default: +-inf, which an attribute string writes and reads
+      // back (DBL_MAX, the old default, is no float32 and failed to parse).
+      .Attr("activation_min", -std::numeric_limits<double>::infinity())
+      .Attr("activation_max", std::numeric_limits<double>::infinity())
       .Attr("activation_approximate", "none", {"none", "tanh"});
 }
 

@@ -5,6 +5,8 @@
 // columns, each block's bias and activation applied as it is written.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -102,6 +104,21 @@ TEST(FusedMatMul, EveryActivationMatchesItsReferenceWithItsColumnBias) {
       ExpectFusedMatches("FusedMatMul", {Small(t, Shape({3, 20, 30}), seed++), Small(t, Shape({3, 30, 10}), seed++),
                                          Small(t, Shape({10}), seed++)},
                          act);
+    }
+  }
+}
+
+TEST(FusedConv, AClipWithOneBoundLeavesTheOtherSideUnbounded) {
+  // A 1x1 conv with weight 1: the Clip alone decides. No activation_min:
+  // -inf stays -inf (the default bound is -inf, not float's lowest).
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType t : {DType::kF32, DType::kF64}) {
+    Tensor x = Values(t, Shape({1, 1, 1, 3}), {-inf, -2, 3});
+    Tensor w = Values(t, Shape({1, 1, 1, 1}), {1});
+    const Attrs attrs = ParseAttrs("FusedConv", "activation=Clip,activation_max=0.5");
+    for (const StatusOr<OpRun>& r : {RunCpu("FusedConv", {x, w}, attrs), RunReference("FusedConv", {x, w}, attrs)}) {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(Values(r->outputs[0]), (std::vector<double>{-inf, -2, 0.5})) << DTypeName(t);
     }
   }
 }

@@ -1,0 +1,96 @@
+// dense_smallk.h's kernel. This file alone is compiled with -mavx2 -mfma
+// (src/CMakeLists.txt, outside any unity batch) and is reached only through
+// Avx2SmallKGemm, which checks the CPU first.
+#include "ops/builtin/dense_smallk.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace opscope::dense {
+namespace {
+
+// Lanes j < live of a 16-column panel: two masks of 8 (maskload/maskstore
+// touch no memory in the lanes they leave out).
+struct PanelMask {
+  __m256i lo, hi;
+  explicit PanelMask(int64_t live) {
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(live)), idx);
+    hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(live) - 8), idx);
+  }
+};
+
+// C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16), masked to the
+// panel's live columns when Masked.
+template <int MR, bool Masked>
+void Block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+           const PanelMask& mask) {
+  // Every loop over r unrolled, so the accumulators live in registers (g++'s
+  // -O2 kept them in memory: a load and a store around each FMA).
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    acc0[r] = Masked ? _mm256_maskload_ps(cr, mask.lo) : _mm256_loadu_ps(cr);
+    acc1[r] = Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    const __m256 b0 = Masked ? _mm256_maskload_ps(bp, mask.lo) : _mm256_loadu_ps(bp);
+    const __m256 b1 = Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
+      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    if (Masked) {
+      _mm256_maskstore_ps(cr, mask.lo, acc0[r]);
+      _mm256_maskstore_ps(cr + 8, mask.hi, acc1[r]);
+    } else {
+      _mm256_storeu_ps(cr, acc0[r]);
+      _mm256_storeu_ps(cr + 8, acc1[r]);
+    }
+  }
+}
+
+template <bool Masked>
+void Panel(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+           const PanelMask& mask) {
+  int64_t i = 0;
+  for (; i + 6 <= m; i += 6) Block<6, Masked>(k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, mask);
+  const float* ai = a + i * lda;
+  float* ci = c + i * ldc;
+  switch (m - i) {
+    case 5: Block<5, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
+    case 4: Block<4, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
+    case 3: Block<3, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
+    case 2: Block<2, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
+    case 1: Block<1, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
+    default: break;
+  }
+}
+
+void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                int64_t ldc) {
+  const PanelMask full(16);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) Panel<false>(m, k, a, lda, b + j, ldb, c + j, ldc, full);
+  if (j < n) Panel<true>(m, k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j));
+}
+
+}  // namespace
+
+SmallKGemmFn Avx2SmallKGemm() {
+  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
+  return usable ? SmallKGemm : nullptr;
+}
+
+}  // namespace opscope::dense
