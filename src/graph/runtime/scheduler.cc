@@ -77,22 +77,43 @@ class Builder {
     return s_.tasks.back();
   }
 
+  // Whether a node starting a branch is worth a stream of its own: a dense
+  // op, or one writing at least a megabyte (tens of microseconds here). A
+  // lighter one (attention's Slices, Reshapes, Transposes) would cost less than
+  // the cross-stream event and the other stream thread's wake-up around it.
+  bool WorthAStream(const Node& n) const {
+    static const char* const kDense[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedConv", "FusedGemm",
+                                         "FusedMatMul"};
+    for (const char* op : kDense) {
+      if (n.op_type == op) return true;
+    }
+    int64_t bytes = 0;
+    for (const std::string& out : n.outputs) {
+      const Value* v = out.empty() ? nullptr : g_.FindValue(out);
+      if (v != nullptr) bytes += std::max<int64_t>(v->bytes(), 0);
+    }
+    return bytes >= (int64_t{1} << 20);
+  }
+
   // The stream of the latest producer of one of n's inputs that no node
   // continues yet (a chain, a branch's first consumer, a join after its last
-  // branch); else the compute stream with the fewest tasks.
+  // branch). Else a branch: a light one stays on its latest producer's
+  // stream, a heavy one takes the compute stream with the fewest tasks.
   int PickStream(const Node& n) {
-    int64_t latest = -1;
+    int64_t latest = -1, latest_any = -1;
     for (const std::string& in : n.inputs) {
       if (in.empty() || g_.IsConstant(in)) continue;
       auto it = producer_task_.find(in);
-      if (it == producer_task_.end() || continued_.count(it->second)) continue;
+      if (it == producer_task_.end()) continue;
       if (s_.tasks[it->second].desc.stream_id >= s_.compute_streams) continue;  // a copy
-      latest = std::max(latest, it->second);
+      latest_any = std::max(latest_any, it->second);
+      if (!continued_.count(it->second)) latest = std::max(latest, it->second);
     }
     if (latest >= 0) {
       continued_.insert(latest);
       return s_.tasks[latest].desc.stream_id;
     }
+    if (latest_any >= 0 && !WorthAStream(n)) return s_.tasks[latest_any].desc.stream_id;
     int best = 0;
     for (int s = 1; s < static_cast<int>(load_.size()); ++s) {
       if (load_[s] < load_[best]) best = s;

@@ -10,9 +10,12 @@
 // (last scheduled) producer of its inputs that no other node continues yet:
 // a chain stays on one stream, a branch point's first consumer keeps the
 // stream and its other consumers start branches, and a join runs after its
-// last branch without a wait. Otherwise (every producer already continued,
-// or only copies and constants feed it) it takes the compute stream with the
-// fewest tasks so far, the lowest id on a tie. A second stream thus appears
+// last branch without a wait. Otherwise it starts a branch: one worth a
+// stream (a dense op, or writing at least 1 MiB) takes the compute stream
+// with the fewest tasks so far, the lowest id on a tie, and a lighter one
+// stays on its latest producer's stream (a cross-stream event and a stream
+// thread's wake-up cost more than it does). A node fed only by copies and
+// constants takes the least-loaded stream too. A second stream thus appears
 // only where the graph really branches: mobilenet_v2's residual blocks, whose
 // skip branch has no node, now stay on one stream instead of changing
 // streams, with an event wait, at every block. Each dependency crossing
