@@ -41,11 +41,20 @@ bool GemmIsTrivial(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc) {
   return true;
 }
 
-// C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C, all row-major, on the calling thread.
+// C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C, all row-major, on the
+// calling thread. One row of A (a classifier's Gemm at batch 1) is a
+// matrix-vector product: sgemv reads B once at memory speed, where sgemm ran
+// a 1 x 1280 x 1000 product at a quarter of that.
 inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (GemmIsTrivial(m, n, k, beta, c, ldc)) return;
   BlasSingleThreaded();
+  if (m == 1) {
+    // c[j] = alpha * sum_p a[p] * op(B)[p, j]: op(B)^T times a; a's elements are lda apart when A is transposed.
+    cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? n : k, trans_b ? k : n, alpha, b, ldb,
+                a, trans_a ? lda : 1, beta, c, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
               alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -54,6 +63,11 @@ inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, do
                  int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   if (GemmIsTrivial(m, n, k, beta, c, ldc)) return;
   BlasSingleThreaded();
+  if (m == 1) {
+    cblas_dgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? n : k, trans_b ? k : n, alpha, b, ldb,
+                a, trans_a ? lda : 1, beta, c, 1);
+    return;
+  }
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
               alpha, a, lda, b, ldb, beta, c, ldc);
 }

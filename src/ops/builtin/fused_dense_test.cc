@@ -79,6 +79,10 @@ TEST(FusedGemm, EveryActivationMatchesItsReferenceSplitByRowsAndByColumns) {
       ExpectFusedMatches("FusedGemm", {Small(t, Shape({192, 24}), seed++), Small(t, Shape({240, 24}), seed++),
                                        Small(t, Shape({240}), seed++)},
                          With(act, "transB=1,beta=0.5"));
+      // One row of A, transposed (its elements lda apart), B transposed: a matrix-vector product.
+      ExpectFusedMatches("FusedGemm", {Small(t, Shape({64, 1}), seed++), Small(t, Shape({20000, 64}), seed++),
+                                       Small(t, Shape({20000}), seed++)},
+                         With(act, "transA=1,transB=1"));
       // 8 x 2048 x 64: rows much the shorter side, cut by columns; A transposed, C per row.
       ExpectFusedMatches("FusedGemm", {Small(t, Shape({64, 8}), seed++), Small(t, Shape({64, 2048}), seed++),
                                        Small(t, Shape({8, 1}), seed++)},
@@ -99,6 +103,10 @@ TEST(FusedMatMul, EveryActivationMatchesItsReferenceWithItsColumnBias) {
       // 8 x 2048 x 64: cut by columns, each block taking its stretch of the bias.
       ExpectFusedMatches("FusedMatMul", {Small(t, Shape({8, 64}), seed++), Small(t, Shape({64, 2048}), seed++),
                                          Small(t, Shape({2048}), seed++)},
+                         act);
+      // One row (a classifier at batch 1): a matrix-vector product, cut by columns.
+      ExpectFusedMatches("FusedMatMul", {Small(t, Shape({1, 64}), seed++), Small(t, Shape({64, 20000}), seed++),
+                                         Small(t, Shape({20000}), seed++)},
                          act);
       // One small GEMM per batch.
       ExpectFusedMatches("FusedMatMul", {Small(t, Shape({3, 20, 30}), seed++), Small(t, Shape({3, 30, 10}), seed++),
