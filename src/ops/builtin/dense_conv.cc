@@ -283,6 +283,38 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C
   pad.assign(PH * PW, C(0));
   for (int64_t ih = 0; ih < H; ++ih) std::copy(x + ih * W, x + (ih + 1) * W, pad.data() + (ih + ph) * PW + pw);
   const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  if (sw == 2) {
+    // Stride 2: each padded row split into its even and odd columns, so the
+    // taps 2ow, 2ow + 1, 2ow + 2 are even[ow], odd[ow], even[ow + 1] and the
+    // loop along the row reads contiguous memory (it vectorises).
+    const int64_t PE = (PW + 1) / 2, PO = PW / 2;
+    thread_local std::vector<C> split;
+    split.resize(PH * (PE + PO));
+    for (int64_t r = 0; r < PH; ++r) {
+      const C* src = pad.data() + r * PW;
+      C* even = split.data() + r * (PE + PO);
+      C* odd = even + PE;
+      for (int64_t j = 0; j < PE; ++j) even[j] = src[2 * j];
+      for (int64_t j = 0; j < PO; ++j) odd[j] = src[2 * j + 1];
+    }
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const C* e0 = split.data() + oh * sh * (PE + PO);
+      const C* o0 = e0 + PE;
+      const C* e1 = e0 + (PE + PO);
+      const C* o1 = e1 + PE;
+      const C* e2 = e1 + (PE + PO);
+      const C* o2 = e2 + PE;
+      C* yr = y + oh * OW;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        C acc = C(0);
+        acc += w0 * e0[ow], acc += w1 * o0[ow], acc += w2 * e0[ow + 1];
+        acc += w3 * e1[ow], acc += w4 * o1[ow], acc += w5 * e1[ow + 1];
+        acc += w6 * e2[ow], acc += w7 * o2[ow], acc += w8 * e2[ow + 1];
+        yr[ow] = acc;
+      }
+    }
+    return;
+  }
   for (int64_t oh = 0; oh < OH; ++oh) {
     const C* r0 = pad.data() + oh * sh * PW;
     const C* r1 = r0 + PW;
