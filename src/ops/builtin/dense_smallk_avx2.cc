@@ -60,29 +60,37 @@ void Block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, 
   }
 }
 
-template <bool Masked>
-void Panel(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-           const PanelMask& mask) {
-  int64_t i = 0;
-  for (; i + 6 <= m; i += 6) Block<6, Masked>(k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, mask);
-  const float* ai = a + i * lda;
-  float* ci = c + i * ldc;
-  switch (m - i) {
-    case 5: Block<5, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
-    case 4: Block<4, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
-    case 3: Block<3, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
-    case 2: Block<2, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
-    case 1: Block<1, Masked>(k, ai, lda, b, ldb, ci, ldc, mask); break;
-    default: break;
-  }
+// Rows [i, i + MR) of C across the 16-column panels of a chunk: the block's
+// rows of A and C stay put (C's rows are far apart in a convolution's output,
+// a page each) while B's panels, in L1, stream past.
+template <int MR>
+void Rows(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  static const PanelMask full(16);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) Block<MR, false>(k, a, lda, b + j, ldb, c + j, ldc, full);
+  if (j < n) Block<MR, true>(k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j));
 }
 
 void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                 int64_t ldc) {
-  const PanelMask full(16);
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) Panel<false>(m, k, a, lda, b + j, ldb, c + j, ldc, full);
-  if (j < n) Panel<true>(m, k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j));
+  // Columns in chunks of about 24 KiB of B (it stays in L1 across every row
+  // block of the chunk), rows in blocks of six inside.
+  const int64_t chunk = std::max<int64_t>(16, (24 << 10) / (4 * std::max<int64_t>(k, 1)) / 16 * 16);
+  for (int64_t j = 0; j < n; j += chunk) {
+    const int64_t w = std::min(chunk, n - j);
+    int64_t i = 0;
+    for (; i + 6 <= m; i += 6) Rows<6>(w, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+    const float* ai = a + i * lda;
+    float* ci = c + i * ldc + j;
+    switch (m - i) {
+      case 5: Rows<5>(w, k, ai, lda, b + j, ldb, ci, ldc); break;
+      case 4: Rows<4>(w, k, ai, lda, b + j, ldb, ci, ldc); break;
+      case 3: Rows<3>(w, k, ai, lda, b + j, ldb, ci, ldc); break;
+      case 2: Rows<2>(w, k, ai, lda, b + j, ldb, ci, ldc); break;
+      case 1: Rows<1>(w, k, ai, lda, b + j, ldb, ci, ldc); break;
+      default: break;
+    }
+  }
 }
 
 }  // namespace
