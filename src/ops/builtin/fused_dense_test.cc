@@ -14,7 +14,7 @@ namespace {
 
 using namespace op_test;
 
-const char* const kActivations[] = {
+const char* const kFusedActivations[] = {
     "",
     "activation=Relu",
     "activation=Sigmoid",
@@ -25,7 +25,7 @@ const char* const kActivations[] = {
     "activation=Gelu,activation_approximate=tanh",
 };
 
-const DType kDtypes[] = {DType::kF32, DType::kF64, DType::kF16};
+const DType kFusedDtypes[] = {DType::kF32, DType::kF64, DType::kF16};
 
 // ExpectMatchesReference with tunables.
 void ExpectFusedMatches(const std::string& op, const std::vector<Tensor>& in, const std::string& attrs,
@@ -40,77 +40,77 @@ void ExpectFusedMatches(const std::string& op, const std::vector<Tensor>& in, co
   ADD_FAILURE() << op << " " << attrs << " does not match its reference:\n" << text.str();
 }
 
-std::string With(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "," + b; }
+std::string JoinAttrs(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "," + b; }
 
 TEST(FusedConv, EveryActivationMatchesItsReferenceAcrossTheBlockCuts) {
   uint64_t seed = 1;
-  for (DType t : kDtypes) {
-    for (const char* act : kActivations) {
+  for (DType t : kFusedDtypes) {
+    for (const char* act : kFusedActivations) {
       SCOPED_TRACE(std::string(DTypeName(t)) + " " + act);
       // 3x3 over 20x18 outputs in tiles of 64 positions: 6 tiles, the last of 40, crossing output rows.
       ExpectFusedMatches("FusedConv", {Random(t, Shape({1, 8, 20, 18}), seed++), Random(t, Shape({20, 8, 3, 3}), seed++),
                                        Random(t, Shape({20}), seed++)},
-                         With(act, "pads=[1,1,1,1]"), {{"tile", 64}});
+                         JoinAttrs(act, "pads=[1,1,1,1]"), {{"tile", 64}});
       // 25 positions and 64 output channels: too few columns, so the channels split too.
       ExpectFusedMatches("FusedConv", {Random(t, Shape({1, 4, 5, 5}), seed++), Random(t, Shape({64, 4, 3, 3}), seed++),
                                        Random(t, Shape({64}), seed++)},
-                         With(act, "pads=[1,1,1,1]"));
+                         JoinAttrs(act, "pads=[1,1,1,1]"));
       // 1x1 straight from the input (no im2col), two images, no bias.
       ExpectFusedMatches("FusedConv", {Random(t, Shape({2, 5, 12, 12}), seed++), Random(t, Shape({7, 5, 1, 1}), seed++)},
                          act, {{"tile", 64}});
       // Depthwise, stride 2, two groups' worth of channels per image.
       ExpectFusedMatches("FusedConv", {Random(t, Shape({2, 6, 9, 9}), seed++), Random(t, Shape({6, 1, 3, 3}), seed++),
                                        Random(t, Shape({6}), seed++)},
-                         With(act, "group=6,pads=[1,1,1,1],strides=[2,2]"));
+                         JoinAttrs(act, "group=6,pads=[1,1,1,1],strides=[2,2]"));
     }
   }
 }
 
 // Values in [-1, 1] and sums of at most 64 terms: float32's rounding of the
 // sum stays within its default bound wherever the sum cancels to near zero.
-Tensor Small(DType t, const Shape& s, uint64_t seed) { return Random(t, s, seed, -1, 1); }
+Tensor SmallValues(DType t, const Shape& s, uint64_t seed) { return Random(t, s, seed, -1, 1); }
 
 TEST(FusedGemm, EveryActivationMatchesItsReferenceSplitByRowsAndByColumns) {
   uint64_t seed = 100;
-  for (DType t : kDtypes) {
-    for (const char* act : kActivations) {
+  for (DType t : kFusedDtypes) {
+    for (const char* act : kFusedActivations) {
       SCOPED_TRACE(std::string(DTypeName(t)) + " " + act);
       // 192 x 240 x 24 (2.2 MFLOP): cut by rows; C broadcast per column.
-      ExpectFusedMatches("FusedGemm", {Small(t, Shape({192, 24}), seed++), Small(t, Shape({240, 24}), seed++),
-                                       Small(t, Shape({240}), seed++)},
-                         With(act, "transB=1,beta=0.5"));
+      ExpectFusedMatches("FusedGemm", {SmallValues(t, Shape({192, 24}), seed++), SmallValues(t, Shape({240, 24}), seed++),
+                                       SmallValues(t, Shape({240}), seed++)},
+                         JoinAttrs(act, "transB=1,beta=0.5"));
       // One row of A, transposed (its elements lda apart), B transposed: a matrix-vector product.
-      ExpectFusedMatches("FusedGemm", {Small(t, Shape({64, 1}), seed++), Small(t, Shape({20000, 64}), seed++),
-                                       Small(t, Shape({20000}), seed++)},
-                         With(act, "transA=1,transB=1"));
+      ExpectFusedMatches("FusedGemm", {SmallValues(t, Shape({64, 1}), seed++), SmallValues(t, Shape({20000, 64}), seed++),
+                                       SmallValues(t, Shape({20000}), seed++)},
+                         JoinAttrs(act, "transA=1,transB=1"));
       // 8 x 2048 x 64: rows much the shorter side, cut by columns; A transposed, C per row.
-      ExpectFusedMatches("FusedGemm", {Small(t, Shape({64, 8}), seed++), Small(t, Shape({64, 2048}), seed++),
-                                       Small(t, Shape({8, 1}), seed++)},
-                         With(act, "transA=1,alpha=0.25"));
+      ExpectFusedMatches("FusedGemm", {SmallValues(t, Shape({64, 8}), seed++), SmallValues(t, Shape({64, 2048}), seed++),
+                                       SmallValues(t, Shape({8, 1}), seed++)},
+                         JoinAttrs(act, "transA=1,alpha=0.25"));
     }
   }
 }
 
 TEST(FusedMatMul, EveryActivationMatchesItsReferenceWithItsColumnBias) {
   uint64_t seed = 200;
-  for (DType t : kDtypes) {
-    for (const char* act : kActivations) {
+  for (DType t : kFusedDtypes) {
+    for (const char* act : kFusedActivations) {
       SCOPED_TRACE(std::string(DTypeName(t)) + " " + act);
       // B shared by both batches: one GEMM of 192 rows (4.4 MFLOP), cut into blocks.
-      ExpectFusedMatches("FusedMatMul", {Small(t, Shape({2, 96, 24}), seed++), Small(t, Shape({24, 480}), seed++),
-                                         Small(t, Shape({480}), seed++)},
+      ExpectFusedMatches("FusedMatMul", {SmallValues(t, Shape({2, 96, 24}), seed++), SmallValues(t, Shape({24, 480}), seed++),
+                                         SmallValues(t, Shape({480}), seed++)},
                          act);
       // 8 x 2048 x 64: cut by columns, each block taking its stretch of the bias.
-      ExpectFusedMatches("FusedMatMul", {Small(t, Shape({8, 64}), seed++), Small(t, Shape({64, 2048}), seed++),
-                                         Small(t, Shape({2048}), seed++)},
+      ExpectFusedMatches("FusedMatMul", {SmallValues(t, Shape({8, 64}), seed++), SmallValues(t, Shape({64, 2048}), seed++),
+                                         SmallValues(t, Shape({2048}), seed++)},
                          act);
       // One row (a classifier at batch 1): a matrix-vector product, cut by columns.
-      ExpectFusedMatches("FusedMatMul", {Small(t, Shape({1, 64}), seed++), Small(t, Shape({64, 20000}), seed++),
-                                         Small(t, Shape({20000}), seed++)},
+      ExpectFusedMatches("FusedMatMul", {SmallValues(t, Shape({1, 64}), seed++), SmallValues(t, Shape({64, 20000}), seed++),
+                                         SmallValues(t, Shape({20000}), seed++)},
                          act);
       // One small GEMM per batch.
-      ExpectFusedMatches("FusedMatMul", {Small(t, Shape({3, 20, 30}), seed++), Small(t, Shape({3, 30, 10}), seed++),
-                                         Small(t, Shape({10}), seed++)},
+      ExpectFusedMatches("FusedMatMul", {SmallValues(t, Shape({3, 20, 30}), seed++), SmallValues(t, Shape({3, 30, 10}), seed++),
+                                         SmallValues(t, Shape({10}), seed++)},
                          act);
     }
   }
