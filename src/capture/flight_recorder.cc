@@ -252,10 +252,17 @@ void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const St
   LaunchSlot* in_progress = slot;
   current_.compare_exchange_strong(in_progress, nullptr, std::memory_order_acq_rel);  // its kernel function returned
   Atomic(header().sync_wait_ns).fetch_add(rec.sync_point_ns, std::memory_order_relaxed);
+  // The outputs are written, and an asynchronous launch's list of kernel
+  // launches filled (by the stream thread), once the kernel's end event is
+  // reached: before that the list is being written on the other thread, and
+  // reading it raced with the write (a crash now and then on a 100,000-node
+  // model with two streams).
+  const bool done = state == FlightState::kFinished && (rec.end == nullptr || rec.end->Query());
   {
     Spent spent{header().record_ns};
+    static const std::vector<KernelLaunchInfo> kNone;
     const std::vector<KernelLaunchInfo>& launches =
-        !rec.launches.empty() || !rec.async_launches ? rec.launches : *rec.async_launches;
+        !rec.launches.empty() || !rec.async_launches ? rec.launches : done ? *rec.async_launches : kNone;
     if (!launches.empty()) {
       const LaunchConfig& c = launches.back().config;
       slot->grid[0] = c.grid.x, slot->grid[1] = c.grid.y, slot->grid[2] = c.grid.z;
@@ -264,8 +271,6 @@ void FlightRecorder::Finish(const LaunchRecord& rec, FlightState state, const St
     }
     if (error) CopyField(slot->error, error->ToString().c_str());
   }
-  // The outputs are written once the kernel's end event is reached.
-  const bool done = state == FlightState::kFinished && (rec.end == nullptr || rec.end->Query());
   if (done && rec.outputs) {
     for (int i = 0; i < slot->num_outputs; ++i) {
       Summarise((*rec.outputs)[i], slot->outputs[i], true, rec.stream);

@@ -46,9 +46,15 @@ StatusOr<FlightRingData> ReadFlightRing(const std::string& path) {
                                 std::to_string(h.slots_per_stream) + " slots per stream)");
   }
   void* mutable_base = base;  // read only; the layout helpers take void*
+  // Only the slots a stream ever wrote (its head, at most the ring): the rest
+  // of the file is holes, and reading them faulted in every page of a ring
+  // sized for 16 streams (13% of a 10,000-node model's `run`).
+  const StreamRing* rings = RingStreams(mutable_base);
   for (int s = 0; s < kFlightMaxStreams; ++s) {
+    if (rings[s].key == 0) continue;
+    const uint64_t used = std::min<uint64_t>(rings[s].head, h.slots_per_stream);
     const LaunchSlot* slots = RingLaunches(mutable_base, h.slots_per_stream, s);
-    for (uint32_t i = 0; i < h.slots_per_stream; ++i) {
+    for (uint64_t i = 0; i < used; ++i) {
       if (slots[i].committed == 0 || slots[i].committed != slots[i].seq + 1) continue;  // empty or torn
       data.launches.push_back(slots[i]);
     }

@@ -130,7 +130,12 @@ StatusOr<std::vector<PassResult>> PassManager::Run(Model& model, const AfterPass
     auto start = std::chrono::steady_clock::now();
     StatusOr<int> rewrites = pass.run(ctx);
     if (!rewrites.ok()) return std::move(rewrites).status().WithContext("pass " + pass.name);
-    OPSCOPE_RETURN_IF_ERROR(ctx.Commit().WithContext("pass " + pass.name));
+    // A pass that rewrote nothing and removes nothing left the structure as it
+    // was: no rebuild (its topological sort and value table took 300 ms after
+    // each of the ten passes on a 100,000-node model).
+    if (*rewrites > 0 || ctx.has_pending_removals()) {
+      OPSCOPE_RETURN_IF_ERROR(ctx.Commit().WithContext("pass " + pass.name));
+    }
     PassResult r;
     r.index = ++index;
     r.name = pass.name;

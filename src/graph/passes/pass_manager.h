@@ -44,6 +44,7 @@ class CompileContext {
   // Call Rebuild (or let the pass manager) afterwards.
   void Replace(int64_t replaced, Node node, const std::vector<int64_t>& remove);
   Status Commit();  // applies queued removals and rebuilds
+  bool has_pending_removals() const { return !pending_removals_.empty(); }
 
  private:
   Model& model_;
