@@ -392,11 +392,15 @@ Status GemmReference(KernelContext& ctx) {
   const bool ta = ctx.attrs().i("transA") != 0, tb = ctx.attrs().i("transB") != 0;
   const double alpha = ctx.attrs().f("alpha", 1.0), beta = ctx.attrs().f("beta", 1.0);
   Tensor& y = ctx.out(0);
+  // Both operands as doubles once, in row-major order (an element at a time
+  // through GetAsDouble built an index vector per multiply-add).
+  const std::vector<double> av = kernels::ToDoubles(a), bv = kernels::ToDoubles(b);
+  const int64_t a1 = a.dim(1), b1 = b.dim(1);
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {
       double s = 0;
       for (int64_t k = 0; k < d.k; ++k) {
-        s += a.GetAsDouble({ta ? k : i, ta ? i : k}) * b.GetAsDouble({tb ? j : k, tb ? k : j});
+        s += av[ta ? k * a1 + i : i * a1 + k] * bv[tb ? j * b1 + k : k * b1 + j];
       }
       double v = alpha * s;
       if (has_c) {
