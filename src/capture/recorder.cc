@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/clock.h"
+#include "core/hash_mix.h"
 
 namespace opscope {
 
@@ -16,11 +17,6 @@ void CopyName(char (&dst)[LaunchEntry::kNameChars], const std::string& src) {
   size_t n = std::min(src.size(), sizeof dst - 1);
   std::memcpy(dst, src.data(), n);
   dst[n] = '\0';
-}
-
-uint64_t CombineHash(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xbf58476d1ce4e5b9ull;
 }
 
 std::atomic<uint64_t> next_recorder_id{1};
@@ -157,7 +153,7 @@ void Recorder::BeforeLaunch(const LaunchRecord& rec) {
   // Per-input fingerprints line up with reads only when no optional input was omitted.
   const bool aligned = rec.fingerprints.size() == rec.reads.size();
   uint64_t inputs_hash = 0;
-  for (const Fingerprint& f : rec.fingerprints) inputs_hash = CombineHash(inputs_hash, f.Hash());
+  for (const Fingerprint& f : rec.fingerprints) inputs_hash = HashMix(inputs_hash, f.Hash());
   e.inputs_hash = inputs_hash;
   e.total_reads = static_cast<uint16_t>(std::min<size_t>(rec.reads.size(), UINT16_MAX));
   e.num_reads = static_cast<uint16_t>(std::min<size_t>(rec.reads.size(), LaunchEntry::kMaxBuffers));

@@ -76,6 +76,7 @@ constexpr FieldFlag kInspector[] = {
     {"atol", "--abserr"},
     {"rtol", "--relerr"},
     {"max_ulp", "--max-ulp"},
+    {"keep_bytes", "--keep-bytes"},
 };
 
 const FieldFlag* Find(std::string_view name, std::span<const FieldFlag> first, std::span<const FieldFlag> table) {

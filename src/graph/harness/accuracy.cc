@@ -408,8 +408,8 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
   }
   OPSCOPE_RETURN_IF_ERROR(ResolveTolerance(r.tolerance, DType::kF32).status());  // a bad rule before any work
   // A file where the folder goes is refused before any work.
-  if (r.keep_bytes < -1) return InvalidArgumentError("--keep-bytes " + std::to_string(r.keep_bytes) + ": expected >= 0");
-  if (r.keep_bytes >= 0 && r.output_dir.empty()) return InvalidArgumentError("--keep-bytes: spills to --output-dir, give one");
+  if (r.keep_bytes < -1) return InvalidArgumentError("keep_bytes " + std::to_string(r.keep_bytes) + ": expected >= 0");
+  if (r.keep_bytes >= 0 && r.output_dir.empty()) return InvalidArgumentError("keep_bytes: spills to files under `output_dir`, give one");
   if (!r.output_dir.empty()) OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(r.output_dir, "output_dir"));
   OPSCOPE_ASSIGN_OR_RETURN(Device * cpu, GetDevice("cpu"));
 

@@ -26,7 +26,7 @@ StatusOr<Tensor> SpillStore::Keep(const std::string& name, Tensor t) {
     return host;
   }
   if (!made_dir_) {
-    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir_, "--keep-bytes spill folder"));
+    OPSCOPE_RETURN_IF_ERROR(MakeOutputDir(dir_, "spill folder"));
     made_dir_ = true;
   }
   // Numbered, not named: value names hold slashes and colons.
