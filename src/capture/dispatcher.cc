@@ -11,20 +11,12 @@
 #include "capture/dispatch_steps.h"
 #include "capture/op_instance.h"
 #include "core/clock.h"
+#include "core/hash_mix.h"
 #include "device/stream_observer.h"
 
 namespace opscope {
 
 namespace {
-
-inline uint64_t Mix(uint64_t h, uint64_t v) {
-  // splitmix64-style mixing: cheap and well spread.
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  return h;
-}
 
 // Set while this thread runs hooks: a launch a hook makes (a tensor
 // summary) reaches no hook, the flight recorder's own included.
@@ -85,7 +77,7 @@ uint64_t Fingerprint::Hash() const {
   auto add = [&](double d) {
     uint64_t b;
     std::memcpy(&b, &d, sizeof b);
-    h = Mix(h, b);
+    h = HashMix(h, b);
   };
   for (int i = 0; i < first_count; ++i) add(first[i]);
   for (double d : dim_min) add(d);
@@ -114,8 +106,8 @@ Fingerprint ComputeFingerprint(const Tensor& t) {
 DType ReferenceDType(DType t) { return IsFloat(t) ? DType::kF64 : t; }
 
 uint64_t ComputeOpId(const std::vector<Tensor>& inputs, uint64_t seq) {
-  uint64_t h = Mix(0x6f7073636f7065ull, seq);
-  for (const Tensor& t : inputs) h = Mix(h, reinterpret_cast<uintptr_t>(t.defined() ? t.raw_data() : nullptr));
+  uint64_t h = HashMix(0x6f7073636f7065ull, seq);
+  for (const Tensor& t : inputs) h = HashMix(h, reinterpret_cast<uintptr_t>(t.defined() ? t.raw_data() : nullptr));
   return h;
 }
 
@@ -426,8 +418,14 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   clock.Mark(DispatchPhase::kAllocate);
   OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<TunableValues> tunables, SettleTunables(op, options.tunables));
 
+  // A fingerprint reads the inputs here, on the calling thread. That is their
+  // value only when no launch still queued may write them: a call that waits
+  // (or runs at diagnose's sync points, or on the reference) follows launches
+  // that were waited for. An asynchronous launch records none (0: not
+  // computed) rather than values a kernel on a stream may still be writing.
+  const bool settled = device == nullptr || options.synchronize || sync_points();
   LaunchRecord rec = NewLaunchRecord(seq_.fetch_add(1, std::memory_order_relaxed), op, device, kernel.name, inputs,
-                                     outputs, *attrs, !hooks->empty(), options.fingerprint);
+                                     outputs, *attrs, !hooks->empty(), options.fingerprint && settled);
   rec.times = clock.record();
   OpRun run;
   run.op_id = rec.op_id;
