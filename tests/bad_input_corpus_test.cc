@@ -19,10 +19,7 @@
 namespace opscope {
 namespace {
 
-using ::opscope::testing::InProcess;
-using ::opscope::testing::Shell;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 namespace fs = std::filesystem;
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";

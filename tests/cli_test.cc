@@ -33,13 +33,7 @@ namespace opscope::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::UsageError;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 const std::string kMyOps = std::string(OPSCOPE_BINARY_DIR) + "/lib/libmy_ops.so";
@@ -53,7 +47,7 @@ ToolResult OpsDebug(const std::string& args) {
 ToolResult OpsDebugProcess(const std::string& args) { return Shell(kBin + "ops-debug " + args); }
 
 // The one shape every bad-input failure of ops-debug takes (ExpectUsageError).
-const UsageError kOpsDebugUsage{.tool = "ops-debug", .no_report = true};
+const ::opscope::testing::UsageError kOpsDebugUsage{.tool = "ops-debug", .no_report = true};
 
 std::string ReproOf(const std::string& out) {
   size_t at = out.find("repro: ");

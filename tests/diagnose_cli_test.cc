@@ -21,12 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 const std::string kOpsDebug = kBin + "ops-debug";

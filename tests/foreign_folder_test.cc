@@ -32,10 +32,7 @@
 namespace opscope {
 namespace {
 
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
+using namespace ::opscope::testing;  // tool_test_util.h
 using nlohmann::json;
 namespace fs = std::filesystem;
 

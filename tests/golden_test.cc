@@ -30,10 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::opscope::testing::Shell;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kSource = OPSCOPE_SOURCE_DIR;
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";

@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Result = ::opscope::testing::ToolResult;
-using ::opscope::testing::Slurp;
+using namespace ::opscope::testing;  // tool_test_util.h
 using StatusOrData = ::opscope::StatusOr<::opscope::ReportData>;
 
 class InspectorAccuracy : public ::opscope::testing::InspectorToolTest {

@@ -31,8 +31,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 using Result = ::opscope::testing::ToolResult;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 class InspectorCli : public ::opscope::testing::InspectorToolTest {
  protected:

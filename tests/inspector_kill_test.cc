@@ -38,10 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::opscope::testing::Shell;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kCli = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli";
 const std::string kModels = std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/";

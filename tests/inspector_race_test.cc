@@ -19,9 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::opscope::testing::Shell;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/inspector-cli ";
 

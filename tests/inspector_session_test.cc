@@ -33,8 +33,7 @@ using nlohmann::json;
 constexpr int kDemoDispatches = 2;  // session_demo dispatches Relu and Add itself
 
 using Result = ::opscope::testing::ToolResult;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 std::string Bin(const std::string& name) { return std::string(OPSCOPE_BINARY_DIR) + "/bin/" + name; }
 std::string Model() { return std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/two_branch.onnx"; }

@@ -41,8 +41,7 @@ using nlohmann::json;
 using opscope::graph::Judge;
 using opscope::graph::Spread;
 using Result = ::opscope::testing::ToolResult;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 class InspectorTiming : public ::opscope::testing::InspectorToolTest {
  protected:

@@ -17,10 +17,7 @@
 namespace opscope {
 namespace {
 
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kBin = std::string(OPSCOPE_BINARY_DIR) + "/bin/";
 

@@ -14,12 +14,7 @@ namespace opscope {
 namespace {
 
 namespace fs = std::filesystem;
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kOpsDebug = std::string(OPSCOPE_BINARY_DIR) + "/bin/ops-debug";
 // A memory roof no machine reaches: every kernel is far over twice its bound.

@@ -19,7 +19,7 @@
 namespace opscope::graph {
 namespace {
 
-using ::opscope::testing::TempDir;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 struct Compiled {
   Model model;

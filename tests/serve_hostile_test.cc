@@ -37,9 +37,7 @@ extern char** environ;
 namespace opscope {
 namespace {
 
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::TempDir;
+using namespace ::opscope::testing;  // tool_test_util.h
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;

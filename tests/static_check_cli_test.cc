@@ -15,12 +15,7 @@ namespace opscope {
 namespace {
 
 namespace fs = std::filesystem;
-using ::opscope::testing::Contains;
-using ::opscope::testing::Shell;
-using ::opscope::testing::ExpectUsageError;
-using ::opscope::testing::Slurp;
-using ::opscope::testing::TempDir;
-using ::opscope::testing::ToolResult;
+using namespace ::opscope::testing;  // tool_test_util.h
 
 const std::string kOpsDebug = std::string(OPSCOPE_BINARY_DIR) + "/bin/ops-debug";
 const fs::path kFixtures = fs::path(OPSCOPE_SOURCE_DIR) / "tests" / "static_check";
