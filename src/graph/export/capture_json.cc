@@ -324,16 +324,16 @@ StatusOr<CapturedRun> LoadCapture(const std::string& dir) {
 }
 
 StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run) {
+  return WriteRunExports(run, SummarizeRun(run, kSummaryTopTasks));
+}
+
+StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run, const RunSummary& summarized) {
   OPSCOPE_RETURN_IF_ERROR(CheckIdentity(run));
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
-  const RunSummary summarized = SummarizeRun(run, kSummaryTopTasks);
   const RunTiming& timing = summarized.timing;
-  json graph_json = GraphJson(run.model, run.passes);
-  graph_json["run"] = RunIdentityJson(run.identity);
-  AddTimingToGraphJson(graph_json, timing);
-  OPSCOPE_RETURN_IF_ERROR(
-      WriteFileAtomic(graph, JsonText(graph_json)).WithContext("graph.json"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(graph, GraphJsonText(run.model, run.passes, &run.identity, &timing))
+                              .WithContext("graph.json"));
   TraceData trace_data = BuildTraceData(run.schedule, run.model.compiled, run.device);
   trace_data.run = run.identity;
   AddTiming(trace_data, timing);

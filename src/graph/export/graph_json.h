@@ -22,6 +22,14 @@ namespace opscope::graph {
 
 inline constexpr const char* kGraphSchema = "opscope.graph/1";
 
+struct RunTiming;
+
+// graph.json's text, written as it goes (a 100,000-node model's is about
+// 100 MB: no document of it is built). `run` adds the run's identity,
+// `timing` the run's timing and each compiled node's times ("time_us").
+std::string GraphJsonText(const Model& m, const std::vector<PassResult>& passes, const RunIdentity* run = nullptr,
+                          const RunTiming* timing = nullptr);
+// The same as documents, for small graphs and tests.
 nlohmann::json LayerJson(const Graph& g);
 nlohmann::json GraphJson(const Model& m, const std::vector<PassResult>& passes = {});
 Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path);

@@ -199,7 +199,8 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   // After the run, so that calibrating does not share the machine with it.
   run.peaks = PeaksFor(r);
 
-  ModelRunReport report = graph::ReportOfRun(run, RunCommand(r));
+  const graph::RunSummary summarized = graph::SummarizeRun(run, graph::kSummaryTopTasks);
+  ModelRunReport report = graph::ReportOfRun(run, summarized, RunCommand(r));
   report.outputs = std::move(result.outputs);
   report.output_checks = run.output_checks;
   report.race_check = std::move(result.race_check);
@@ -209,7 +210,7 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
     // capture.json is written last: a kill at any point leaves either the old
     // run whole or files that readers refuse (run_identity.h).
     OPSCOPE_RETURN_IF_ERROR(graph::ClearRunFolder(r.output_dir).WithContext("output_dir"));
-    OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run));
+    OPSCOPE_ASSIGN_OR_RETURN(report.files, graph::WriteRunExports(run, summarized));
     OPSCOPE_RETURN_IF_ERROR(graph::WriteCapture(run));
     report.files.push_back(r.output_dir + "/" + graph::kCaptureFile);
     for (const auto& [pass, model] : snapshots) {

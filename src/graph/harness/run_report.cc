@@ -9,8 +9,11 @@
 namespace opscope::graph {
 
 ModelRunReport ReportOfRun(const CapturedRun& run, std::string repro) {
+  return ReportOfRun(run, SummarizeRun(run, kSummaryTopTasks), std::move(repro));
+}
+
+ModelRunReport ReportOfRun(const CapturedRun& run, const RunSummary& summarized, std::string repro) {
   // Without roofs (an imported run) the roofline, its losses and the suspects stay empty.
-  const RunSummary summarized = SummarizeRun(run, kSummaryTopTasks);
   const Summary& s = summarized.summary;
   const RunTiming& timing = summarized.timing;
   const RoofPeaks peaks = run.peaks.value_or(RoofPeaks{});

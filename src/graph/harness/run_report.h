@@ -8,11 +8,14 @@
 #include <string>
 
 #include "graph/run/captured_run.h"
+#include "graph/run/run_summary.h"
 #include "opscope/model.h"
 
 namespace opscope::graph {
 
-// `repro`: the command line that makes the run again.
+// `repro`: the command line that makes the run again. `summarized`:
+// SummarizeRun(run, kSummaryTopTasks), when the caller has it.
+ModelRunReport ReportOfRun(const CapturedRun& run, const RunSummary& summarized, std::string repro);
 ModelRunReport ReportOfRun(const CapturedRun& run, std::string repro);
 
 }  // namespace opscope::graph

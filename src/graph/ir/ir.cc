@@ -4,6 +4,7 @@
 #include <limits>
 #include <queue>
 #include <set>
+#include <string_view>
 #include <unordered_set>
 
 #include "core/text_distance.h"
@@ -143,7 +144,10 @@ const Node& NodeOnCycle(const std::vector<Node>& nodes, const std::vector<int>& 
 }  // namespace
 
 Status Graph::Rebuild() {
-  std::unordered_map<std::string, size_t> producer_index;
+  // Keys are views of the nodes' own output names: nodes_ is not touched
+  // until the order is known (a 100,000-node graph is rebuilt after every
+  // pass that rewrote it, and copying each name was most of the cost).
+  std::unordered_map<std::string_view, size_t> producer_index;
   producer_index.reserve(nodes_.size() * 2);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     for (const std::string& out : nodes_[i].outputs) {
@@ -155,9 +159,10 @@ Status Graph::Rebuild() {
       }
     }
   }
-  // Stable Kahn: among ready nodes the one earliest in the current order goes first.
+  // Each node's producers, then its users as one flat list per node (CSR).
   std::vector<int> indegree(nodes_.size(), 0);
-  std::vector<std::vector<size_t>> users(nodes_.size());
+  std::vector<size_t> producer_of;  // per (node, input) with a producer, in node order
+  std::vector<size_t> user_count(nodes_.size() + 1, 0);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     for (const std::string& in : nodes_[i].inputs) {
       if (in.empty()) continue;
@@ -172,9 +177,16 @@ Status Graph::Rebuild() {
         continue;
       }
       ++indegree[i];
-      users[it->second].push_back(i);
+      producer_of.push_back(it->second);
+      ++user_count[it->second + 1];
     }
   }
+  for (size_t i = 0; i < nodes_.size(); ++i) user_count[i + 1] += user_count[i];
+  std::vector<size_t> users(producer_of.size()), fill(user_count.begin(), user_count.end() - 1);
+  for (size_t i = 0, k = 0; i < nodes_.size(); ++i) {
+    for (int e = 0; e < indegree[i]; ++e) users[fill[producer_of[k++]]++] = i;
+  }
+  // Stable Kahn: among ready nodes the one earliest in the current order goes first.
   std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (indegree[i] == 0) ready.push(i);
@@ -186,18 +198,24 @@ Status Graph::Rebuild() {
     size_t i = ready.top();
     ready.pop();
     order.push_back(i);
-    for (size_t u : users[i]) {
-      if (--remaining[u] == 0) ready.push(u);
+    for (size_t k = user_count[i]; k < user_count[i + 1]; ++k) {
+      if (--remaining[users[k]] == 0) ready.push(users[k]);
     }
   }
   if (order.size() != nodes_.size()) {
-    const Node& n = NodeOnCycle(nodes_, remaining, producer_index);
+    std::unordered_map<std::string, size_t> by_name(producer_index.begin(), producer_index.end());
+    const Node& n = NodeOnCycle(nodes_, remaining, by_name);
     return InvalidArgumentError("the graph has a cycle through " + NodeWhat(n));
   }
-  std::vector<Node> sorted;
-  sorted.reserve(nodes_.size());
-  for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
-  nodes_ = std::move(sorted);
+  producer_index.clear();  // its views die with the moves below
+  bool in_order = true;
+  for (size_t i = 0; i < order.size() && in_order; ++i) in_order = order[i] == i;
+  if (!in_order) {  // after the first rebuild, mostly already sorted
+    std::vector<Node> sorted;
+    sorted.reserve(nodes_.size());
+    for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
+    nodes_ = std::move(sorted);
+  }
 
   index_.clear();
   index_.reserve(nodes_.size() * 2);
@@ -220,12 +238,18 @@ Status Graph::Rebuild() {
   }
   for (const std::string& name : inputs_) GetOrAddValue(name).is_graph_input = true;
   for (const std::string& name : outputs_) GetOrAddValue(name).is_graph_output = true;
-  std::erase_if(value_order_, [&](const std::string& name) {
-    const Value& v = values_.at(name);
-    if (v.producer >= 0 || !v.consumers.empty() || v.is_graph_input || v.is_graph_output) return false;
-    values_.erase(name);
-    return true;
-  });
+  // Values nothing touches any more: found by walking the map, so a rebuild
+  // that left none (the usual case) looks no name up again.
+  std::unordered_set<std::string_view> dead;
+  for (const auto& [name, v] : values_) {
+    if (v.producer < 0 && v.consumers.empty() && !v.is_graph_input && !v.is_graph_output) dead.insert(name);
+  }
+  if (!dead.empty()) {
+    std::erase_if(value_order_, [&](const std::string& name) { return dead.count(name) != 0; });
+    for (std::string_view name : std::vector<std::string_view>(dead.begin(), dead.end())) {
+      values_.erase(std::string(name));
+    }
+  }
   return Status::Ok();
 }
 

@@ -138,13 +138,5 @@ nlohmann::json RunTimingJson(const RunTiming& t) {
           {"total_task", SpreadJson(t.total_task)}};
 }
 
-void AddTimingToGraphJson(nlohmann::json& graph, const RunTiming& t) {
-  graph["timing"] = RunTimingJson(t);
-  if (!graph.contains("compiled") || !graph["compiled"].contains("nodes")) return;
-  for (nlohmann::json& n : graph["compiled"]["nodes"]) {
-    auto it = t.nodes.find(n.value("node_id", int64_t{-1}));
-    if (it != t.nodes.end()) n["time_us"] = SpreadJson(it->second);
-  }
-}
 
 }  // namespace opscope::graph

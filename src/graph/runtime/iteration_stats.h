@@ -80,8 +80,5 @@ std::vector<double> TaskMediansUs(const RunTiming& t);
 // {"warmup", "iterations", "median_iteration", "statistic", "span", "total_task"}:
 // what graph.json, summary.json and trace.json carry as "timing".
 nlohmann::json RunTimingJson(const RunTiming& t);
-// graph.json: "timing" at the top, and "time_us" (SpreadJson of the
-// per-iteration total of its tasks) on every compiled node that ran one.
-void AddTimingToGraphJson(nlohmann::json& graph, const RunTiming& t);
 
 }  // namespace opscope::graph
