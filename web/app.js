@@ -14,9 +14,36 @@ var opscope = window.opscope || (window.opscope = {});
   const ROOFLINE = 'roofline.svg';
   const ACCURACY = 'accuracy.json';  // inspector-cli accuracy, written beside the run
 
-  function embedded(name) {
+  // Uint8Array.fromBase64 where the browser has it; else four characters to
+  // three bytes through a table (atob's string, read a char at a time, took
+  // half a second for a 100,000-node run's 15 MB).
+  function base64Bytes(text) {
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+    const table = new Uint8Array(128);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    for (let i = 0; i < 64; ++i) table[alphabet.charCodeAt(i)] = i;
+    const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+    const out = new Uint8Array(text.length / 4 * 3 - pad);
+    let o = 0;
+    for (let i = 0; i < text.length; i += 4) {
+      const g = (table[text.charCodeAt(i)] << 18) | (table[text.charCodeAt(i + 1)] << 12) |
+        (table[text.charCodeAt(i + 2)] << 6) | table[text.charCodeAt(i + 3)];
+      if (o < out.length) out[o++] = g >> 16;
+      if (o < out.length) out[o++] = (g >> 8) & 255;
+      if (o < out.length) out[o++] = g & 255;
+    }
+    return out;
+  }
+
+  // Data of 1 MiB or more comes gzipped, in base64 (report/report_page.h):
+  // inflated here by the browser's own DecompressionStream.
+  async function embedded(name) {
     const e = document.getElementById('opscope-data-' + name);
-    return e ? JSON.parse(e.textContent) : null;
+    if (!e) return null;
+    if (e.dataset.encoding !== 'gzip+base64') return JSON.parse(e.textContent);
+    const bytes = base64Bytes(e.textContent.trim());
+    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+    return JSON.parse(text);
   }
 
   // Which run wrote a file: graph.json and summary.json say it in "run",
@@ -43,12 +70,13 @@ var opscope = window.opscope || (window.opscope = {});
   // A run: {graph, trace, summary, roofline (SVG text, or null), title}; graph
   // and summary are null for a trace alone.
   async function loadRun() {
-    const trace = embedded('trace.json');
+    const trace = await embedded('trace.json');
     if (trace) {
-      const page = embedded('page') || {};
+      const page = (await embedded('page')) || {};
+      const [graph, summary, diagnosis, diff, accuracy] = await Promise.all(
+        ['graph.json', 'summary.json', 'diagnosis', 'diff.json', 'accuracy.json'].map(embedded));
       // The roofline chart, when there is one, is already in the page's markup.
-      return {graph: embedded('graph.json'), trace, summary: embedded('summary.json'), roofline: null, title: page.title,
-        diagnosis: embedded('diagnosis'), diff: embedded('diff.json'), accuracy: embedded('accuracy.json')};
+      return {graph, trace, summary, roofline: null, title: page.title, diagnosis, diff, accuracy};
     }
     if (location.protocol === 'file:') return null;  // fetch cannot read files next to a file:// page
     const get = async (f, as) => {

@@ -38,21 +38,41 @@ var opscope = window.opscope || (window.opscope = {});
         const c = compiledById.get(n.compiled_node_id);
         if (c) n.reason = `fused into ${c.op_type} '${c.name}' (node ${c.node_id})`;
       }
-      for (const t of [...(n.inputs || []), ...(n.outputs || [])]) {
-        const v = valueByName.get(t.name);
-        if (v && !('dtype' in t)) Object.assign(t, {dtype: v.dtype, shape: v.shape});
+      for (const list of [n.inputs, n.outputs]) {
+        for (const t of list || []) {
+          if ('dtype' in t) continue;
+          const v = valueByName.get(t.name);
+          if (v) {
+            t.dtype = v.dtype;
+            t.shape = v.shape;
+          }
+        }
       }
     }
     const byId = new Map(nodes.map((n) => [n.node_id, n]));
-    const seen = new Set();
+    // One edge per producer and consumer. A value lists each consumer once,
+    // so only a producer of several values needs a set of the consumers it
+    // already links (string keys for every pair cost a 100,000-node model
+    // a quarter of a second).
+    const firstConsumers = new Map(), linked = new Map();
     const edges = [];
     for (const v of layer.values || []) {
-      if (v.producer === null || v.producer === undefined || !byId.has(v.producer)) continue;
+      const p = v.producer;
+      if (p === null || p === undefined || !byId.has(p)) continue;
+      let seen = null;
+      if (firstConsumers.has(p)) {
+        seen = linked.get(p);
+        if (!seen) linked.set(p, seen = new Set(firstConsumers.get(p)));
+      } else {
+        firstConsumers.set(p, v.consumers || []);
+      }
       for (const c of v.consumers || []) {
-        const key = v.producer + '>' + c;
-        if (!byId.has(c) || seen.has(key)) continue;
-        seen.add(key);
-        edges.push({from: v.producer, to: c, value: v.name});
+        if (!byId.has(c)) continue;
+        if (seen) {
+          if (seen.has(c)) continue;
+          seen.add(c);
+        }
+        edges.push({from: p, to: c, value: v.name});
       }
     }
     // layout: the library's scopes, their topology and the opening view (graph_layout.js).

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "core/gzip.h"
+#include "core/sha256.h"
 #include "opscope/npy.h"
 #include "core/json_text.h"
 #include "opscope/model.h"
@@ -42,6 +44,13 @@ StatusOr<std::string> BuildReportHtml(const ReportData& data) {
   const std::string page(index->data);
   std::string json_data;
   const auto embed = [&](const std::string& id, const std::string& json) {
+    if (json.size() >= kGzipEmbeddedFrom) {
+      const std::string gz = Gzip(json);
+      json_data += "<script type=\"application/octet-stream\" id=\"opscope-data-" + id +
+                   "\" data-encoding=\"gzip+base64\">" +
+                   Base64({reinterpret_cast<const uint8_t*>(gz.data()), gz.size()}) + "</script>\n";
+      return;
+    }
     json_data += "<script type=\"application/json\" id=\"opscope-data-" + id + "\">" + EscapeJsonForScript(json) +
                  "</script>\n";
   };

@@ -18,6 +18,7 @@
 //   OPSCOPE_ASSIGN_OR_RETURN(std::string page, BuildDiagnosisHtml(DiagnosisJson(d), "diag/diagnosis.json"));
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -31,10 +32,18 @@ namespace opscope {
 // `<!--` in a node name can end or confuse the element.
 std::string EscapeJsonForScript(std::string_view json);
 
+// Embedded data this large or larger goes in gzipped, as base64 in a
+// <script type="application/octet-stream" data-encoding="gzip+base64">,
+// which web/app.js inflates with the browser's DecompressionStream: JSON
+// shrinks about 8x, so a 100,000-node run's page is 15 MB, not 92. Smaller
+// data stays readable JSON.
+inline constexpr size_t kGzipEmbeddedFrom = size_t{1} << 20;
+
 // index.html with the CSS and scripts it links inlined, each file of `data`
 // embedded as <script type="application/json" id="opscope-data-trace.json">
 // (graph, summary, diagnosis and diff only when present; slimmed by
-// report/page_data.h), the roofline chart inline in its panel, and a
+// report/page_data.h; gzipped from kGzipEmbeddedFrom bytes), the roofline
+// chart inline in its panel, and a
 // Content-Security-Policy naming what was inlined (report/page_policy.h).
 // An error when the trace is empty, only one of graph and summary is given,
 // or the chart fails CheckInlineSvg.
