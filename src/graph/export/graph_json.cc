@@ -175,7 +175,7 @@ void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing) {
   const GraphLayout gl = LayoutGraph(g);
   w.BeginObject();
   WriteStrings(w.Key("inputs"), g.inputs());
-  w.Key("layout").Raw(JsonText(LayoutJson(gl)));
+  WriteLayoutJson(w.Key("layout"), gl);
   if (g.memory().planned) {
     const MemoryPlan& m = g.memory();
     w.Key("memory").BeginObject().Key("arena_bytes").Int(m.arena_bytes).Key("max_live_bytes").Int(m.max_live_bytes);

@@ -130,11 +130,6 @@ void FoldForOpening(GraphLayout& gl) {
 
 double Round(double v) { return std::round(v * 10) / 10; }
 
-json BoxJson(const layout::Box& b) {
-  if (!b.visible) return nullptr;
-  return json::array({Round(b.x), Round(b.y), Round(b.width), Round(b.height)});
-}
-
 }  // namespace
 
 GraphLayout LayoutGraph(const Graph& g) {
@@ -189,61 +184,91 @@ GraphLayout LayoutGraph(const Graph& g) {
   return gl;
 }
 
-json LayoutJson(const GraphLayout& gl) {
+namespace {
+
+void WriteBox(JsonWriter& w, const layout::Box& b) {
+  if (!b.visible) {
+    w.Null();
+    return;
+  }
+  w.BeginArray().Double(Round(b.x)).Double(Round(b.y)).Double(Round(b.width)).Double(Round(b.height)).EndArray();
+}
+
+void WriteEnd(JsonWriter& w, const GraphLayout& gl, bool scope, int index) {
+  if (scope) w.BeginObject().Key("scope").Int(index).EndObject();
+  else w.BeginObject().Key("node").Int(gl.item_node[index]).EndObject();
+}
+
+}  // namespace
+
+// Members in sorted order, as nlohmann's documents wrote them.
+void WriteLayoutJson(JsonWriter& w, const GraphLayout& gl) {
   const layout::Spacing& sp = gl.request.spacing;
-  json scopes = json::array();
+  w.BeginObject();
+  // Keyed by node id as text, in the text's order.
+  std::map<std::string, const std::vector<int64_t>*> attached;
+  for (const auto& [node, consumers] : gl.attached) attached.emplace(std::to_string(node), &consumers);
+  w.Key("attached").BeginObject();
+  for (const auto& [node, consumers] : attached) {
+    w.Key(node).BeginArray();
+    for (int64_t c : *consumers) w.Int(c);
+    w.EndArray();
+  }
+  w.EndObject();
+  w.Key("crossings").Int(gl.layout.crossings).Key("height").Double(Round(gl.layout.height));
+  w.Key("node_height").Double(kNodeHeight).Key("node_width").Double(kNodeWidth);
+  w.Key("routes").BeginArray();
+  for (const layout::Route& r : gl.layout.routes) {
+    w.BeginObject();
+    WriteEnd(w.Key("from"), gl, r.from_scope, r.from);
+    w.Key("points").BeginArray();
+    for (double v : r.points) w.Double(Round(v));
+    w.EndArray();
+    WriteEnd(w.Key("to"), gl, r.to_scope, r.to);
+    w.Key("weight").Int(r.weight).EndObject();
+  }
+  w.EndArray();
+  w.Key("scopes").BeginArray();
   for (size_t s = 0; s < gl.request.scopes.size(); ++s) {
     const layout::ScopeTopology& t = gl.layout.topology[s];
+    w.BeginObject();
+    WriteBox(w.Key("box"), gl.layout.scopes[s]);
+    w.Key("crossings").Int(t.crossings);
+    // Edges as [from, to, reversed, weight, dummies].
+    w.Key("edges").BeginArray();
+    for (const layout::LocalEdge& e : t.edges) {
+      w.BeginArray().Int(e.from).Int(e.to).Bool(e.reversed).Int(e.weight).BeginArray();
+      for (int d : e.dummies) w.Int(d);
+      w.EndArray().EndArray();
+    }
+    w.EndArray();
+    w.Key("folded").Bool(gl.request.scopes[s].folded).Key("id").Int(static_cast<int64_t>(s));
+    w.Key("label").String(gl.scope_label[s]).Key("nodes").Int(gl.scope_nodes[s]);
+    w.Key("parent").Int(gl.request.scopes[s].parent).Key("path").String(gl.scope_path[s]);
+    w.Key("ranks").Int(static_cast<int64_t>(t.ranks.size()));
     // Slots as [kind, id, rank, order]: kind 0 a node (its node_id), 1 a
     // scope, 2 a dummy (its edge's index in "edges").
-    json slots = json::array();
+    w.Key("slots").BeginArray();
     for (const layout::Slot& slot : t.slots) {
       const int64_t id = slot.kind == layout::Slot::kItem ? gl.item_node[slot.index] : slot.index;
-      slots.push_back(json::array({static_cast<int>(slot.kind), id, slot.rank, slot.order}));
+      w.BeginArray().Int(static_cast<int>(slot.kind)).Int(id).Int(slot.rank).Int(slot.order).EndArray();
     }
-    json edges = json::array();
-    for (const layout::LocalEdge& e : t.edges) {
-      edges.push_back(json::array({e.from, e.to, e.reversed, e.weight, e.dummies}));
-    }
-    scopes.push_back({{"id", s},
-                      {"parent", gl.request.scopes[s].parent},
-                      {"path", gl.scope_path[s]},
-                      {"label", gl.scope_label[s]},
-                      {"nodes", gl.scope_nodes[s]},
-                      {"folded", gl.request.scopes[s].folded},
-                      {"box", BoxJson(gl.layout.scopes[s])},
-                      {"ranks", t.ranks.size()},
-                      {"crossings", t.crossings},
-                      {"slots", std::move(slots)},
-                      {"edges", std::move(edges)}});
+    w.EndArray();
+    w.EndObject();
   }
-  json routes = json::array();
-  for (const layout::Route& r : gl.layout.routes) {
-    json points = json::array();
-    for (double v : r.points) points.push_back(Round(v));
-    routes.push_back({{"from", r.from_scope ? json{{"scope", r.from}} : json{{"node", gl.item_node[r.from]}}},
-                      {"to", r.to_scope ? json{{"scope", r.to}} : json{{"node", gl.item_node[r.to]}}},
-                      {"weight", r.weight},
-                      {"points", std::move(points)}});
-  }
-  json attached = json::object();
-  for (const auto& [node, consumers] : gl.attached) attached[std::to_string(node)] = consumers;
-  return {{"node_width", kNodeWidth},
-          {"node_height", kNodeHeight},
-          {"spacing",
-           {{"node_gap", sp.node_gap},
-            {"rank_gap", sp.rank_gap},
-            {"pad", sp.pad},
-            {"header", sp.header},
-            {"dummy_gap", sp.dummy_gap},
-            {"folded_width", sp.folded_width},
-            {"folded_height", sp.folded_height}}},
-          {"width", Round(gl.layout.width)},
-          {"height", Round(gl.layout.height)},
-          {"crossings", gl.layout.crossings},
-          {"scopes", std::move(scopes)},
-          {"routes", std::move(routes)},
-          {"attached", std::move(attached)}};
+  w.EndArray();
+  w.Key("spacing").BeginObject().Key("dummy_gap").Double(sp.dummy_gap).Key("folded_height").Double(sp.folded_height);
+  w.Key("folded_width").Double(sp.folded_width).Key("header").Double(sp.header).Key("node_gap").Double(sp.node_gap);
+  w.Key("pad").Double(sp.pad).Key("rank_gap").Double(sp.rank_gap).EndObject();
+  w.Key("width").Double(Round(gl.layout.width));
+  w.EndObject();
+}
+
+json LayoutJson(const GraphLayout& gl) {
+  std::string text;
+  JsonWriter w(text);
+  WriteLayoutJson(w, gl);
+  return json::parse(text);
 }
 
 }  // namespace opscope::graph

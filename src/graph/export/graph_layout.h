@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_writer.h"
 #include "graph/ir/ir.h"
 #include "layout/layered.h"
 
@@ -40,6 +41,8 @@ GraphLayout LayoutGraph(const Graph& g);
 
 // The layer's "layout" member of graph.json: scopes (with their frames and
 // the topology a fold needs to re-place them), routes of the opening view.
+// Written as it goes; LayoutJson is the same as a document (tests).
+void WriteLayoutJson(JsonWriter& w, const GraphLayout& gl);
 nlohmann::json LayoutJson(const GraphLayout& gl);
 
 }  // namespace opscope::graph
