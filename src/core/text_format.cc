@@ -53,10 +53,14 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-std::string ShortHex(uint64_t v) {
+std::string Hex16(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  std::string s = buf;
+  return buf;
+}
+
+std::string ShortHex(uint64_t v) {
+  const std::string s = Hex16(v);
   return s.substr(0, 4) + "\u2026" + s.substr(s.size() - 4);
 }
 

@@ -24,6 +24,9 @@ std::string WithThousands(int64_t n);
 std::string MaskAddress(const void* p);
 // An address or id as every report prints it: "0x7f3a2c001000".
 std::string Hex(uint64_t v);
+// A 64-bit key or fingerprint in full, as reports keep them: 16 hex digits,
+// zero-padded ("00a1b2c3d4e5f607").
+std::string Hex16(uint64_t v);
 // op_id in hex, shortened the same way.
 std::string ShortHex(uint64_t v);
 // A number as reports print it: 7 significant digits ("%.7g").

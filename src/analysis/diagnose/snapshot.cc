@@ -8,11 +8,6 @@
 
 namespace opscope {
 
-std::string HexId(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 DiagTensor ToDiagTensor(const FlightTensor& t, const std::string& role) {
   DiagTensor d;
@@ -22,7 +17,7 @@ DiagTensor ToDiagTensor(const FlightTensor& t, const std::string& role) {
   for (int i = 0; i < t.rank && i < kFlightMaxRanks; ++i) d.shape.push_back(t.dims[i]);
   d.address = t.address;
   d.bytes = t.bytes;
-  d.fingerprint = role == "input" && t.fingerprint ? HexId(t.fingerprint) : "";
+  d.fingerprint = role == "input" && t.fingerprint ? Hex16(t.fingerprint) : "";
   d.has_stats = t.has_stats != 0;
   d.count = t.count, d.nan = t.nan, d.inf = t.inf;
   d.min = t.min, d.max = t.max, d.mean = t.mean;
@@ -71,8 +66,8 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring) {
       d.kind = "launch";
       d.op = l.op, d.kernel = l.kernel, d.device = l.device, d.attrs = l.attrs, d.error = l.error;
       d.op_id = ShortHex(l.op_id);
-      d.instance_key = l.instance_key ? HexId(l.instance_key) : "";
-      d.input_fingerprint = l.input_fingerprint ? HexId(l.input_fingerprint) : "";
+      d.instance_key = l.instance_key ? Hex16(l.instance_key) : "";
+      d.input_fingerprint = l.input_fingerprint ? Hex16(l.input_fingerprint) : "";
       d.stream_id = l.stream_id;
       switch (static_cast<FlightState>(l.state)) {
         case FlightState::kFinished: d.state = "finished"; break;

@@ -25,7 +25,6 @@ std::vector<DiagLaunch> BuildTrajectory(const FlightRingData& ring);
 // refused one (an error status, a shape), else the earliest unfinished.
 int FindFailingLaunch(const std::vector<DiagLaunch>& trajectory, DiagnosisStatus status);
 
-std::string HexId(uint64_t v);  // "0x7f3a…" in full: addresses and keys
 DiagTensor ToDiagTensor(const FlightTensor& t, const std::string& role);
 
 }  // namespace opscope

@@ -44,10 +44,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
   j["op"] = r.op;
   j["op_id"] = ShortHex(r.op_id);
   if (r.instance_key) {
-    char key[24], data[24];
-    std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(r.instance_key));
-    std::snprintf(data, sizeof data, "%016llx", static_cast<unsigned long long>(r.input_fingerprint));
-    j["instance"] = {{"key", key}, {"input_fingerprint", data}};
+    j["instance"] = {{"key", Hex16(r.instance_key)}, {"input_fingerprint", Hex16(r.input_fingerprint)}};
   }
   j["device"] = r.device;
   j["kernel"] = r.kernel;

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/command_line.h"
 #include "core/file_util.h"
+#include "core/text_format.h"
 #include "graph/export/capture_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/harness/accuracy_json.h"
@@ -497,10 +498,7 @@ StatusOr<AccuracyReport> RunAccuracy(const AccuracyRequest& r) {
       auto found = in.empty() ? values.end() : values.find(in);
       real.push_back(found == values.end() ? Tensor() : found->second);
     }
-    char key[32];
-    std::snprintf(key, sizeof key, "%016llx",
-                  static_cast<unsigned long long>(OpInstanceKey(n.op_type, n.attrs, real)));
-    a.instance_key = key;
+    a.instance_key = Hex16(OpInstanceKey(n.op_type, n.attrs, real));
     report.nodes.push_back(std::move(a));
     order.push_back(position);
   }

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <random>
 
+#include "core/text_format.h"
 #include "opscope/npy.h"
 
 namespace opscope::graph {
@@ -46,9 +47,7 @@ StatusOr<std::string> ModelFingerprint(const std::string& path) {
   OPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return std::to_string(bytes.size()) + ":" + hex;
+  return std::to_string(bytes.size()) + ":" + Hex16(h);
 }
 
 }  // namespace opscope::graph
