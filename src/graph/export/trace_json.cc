@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/json_text.h"
+#include "core/json_writer.h"
 #include "core/text_format.h"
 #include "opscope/npy.h"
 
@@ -109,33 +110,14 @@ inline bool NeedsEscape(std::string_view s) {
   return false;
 }
 
-// Invalid UTF-8 becomes U+FFFD (3 bytes for 1: within StrBound), so the
-// file stays readable by every JSON parser, our own export included.
+// The slow path, for a name that needs escaping (core/json_writer.h's rule:
+// invalid UTF-8 becomes U+FFFD, 3 bytes for 1, within StrBound), so the file
+// stays readable by every JSON parser, our own export included.
 char* EscapedBody(char* p, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x80) {
-      const size_t n = Utf8SequenceLength(s, i);
-      if (n == 0) {
-        p = Lit(p, "\xEF\xBF\xBD");
-      } else {
-        p = Bytes(p, s.substr(i, n));
-        i += n - 1;
-      }
-    } else if (c == '"' || c == '\\') {
-      *p++ = '\\';
-      *p++ = c;
-    } else if (u < 0x20) {
-      p = Lit(p, "\\u00");
-      *p++ = kHex[u >> 4];
-      *p++ = kHex[u & 15];
-    } else {
-      *p++ = c;
-    }
-  }
-  return p;
+  thread_local std::string body;
+  body.clear();
+  AppendJsonEscaped(body, s);
+  return Bytes(p, body);
 }
 
 inline char* Str(char* p, std::string_view s) {
