@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
@@ -464,6 +465,12 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     if constexpr (std::is_same_v<C, float>) {
       if (K <= dense::kSmallK) small_k = dense::Avx2SmallKGemm();
     }
+    // What the small-k kernel applies itself: no activation, ReLU or Clip.
+    const bool clamp_only = e.act == dense::Act::kNone || e.act == dense::Act::kRelu || e.act == dense::Act::kClip;
+    const float inf = std::numeric_limits<float>::infinity();
+    const float clamp_lo = e.act == dense::Act::kRelu ? 0.0f
+                           : e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.lo) : -inf;
+    const float clamp_hi = e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.hi) : inf;
     const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
@@ -491,21 +498,32 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
               cols = col.data();
               ldb = p1 - p0;
             }
+            if constexpr (std::is_same_v<C, float>) {
+              if (small_k != nullptr) {
+                // One pass: each row starts at its bias, a ReLU or Clip is
+                // applied as the kernel stores; other activations after it.
+                thread_local std::vector<float> zeros;
+                const float* init = nullptr;
+                if (bias != nullptr) {
+                  init = bias + grp * mg + m0;
+                } else {
+                  zeros.assign(static_cast<size_t>(m1 - m0), 0.0f);
+                  init = zeros.data();
+                }
+                small_k(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, cols, ldb, yg + m0 * P + p0, P, init,
+                        clamp_lo, clamp_hi);
+                if (!clamp_only) {
+                  for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
+                }
+                continue;
+              }
+            }
             // The tile starts at its bias (dense::FillBlock says why), the GEMM adds to it.
             for (int64_t m = m0; m < m1; ++m) {
               std::fill(yg + m * P + p0, yg + m * P + p1, bias != nullptr ? bias[grp * mg + m] : C(0));
             }
-            bool done = false;
-            if constexpr (std::is_same_v<C, float>) {
-              if (small_k != nullptr) {
-                small_k(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, cols, ldb, yg + m0 * P + p0, P);
-                done = true;
-              }
-            }
-            if (!done) {
-              dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
-                          yg + m0 * P + p0, P);
-            }
+            dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
+                        yg + m0 * P + p0, P);
             for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
           }
         }, 1));

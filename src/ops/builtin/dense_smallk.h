@@ -19,8 +19,13 @@ namespace opscope::dense {
 // Above this the B panel leaves L1 and L2 for good and OpenBLAS's packing pays.
 inline constexpr int64_t kSmallK = 256;
 
+// With `row_init`, C's row i starts at row_init[i] instead of its own value
+// (C is then only written: a convolution's bias without a pass to fill it),
+// and each result is clamped to [lo, hi] as it is stored, as std::min(
+// std::max(x, lo), hi) would (NaN stays NaN): a ReLU or Clip in the same
+// pass. Without them (nullptr, -inf, +inf) it is C += A * B.
 using SmallKGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                              int64_t ldb, float* c, int64_t ldc);
+                              int64_t ldb, float* c, int64_t ldc, const float* row_init, float lo, float hi);
 
 // The AVX2+FMA kernel (dense_smallk_avx2.cc), or nullptr when the CPU lacks
 // them or OPSCOPE_SCALAR_MATH is set (then OpenBLAS runs every GEMM).

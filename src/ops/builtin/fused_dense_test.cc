@@ -5,6 +5,7 @@
 // columns, each block's bias and activation applied as it is written.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <vector>
@@ -145,6 +146,26 @@ TEST(FusedConv, AClipWithOneBoundLeavesTheOtherSideUnbounded) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_EQ(Values(r->outputs[0]), (std::vector<double>{-inf, -2, 0.5})) << DTypeName(t);
     }
+  }
+}
+
+// The small-k kernel starts each row at its bias and clamps a ReLU or Clip as
+// it stores: NaN must stay NaN there as in the reference (x < 0 is false for
+// NaN), with and without a bias, across row blocks of six and a masked panel.
+TEST(FusedConv, NaNPassesThroughTheClampsTheSmallKKernelApplies) {
+  for (const char* act : {"activation=Relu", "activation=Clip,activation_min=-1,activation_max=0.5", ""}) {
+    SCOPED_TRACE(act);
+    Tensor x = Random(DType::kF32, Shape({1, 5, 7, 9}), 11);
+    float* xs = x.data<float>();
+    for (int64_t i = 0; i < x.numel(); i += 13) xs[i] = std::numeric_limits<float>::quiet_NaN();
+    const Tensor w = Random(DType::kF32, Shape({13, 5, 1, 1}), 12), b = Random(DType::kF32, Shape({13}), 13);
+    ExpectFusedMatches("FusedConv", {x, w, b}, act, {{"tile", 64}});
+    ExpectFusedMatches("FusedConv", {x, w}, act);
+    const StatusOr<OpRun> r = RunCpu("FusedConv", {x, w}, ParseAttrs("FusedConv", act));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    int64_t nans = 0;
+    for (double v : Values(r->outputs[0])) nans += std::isnan(v) ? 1 : 0;
+    EXPECT_GT(nans, 0) << "a NaN input reaches the output";
   }
 }
 
