@@ -245,6 +245,11 @@ TEST(SweepCli, GraphSweepsTheTopTasks) {
   ToolResult missing = testing::Shell(kOpsDebug + " sweep --graph /nonexistent.onnx --output-dir " + none.string());
   EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
   EXPECT_TRUE(Contains(missing.err, "--graph /nonexistent.onnx")) << missing.err;
+  // A value no conv takes skips every task: nothing swept is not a pass.
+  ToolResult all_skipped = testing::Shell(base + "--top 2 --tunable tile=7 --output-dir " + (tmp.path() / "skip").string());
+  EXPECT_EQ(all_skipped.exit_code, 1) << all_skipped.out << all_skipped.err;
+  EXPECT_TRUE(Contains(all_skipped.out, "tile' takes 0, 64, 256, 1024; 7 is not one of them")) << all_skipped.out;
+  EXPECT_TRUE(Contains(all_skipped.out, "verdict   nothing swept: each of the 2 task(s) was skipped")) << all_skipped.out;
 }
 
 }  // namespace

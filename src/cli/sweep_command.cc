@@ -101,17 +101,25 @@ StatusOr<int> RunGraphSweep(const SweepFlags& f, std::ostream& out, std::ostream
         << " in the model run  inputs " << ShapesText(node.input_shapes)
         << (node.attrs.empty() ? "" : "  attrs " + node.attrs) << "\n";
   };
-  int code = 0;
+  int code = 0, swept = 0, skipped = 0;
   r.on_swept = [&](const SweptNode& s) {
     if (IsTerminal(err)) err << "\r\033[K" << std::flush;
     if (!s.report) {
       out << "skipped   " << s.skipped << "\n";
+      ++skipped;
       return;
     }
+    ++swept;
     code = std::max(code, PrintSwept(*s.report, (fs::path(s.dir) / "sweep.json").string(), s.page, out));
   };
   OPSCOPE_ASSIGN_OR_RETURN(ModelSweep sweep, SweepModel(r));
-  return sweep.complete ? code : 130;
+  if (!sweep.complete) return 130;
+  // A sweep that swept nothing found no best candidate: not a pass.
+  if (swept == 0 && skipped > 0) {
+    out << "\nverdict   nothing swept: each of the " << skipped << " task(s) was skipped (the reasons above)\n";
+    return 1;
+  }
+  return code;
 }
 
 StatusOr<SweepRequest> SweepRequestFromFlags(const SweepFlags& f) {
