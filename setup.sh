@@ -52,7 +52,17 @@ if [ "$(cat tools/ort/node_modules/.opscope-lock-sha256 2>/dev/null)" != "$lock_
 fi
 
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Every tree is a unity build (cmake/unity_batches.cmake joins up to 8
+# sources of a target into one, with paths a second clone shares): the heavy
+# headers (CLI11, nlohmann/json, fmt, gtest) are then parsed and their inline
+# code generated once per batch, not once per file. Eight files of
+# graph/run/ took g++ -O2 67 s one by one and 25 s as one unit; the
+# sanitizer trees built in half the time (docs/testing.md, "CI time"). What
+# it costs: a .cc that forgets an include can compile in its batch until the
+# batches change, and a rebuild after one edit recompiles the edited file's
+# batch. `cmake -S . -B mybuild -G Ninja` (OPSCOPE_UNITY off) builds one
+# object per file for a developer who wants either back.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSCOPE_UNITY=ON >/dev/null
 ninja -C build -j"$jobs"
 # clang makes the ASan tree: with libFuzzer's coverage in the same objects,
 # it holds the fuzz targets of fuzz/ too (docs/fuzzing.md), at the cost
@@ -60,13 +70,6 @@ ninja -C build -j"$jobs"
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
   rm -rf build-asan
 fi
-# The sanitizer trees are unity builds (cmake/unity_batches.cmake joins up
-# to 8 sources of a target into one, with paths a second clone shares): the
-# heavy headers (CLI11, nlohmann/json, fmt, gtest) are then parsed and their
-# inline code instrumented once per batch, not once per file, which halves
-# these trees' build time (docs/testing.md, "CI time"). build/
-# stays one object per file: a file that forgets an include fails there, and
-# a developer's rebuild after one edit stays one file's.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPSCOPE_SANITIZE=ON \
   -DOPSCOPE_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=OFF -DOPSCOPE_UNITY=ON >/dev/null
 ninja -C build-asan -j"$jobs"

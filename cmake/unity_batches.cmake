@@ -1,4 +1,4 @@
-# OPSCOPE_UNITY: the sanitizer trees join up to 8 C++ sources of a target
+# OPSCOPE_UNITY: setup.sh's trees join up to 8 C++ sources of a target
 # into one translation unit, as CMake's CMAKE_UNITY_BUILD does, but write
 # each batch with paths relative to itself ("../../../../src/core/npy.cc").
 # CMake 3.25 writes absolute ones, so a unity object compiled in one clone
