@@ -18,6 +18,7 @@
 #include "status_error.h"
 #include "core/json_text.h"
 #include "graph/export/capture_json.h"
+#include "graph/export/graph_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/run/node_path.h"
 #include "opscope/compare.h"
@@ -93,6 +94,16 @@ std::string CheckRunFolder(const std::string& dir) {
   return id->id;
 }
 
+// graph.json's text with what version 2 leaves out written back in
+// (graph/export/graph_json.h's ExpandGraphJson): the same reader the tools'
+// tests use, so a script sees every node's tensors, layer and reason.
+std::string ExpandGraphJsonText(const std::string& text, const std::string& path) {
+  nlohmann::json g = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (g.is_discarded()) Raise(InvalidArgumentError(path + ": not valid JSON"));
+  graph::ExpandGraphJson(g);
+  return JsonText(g);
+}
+
 }  // namespace
 }  // namespace opscope::python
 
@@ -102,6 +113,7 @@ PYBIND11_MODULE(_opscope, m) {
         py::arg("rtol"), py::arg("max_ulp"), py::arg("strict"), py::arg("worst"), py::arg("name"),
         py::arg("actual_bf16") = false, py::arg("expected_bf16") = false);
   m.def("check_run_folder", &opscope::python::CheckRunFolder, py::arg("dir"));
+  m.def("expand_graph_json", &opscope::python::ExpandGraphJsonText, py::arg("text"), py::arg("path"));
   m.def("node_path", &opscope::python::NodePath, py::arg("dir"), py::arg("node"), py::arg("depth"));
   m.def("diff_runs", &opscope::python::DiffRuns, py::arg("base_dir"), py::arg("new_dir"), py::arg("threshold_time_pct"),
         py::arg("allow_different_models"), py::arg("top"));

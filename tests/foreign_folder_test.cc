@@ -27,6 +27,7 @@
 #include "core/text_format.h"
 #include "opscope/npy.h"
 #include "opscope/tensor.h"
+#include "graph_json_test_util.h"
 #include "tool_test_util.h"
 
 namespace opscope {
@@ -86,7 +87,7 @@ TEST_F(ForeignFolder, ReadingCommandsLoadNoPluginTheFolderNames) {
   EXPECT_EQ(summary.code, 0) << summary.err;
   EXPECT_TRUE(Contains(summary.out, "plugins the run loaded (not loaded here): " + evil + ", ./evil.so")) << summary.out;
   const std::vector<std::vector<std::string>> reading = {
-      {"path", run.string(), "--node", json::parse(Slurp(run / "graph.json"))["framework"]["nodes"][0]["name"]},
+      {"path", run.string(), "--node", ReadGraphJson(run / "graph.json")["framework"]["nodes"][0]["name"]},
       {"diff", run.string(), run.string()},
       {"export", "--input-dir", run.string(), "--format", "json"},
       {"export", "--input-dir", run.string(), "--format", "html"},

@@ -99,7 +99,7 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
   Model m;
   CompileAndCompare("resnet_small.onnx", m);
   nlohmann::json j = GraphJson(m);
-  EXPECT_EQ(j["schema"], "opscope.graph/1");
+  EXPECT_EQ(j["schema"], "opscope.graph/2");
   ASSERT_EQ(j["framework"]["nodes"].size(), m.framework.nodes().size());
   ASSERT_EQ(j["compiled"]["nodes"].size(), m.compiled.nodes().size());
   for (const auto& n : j["compiled"]["nodes"]) {
@@ -137,6 +137,88 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
   }
   EXPECT_GT(fused_away, 0);
   EXPECT_TRUE(j["compiled"].contains("memory"));
+}
+
+// graph.json (version 2) leaves out what a reader rebuilds; ExpandGraphJson
+// must rebuild it exactly as the model in memory holds it, for every node
+// and value of both layers. Task ids are set by hand to reach every case:
+// a fused node's tasks are its compiled node's (left out), one framework
+// node's differ and one has none while its compiled node has some (both
+// written), and one namespace is not its name's.
+TEST(GraphJson, WhatTheFileLeavesOutIsRebuiltExactly) {
+  for (const char* name : {"resnet_small.onnx", "transformer_block.onnx", "two_branch.onnx", "const_if.onnx",
+                           "custom_op.onnx", "unsupported_op.onnx", "nhwc_mean.onnx"}) {
+    SCOPED_TRACE(name);
+    auto imported = ImportOnnx(Example(name));
+    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+    Model m = std::move(imported).value();
+    ASSERT_TRUE(PassManager::Default().Run(m).ok());
+    for (Node& c : m.compiled.mutable_nodes()) c.mapped_task_ids = {c.id * 2, c.id * 2 + 1};
+    int odd = 0;
+    for (Node& f : m.framework.mutable_nodes()) {
+      const Node* c = f.absorbed_into >= 0 ? m.compiled.FindNode(f.absorbed_into) : nullptr;
+      if (c) f.mapped_task_ids = c->mapped_task_ids;
+      if (c && odd == 0) f.mapped_task_ids = {7};
+      if (c && odd == 1) f.mapped_task_ids.clear();
+      if (c && odd == 2) f.name_space = "/elsewhere";
+      if (c) ++odd;
+    }
+    const std::string text = GraphJsonText(m, {});
+    EXPECT_EQ(text.find("\"consumers\""), std::string::npos);
+    EXPECT_EQ(text.find("\"mapping\""), std::string::npos);
+    nlohmann::json j = nlohmann::json::parse(text);
+    ExpandGraphJson(j);
+    size_t unexplained = 0;
+    for (const Graph* g : {&m.framework, &m.compiled}) {
+      const char* layer = LayerName(g->layer());
+      const nlohmann::json& l = j[layer];
+      ASSERT_EQ(l["nodes"].size(), g->nodes().size());
+      for (size_t i = 0; i < g->nodes().size(); ++i) {
+        const Node& n = g->nodes()[i];
+        const nlohmann::json& e = l["nodes"][i];
+        SCOPED_TRACE(n.name);
+        EXPECT_EQ(e["node_id"], n.id);
+        EXPECT_EQ(e["layer"], layer);
+        EXPECT_EQ(e["namespace"], n.name_space);
+        EXPECT_EQ(e["kind"], NodeKindName(n.kind));
+        EXPECT_EQ(e["domain"], n.domain);
+        EXPECT_EQ(e["attrs"].size(), n.attrs.all().size());
+        EXPECT_EQ(e["executable"], n.executable);
+        EXPECT_EQ(e["fused_from"], nlohmann::json(n.fused_from));
+        EXPECT_EQ(e["mapped_task_ids"], nlohmann::json(n.mapped_task_ids));
+        const bool ran = n.executed && n.executable;
+        if (!ran) EXPECT_EQ(e["reason"], n.not_executed_reason.empty() ? "not executable: " + n.not_executable_reason
+                                                                         : n.not_executed_reason);
+        for (const auto& [side, names] : {std::pair{"inputs", &n.inputs}, std::pair{"outputs", &n.outputs}}) {
+          ASSERT_EQ(e[side].size(), names->size());
+          for (size_t k = 0; k < names->size(); ++k) {
+            const nlohmann::json& t = e[side][k];
+            EXPECT_EQ(t["name"], (*names)[k]);
+            const Value* v = (*names)[k].empty() ? nullptr : g->FindValue((*names)[k]);
+            if (v == nullptr) continue;
+            EXPECT_EQ(t["dtype"], v->dtype_known ? nlohmann::json(DTypeName(v->dtype)) : nlohmann::json(nullptr));
+            EXPECT_EQ(t["shape"].is_null(), !v->rank_known);
+          }
+        }
+        if (g == &m.compiled && n.fused_from.empty()) ++unexplained;
+      }
+      ASSERT_EQ(l["values"].size(), g->value_order().size());
+      for (const nlohmann::json& e : l["values"]) {
+        const Value* v = g->FindValue(e["name"].get<std::string>());
+        ASSERT_NE(v, nullptr);
+        SCOPED_TRACE(v->name);
+        EXPECT_EQ(e["producer"], v->producer >= 0 ? nlohmann::json(v->producer) : nlohmann::json(nullptr));
+        EXPECT_EQ(e["consumers"], nlohmann::json(v->consumers));
+        EXPECT_EQ(e["constant"], v->constant.has_value());
+      }
+    }
+    ASSERT_EQ(j["mapping"].size(), m.framework.nodes().size() + unexplained);
+    for (size_t i = 0; i < m.framework.nodes().size(); ++i) {
+      const Node& f = m.framework.nodes()[i];
+      EXPECT_EQ(j["mapping"][i]["framework"], f.id);
+      EXPECT_EQ(j["mapping"][i]["compiled"], f.absorbed_into >= 0 ? nlohmann::json(f.absorbed_into) : nlohmann::json(nullptr));
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "graph_json_test_util.h"
 #include "inspector_tool_test.h"
 #include "onnx/onnx_pb.h"
 
@@ -133,7 +134,7 @@ TEST_F(ImportOrt, ResnetNchwcConvsStandForTheirConvBatchNormAddAndRelu) {
   EXPECT_NE(last_out_.find("engine   onnxruntime (CPUExecutionProvider): 4 run(s) in the profile, 1 warm-up, 3 timed"),
             std::string::npos)
       << last_out_;
-  const json g = Read(run / "graph.json");
+  const json g = ReadGraphJson(run / "graph.json");
   const auto from = FusedFrom(g);
   EXPECT_EQ(from.at("/stem/relu/Relu_output_0_nchwc"),
             (Names{"/stem/conv/Conv", "/stem/bn/BatchNormalization", "/stem/relu/Relu"}));
@@ -188,7 +189,7 @@ TEST_F(ImportOrt, TimesAreTheProfilesKernelEvents) {
     if (ts <= runs[1].second) ++kernels_per_run;
     durs[name.substr(0, name.size() - suffix.size())].push_back(e["dur"].get<double>());
   }
-  const json g = Read(run / "graph.json");
+  const json g = ReadGraphJson(run / "graph.json");
   const json capture = Read(run / "capture.json");
   EXPECT_EQ(capture["tasks"].size(), kernels_per_run);
   EXPECT_EQ(capture["iterations"], 3);
@@ -202,7 +203,7 @@ TEST_F(ImportOrt, TimesAreTheProfilesKernelEvents) {
 }
 
 TEST_F(ImportOrt, TwoBranchFusedGemmAndNchwcConvWithItsRelu) {
-  const json g = Read(Import("two_branch") / "graph.json");
+  const json g = ReadGraphJson(Import("two_branch") / "graph.json");
   const auto from = FusedFrom(g);
   EXPECT_EQ(from.at("fused /branch_b/fc1/MatMul/MatMulAddFusion"),
             (Names{"/branch_b/fc1/MatMul", "/branch_b/fc1_bias/Add", "/branch_b/tanh/Tanh"}));
@@ -213,7 +214,7 @@ TEST_F(ImportOrt, TwoBranchFusedGemmAndNchwcConvWithItsRelu) {
 }
 
 TEST_F(ImportOrt, TransformerFusionsAndTheReshapesInsertedAroundEachGemm) {
-  const json g = Read(Import("transformer_block") / "graph.json");
+  const json g = ReadGraphJson(Import("transformer_block") / "graph.json");
   const auto from = FusedFrom(g);
   int layernorms = 0, inserted_reshapes = 0;
   for (const json& c : g["compiled"]["nodes"]) {
@@ -247,7 +248,7 @@ TEST_F(ImportOrt, TransformerFusionsAndTheReshapesInsertedAroundEachGemm) {
 // each Conv+Clip (ReLU6) onnxruntime fused maps to both framework nodes.
 TEST_F(ImportOrt, TorchvisionMobilenetEveryKernelOnANodeAndEachConvWithItsClip) {
   const fs::path run = Import("mobilenet_v2");
-  const json g = Read(run / "graph.json");
+  const json g = ReadGraphJson(run / "graph.json");
   onnx::ModelProto proto;
   std::ifstream in(ModelPath("mobilenet_v2"), std::ios::binary);
   ASSERT_TRUE(proto.ParseFromIstream(&in));

@@ -23,6 +23,7 @@
 #include "graph/passes/pass_manager.h"
 #include "graph/runtime/scheduler.h"
 #include "onnx/onnx_pb.h"
+#include "graph_json_test_util.h"
 #include "tool_test_util.h"
 
 namespace {
@@ -130,8 +131,8 @@ TEST_F(InspectorSession, BothCollectorsGiveGraphTasksAndDispatches) {
   Result exp = Inspector("export --input-dir " + session.string() + " --format json");
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
 
-  const json graph = json::parse(Slurp(session / "graph.json"));
-  EXPECT_EQ(graph.at("schema"), "opscope.graph/1");
+  const json graph = ReadGraphJson(session / "graph.json");
+  EXPECT_EQ(graph.at("schema"), "opscope.graph/2");
   EXPECT_EQ(static_cast<int>(graph.at("framework").at("nodes").size()), want.onnx_nodes);
   EXPECT_TRUE(graph.at("session").at("framework_known").get<bool>());
 
@@ -229,7 +230,7 @@ TEST_F(InspectorSession, TwoProgramsInOneSessionAreMergedApart) {
   for (const json& e : trace.at("traceEvents")) starts += e.at("ph") == "s", finishes += e.at("ph") == "f";
   EXPECT_EQ(starts, finishes);
   EXPECT_GT(starts, 0);
-  const json graph = json::parse(Slurp(session / "graph.json"));
+  const json graph = ReadGraphJson(session / "graph.json");
   EXPECT_EQ(graph.at("session").at("graphs_collected"), 2);
 }
 
@@ -314,7 +315,7 @@ TEST_F(InspectorSession, SummaryAndPathReadTheSessionFolder) {
   EXPECT_EQ(cone(a.at("framework")), cone(b.at("framework")));
   EXPECT_EQ(cone(a.at("compiled")), cone(b.at("compiled")));
   EXPECT_FALSE(a.at("framework").at("ancestors").empty());
-  EXPECT_EQ(a.at("session").at("source"), json::parse(Slurp(session / "graph.json")).at("session").at("source"));
+  EXPECT_EQ(a.at("session").at("source"), ReadGraphJson(session / "graph.json").at("session").at("source"));
   // The critical path runs through that graph's own tasks only, the launches outside it left out.
   const json& cp = a.at("critical_path").at("tasks");
   ASSERT_FALSE(cp.empty());

@@ -32,6 +32,7 @@
 #include "graph/run/summary.h"
 #include "inspector_tool_test.h"
 #include "onnx/onnx_pb.h"
+#include "graph_json_test_util.h"
 #include "tool_test_util.h"
 
 namespace {
@@ -125,7 +126,7 @@ TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
   }
   EXPECT_EQ(events, static_cast<int>(tasks.size()));
 
-  const json graph = json::parse(Slurp(out / "graph.json"));
+  const json graph = ReadGraphJson(out / "graph.json");
   EXPECT_EQ(graph["timing"]["iterations"], 5);
   int timed_nodes = 0;
   for (const json& n : graph["compiled"]["nodes"]) {
@@ -154,7 +155,7 @@ TEST_F(InspectorTiming, RunKeepsEveryIterationAndReportsMedians) {
 TEST_F(InspectorTiming, TheSummaryTablesAgreeWithEachOtherAndWithCaptureJson) {
   const fs::path out = RunModel(Model("transformer_block.onnx"), "tables", "--iterations 5");
   const json capture = json::parse(Slurp(out / "capture.json"));
-  const json graph = json::parse(Slurp(out / "graph.json"));
+  const json graph = ReadGraphJson(out / "graph.json");
   std::map<int64_t, std::string> type_of_node;
   for (const json& n : graph["compiled"]["nodes"]) type_of_node[n["node_id"].get<int64_t>()] = n["op_type"];
   std::map<int64_t, double> median_of_task;
@@ -405,7 +406,7 @@ TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereT
   for (const char* layer : {"framework", "compiled"}) {
     auto names = [&](const std::string& run) {
       std::set<std::string> s;
-      const json graph = json::parse(Slurp(fs::path(run) / "graph.json"));
+      const json graph = ReadGraphJson(fs::path(run) / "graph.json");
       for (const json& n : graph[layer]["nodes"]) s.insert(n["name"].get<std::string>());
       return s;
     };

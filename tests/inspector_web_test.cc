@@ -4,6 +4,7 @@
 // and the server on a real loopback socket. The page's behaviour in a browser
 // is tests/web/ui_test.mjs.
 #include "cli/apps.h"
+#include "graph_json_test_util.h"
 #include "cli/http_request.h"
 #include "cli/web_server.h"
 #include "core/gzip.h"
@@ -739,7 +740,7 @@ TEST(InspectorWebCli, ExportAllRewritesTheJsonAndWritesTheReport) {
   EXPECT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 2);
   EXPECT_NE(err.find("roofline.svg: no run identity"), std::string::npos) << err;
   std::ofstream(dir / "roofline.svg", std::ios::trunc)
-      << StampedChart(kTimelineFixture / "roofline.svg", json::parse(Slurp(dir / "graph.json"))["run"]);
+      << StampedChart(kTimelineFixture / "roofline.svg", ReadGraphJson(dir / "graph.json")["run"]);
   ASSERT_EQ(Inspector({"export", "--input-dir", dir.string(), "--format", "html"}, &err), 0) << err;
   EXPECT_NE(Slurp(dir / "report.html").find("<div id=\"roofline\"><svg"), std::string::npos);
   EXPECT_EQ(Inspector({"serve", (dir / "nope").string()}, &err), 2);

@@ -25,27 +25,55 @@ var opscope = window.opscope || (window.opscope = {});
     return model;
   };
 
+  // graph/ir's NamespaceOf: "/layer1/conv" for "/layer1/conv/Conv", "" for a name without a scope.
+  const namespaceOf = (name) => {
+    const last = name.lastIndexOf('/');
+    return name.startsWith('/') && last > 0 ? name.slice(0, last) : '';
+  };
+
   function indexLayer(name, layer, compiledById) {
     const nodes = layer.nodes || [];
-    // report.html names a node's tensors only; their dtype and shape are the values'.
+    // graph.json names a node's tensors only; their dtype and shape are the values'.
     const valueByName = new Map((layer.values || []).map((v) => [v.name, v]));
-    // Keep in step with src/report/page_data.cc, which left out only what this rebuilds.
+    // What graph.json leaves out of a node (graph/export/graph_json.h's
+    // ExpandGraphJson rebuilds the same), and what report.html's older
+    // slimming left out (src/report/page_data.cc).
     for (const n of nodes) {
       if (n.layer === undefined) n.layer = name;
       if (n.executable === undefined) n.executable = true;
-      if (n.namespace === undefined) n.namespace = (n.name || '').includes('/') ? n.name.slice(0, n.name.lastIndexOf('/')) : '';
-      if (n.reason === undefined && n.executed === false && n.compiled_node_id !== undefined) {
-        const c = compiledById.get(n.compiled_node_id);
-        if (c) n.reason = `fused into ${c.op_type} '${c.name}' (node ${c.node_id})`;
-      }
-      for (const list of [n.inputs, n.outputs]) {
-        for (const t of list || []) {
-          if ('dtype' in t) continue;
-          const v = valueByName.get(t.name);
-          if (v) {
-            t.dtype = v.dtype;
-            t.shape = v.shape;
+      if (n.kind === undefined) n.kind = 'op';
+      if (n.namespace === undefined) n.namespace = namespaceOf(String(n.name || ''));
+      const c = n.compiled_node_id === undefined ? null : compiledById.get(n.compiled_node_id);
+      if (n.reason === undefined && n.executed === false && c) n.reason = `fused into ${c.op_type} '${c.name}' (node ${c.node_id})`;
+      if (n.mapped_task_ids === undefined && c) n.mapped_task_ids = c.mapped_task_ids || [];
+      for (const key of ['inputs', 'outputs']) {
+        n[key] = (n[key] || []).map((t) => {
+          const ref = typeof t === 'string' ? {name: t} : t && typeof t === 'object' ? t : {name: String(t)};
+          if (!('dtype' in ref)) {
+            const v = valueByName.get(ref.name);
+            if (v) {
+              ref.dtype = v.dtype;
+              ref.shape = v.shape;
+            }
           }
+          return ref;
+        });
+      }
+    }
+    // A value's producer and consumers, when graph.json left them out, as
+    // graph/ir's Rebuild sets them: the last node writing it, each node
+    // reading it once, in node order.
+    const values = layer.values || [];
+    if (values.some((v) => v.consumers === undefined)) {
+      for (const v of values) {
+        v.producer = null;
+        v.consumers = [];
+      }
+      for (const n of nodes) {
+        for (const t of n.outputs) if (t.name && valueByName.has(t.name)) valueByName.get(t.name).producer = n.node_id;
+        for (const t of n.inputs) {
+          const c = t.name ? valueByName.get(t.name) : undefined;
+          if (c && c.consumers[c.consumers.length - 1] !== n.node_id) c.consumers.push(n.node_id);
         }
       }
     }
@@ -56,7 +84,7 @@ var opscope = window.opscope || (window.opscope = {});
     // a quarter of a second).
     const firstConsumers = new Map(), linked = new Map();
     const edges = [];
-    for (const v of layer.values || []) {
+    for (const v of values) {
       const p = v.producer;
       if (p === null || p === undefined || !byId.has(p)) continue;
       let seen = null;
@@ -76,7 +104,7 @@ var opscope = window.opscope || (window.opscope = {});
       }
     }
     // layout: the library's scopes, their topology and the opening view (graph_layout.js).
-    return {name, nodes, byId, edges, values: layer.values || [], graphLayout: layer.layout || null};
+    return {name, nodes, byId, edges, values, graphLayout: layer.layout || null};
   }
 
   // Timestamps are µs with ns digits; sums of them differ in the last bits.

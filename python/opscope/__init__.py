@@ -340,7 +340,7 @@ class Run:
         self.dir = os.fspath(folder)
         self.id = _opscope.check_run_folder(self.dir)  # ValueError: not one run's files
 
-        def read(name, required=True):
+        def read(name, required=True, expand=None):
             path = os.path.join(self.dir, name)
             if os.path.islink(path):
                 raise ValueError(f"{path}: a link; run folders are read only through their own files")
@@ -349,12 +349,16 @@ class Run:
                     raise ValueError(f"{path}: missing (write it with `inspector-cli run MODEL.onnx --output-dir {self.dir}`)")
                 return None
             with open(path, encoding="utf-8") as f:
-                try:
-                    return json.load(f)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}: not valid JSON: {e}") from None
+                text = f.read()
+            try:
+                return json.loads(expand(text, path) if expand else text)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: not valid JSON: {e}") from None
 
-        self.graph = read("graph.json")
+        # graph.json leaves out what can be rebuilt (each node's tensors' dtype
+        # and shape, its layer, defaults, the mapping): the library writes it
+        # back, so every node here is whole.
+        self.graph = read("graph.json", expand=_opscope.expand_graph_json)
         self.summary = read("summary.json")
         self.trace = read("trace.json")
         self.capture = read("capture.json", required=False)

@@ -1,6 +1,8 @@
 #include "report/page_data.h"
 #include "core/json_text.h"
+#include "graph/export/graph_json.h"
 #include "graph/harness/accuracy_json.h"
+#include "graph/ir/ir.h"
 
 #include <cmath>
 #include <map>
@@ -17,12 +19,7 @@ std::string Str(const json& n, const char* key) {
   return it != n.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// What web/model.js rebuilds: keep these two in step with restoreNode there.
-std::string NamespaceFromName(const std::string& name) {
-  const size_t slash = name.rfind('/');
-  return slash == std::string::npos ? std::string() : name.substr(0, slash);
-}
-
+// What web/model.js rebuilds (graph::NamespaceOf is the namespace's rule there too).
 std::string FusedReason(const json& compiled) {
   return "fused into " + Str(compiled, "op_type") + " '" + Str(compiled, "name") + "' (node " +
          std::to_string(compiled.value("node_id", int64_t{-1})) + ")";
@@ -38,7 +35,7 @@ void SlimNode(json& n, const std::string& layer, const std::map<int64_t, const j
     }
   }
   if (Str(n, "layer") == layer) n.erase("layer");
-  if (n.contains("namespace") && Str(n, "namespace") == NamespaceFromName(Str(n, "name"))) n.erase("namespace");
+  if (n.contains("namespace") && Str(n, "namespace") == graph::NamespaceOf(Str(n, "name"))) n.erase("namespace");
   if (auto c = n.find("compiled_node_id"); c != n.end() && c->is_number_integer() && n.contains("reason")) {
     auto it = compiled.find(c->get<int64_t>());
     if (it != compiled.end() && Str(n, "reason") == FusedReason(*it->second)) n.erase("reason");
@@ -57,6 +54,11 @@ void SlimNode(json& n, const std::string& layer, const std::map<int64_t, const j
 }  // namespace
 
 std::string GraphForPage(const std::string& graph_json) {
+  // Version 2 (graph/export/graph_json.h) holds nothing the page rebuilds:
+  // it goes as it is, unparsed (a 100,000-node model's is tens of MB). The
+  // key and value with their quotes can only be JSON's own structure, never
+  // inside a string, where a quote is escaped.
+  if (graph_json.find(std::string("\"schema\":\"") + graph::kGraphSchema + "\"") != std::string::npos) return graph_json;
   json g = json::parse(graph_json, nullptr, false);
   if (!g.is_object()) return graph_json;
   std::map<int64_t, json> compiled_copy;  // the compiled nodes as written, before their own slimming
@@ -81,8 +83,11 @@ std::string GraphForPage(const std::string& graph_json) {
     }
     if (auto values = l->find("values"); values != l->end() && values->is_array()) {
       for (json& v : *values) {
-        auto c = v.is_object() ? v.find("constant") : v.end();
+        if (!v.is_object()) continue;
+        auto c = v.find("constant");
         if (c != v.end() && c->is_boolean() && !c->get<bool>()) v.erase(c);  // absent reads as false
+        v.erase("producer");  // the nodes' inputs and outputs say
+        v.erase("consumers");
       }
     }
   }

@@ -16,8 +16,8 @@ TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
   const std::string graph = R"j({
     "framework": {
       "nodes": [
-        {"node_id": 0, "name": "enc/layer0/MatMul", "op_type": "MatMul", "layer": "framework",
-         "namespace": "enc/layer0",
+        {"node_id": 0, "name": "/enc/layer0/MatMul", "op_type": "MatMul", "layer": "framework",
+         "namespace": "/enc/layer0",
          "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 4]}],
          "outputs": [{"name": "y", "dtype": "float32", "shape": [1, 4]}],
          "compiled_node_id": 5, "reason": "fused into Gemm 'fused_0' (node 5)",
@@ -25,9 +25,10 @@ TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
          "pos": {"x": 1, "y": 2, "rank": 0, "order": 3}},
         {"node_id": 1, "name": "Relu", "op_type": "Relu", "layer": "compiled", "namespace": "other",
          "inputs": [], "outputs": [], "compiled_node_id": 5, "reason": "kept as it was",
-         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}}
+         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}},
+        {"node_id": 2, "name": "enc/Relu", "op_type": "Relu", "namespace": "enc", "inputs": [], "outputs": []}
       ],
-      "values": [{"name": "x", "constant": false}, {"name": "w", "constant": true}]
+      "values": [{"name": "x", "constant": false, "producer": null, "consumers": [0]}, {"name": "w", "constant": true}]
     },
     "compiled": {"nodes": [{"node_id": 5, "name": "fused_0", "op_type": "Gemm", "layer": "compiled",
                             "mapped_task_ids": [3], "fused_from": [0]}]},
@@ -36,12 +37,13 @@ TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
   const json expected = json::parse(R"j({
     "framework": {
       "nodes": [
-        {"node_id": 0, "name": "enc/layer0/MatMul", "op_type": "MatMul",
+        {"node_id": 0, "name": "/enc/layer0/MatMul", "op_type": "MatMul",
          "inputs": [{"name": "x"}], "outputs": [{"name": "y"}], "compiled_node_id": 5,
          "pos": {"x": 1, "y": 2}},
         {"node_id": 1, "name": "Relu", "op_type": "Relu", "layer": "compiled", "namespace": "other",
          "inputs": [], "outputs": [], "compiled_node_id": 5, "reason": "kept as it was",
-         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}}
+         "executable": false, "domain": "com.x", "attrs": {"alpha": 1}},
+        {"node_id": 2, "name": "enc/Relu", "op_type": "Relu", "namespace": "enc", "inputs": [], "outputs": []}
       ],
       "values": [{"name": "x"}, {"name": "w", "constant": true}]
     },
@@ -49,6 +51,19 @@ TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
                             "fused_from": [0]}]}
   })j");
   EXPECT_EQ(json::parse(GraphForPage(graph)), expected);
+}
+
+// A version 2 file (graph/export/graph_json.h) already holds only what the
+// page cannot rebuild: it goes byte for byte, defaults it left out and all.
+TEST(PageData, GraphOfVersionTwoGoesAsItIs) {
+  const std::string graph = R"j({"framework": {"nodes": [{"node_id": 0, "name": "/a/Relu", "op_type": "Relu",
+    "inputs": ["x"], "outputs": ["y"], "layer": "framework", "executed": true}], "values": []},
+    "schema":"opscope.graph/2"})j";
+  EXPECT_EQ(GraphForPage(graph), graph);
+  // A version 1 file naming itself so in a string is still slimmed.
+  const std::string v1 = R"j({"framework": {"nodes": [{"node_id": 0, "name": "a", "op_type": "\"schema\":\"opscope.graph/2\"",
+    "layer": "framework"}]}, "schema": "opscope.graph/1"})j";
+  EXPECT_FALSE(json::parse(GraphForPage(v1))["framework"]["nodes"][0].contains("layer"));
 }
 
 TEST(PageData, SummaryLosesTheSuspectsAndThePerTaskRoofline) {

@@ -126,6 +126,19 @@ def test_load_run_reads_the_folder_as_its_files_say(tmp_path):
     assert len(nodes) == len(run.graph["compiled"]["nodes"]) and len(run.nodes("framework")) == len(run.graph["framework"]["nodes"])
     with pytest.raises(ValueError, match="layer='both'"):
         run.nodes("both")
+    # graph.json names each node's tensors and leaves out what can be rebuilt;
+    # the run reads them back whole, from the values the file holds.
+    written = json.loads((out / "graph.json").read_text())
+    assert all(isinstance(t, str) for n in written["framework"]["nodes"] for t in n["inputs"])
+    assert "mapping" not in written
+    values = {v["name"]: v for v in written["framework"]["values"]}
+    for n in run.graph["framework"]["nodes"]:
+        assert n["layer"] == "framework" and "kind" in n and "mapped_task_ids" in n
+        for t in n["inputs"] + n["outputs"]:
+            if t["name"] in values:
+                assert (t["dtype"], t["shape"]) == (values[t["name"]]["dtype"], values[t["name"]]["shape"])
+    assert len(run.graph["mapping"]) >= len(run.graph["framework"]["nodes"])
+    assert any(v["consumers"] for v in run.graph["framework"]["values"])
 
 
 def test_load_run_refuses_what_the_tools_refuse(tmp_path):

@@ -545,14 +545,17 @@ test('a run against expected outputs shows each output\'s verdict and pattern', 
   assert.deepEqual(problems, []);
 });
 
-// A node's ancestors and descendants, from graph.json's values (each tensor's producer and consumers).
+// A node's ancestors and descendants, from graph.json's nodes: each tensor a
+// node reads links it to the node that writes it.
 function coneOf(layer, id) {
   const up = new Map(), down = new Map(), push = (m, k, v) => m.set(k, [...(m.get(k) || []), v]);
-  for (const v of layer.values) {
-    if (v.producer === null || v.producer === undefined) continue;
-    for (const c of v.consumers || []) {
-      push(down, v.producer, c);
-      push(up, c, v.producer);
+  const nameOf = (t) => (typeof t === 'string' ? t : t.name);
+  const writer = new Map(layer.nodes.flatMap((n) => n.outputs.map((t) => [nameOf(t), n.node_id])));
+  for (const n of layer.nodes) {
+    for (const t of n.inputs) {
+      if (!writer.has(nameOf(t))) continue;
+      push(down, writer.get(nameOf(t)), n.node_id);
+      push(up, n.node_id, writer.get(nameOf(t)));
     }
   }
   const walk = (next) => {

@@ -40,13 +40,10 @@ void WriteDType(JsonWriter& w, const Value& v) {
   else w.Null();
 }
 
-void WriteTensorRef(JsonWriter& w, const Graph& g, const std::string& name) {
-  const Value* v = name.empty() ? nullptr : g.FindValue(name);
-  w.BeginObject();
-  if (v) WriteDType(w.Key("dtype"), *v);
-  w.Key("name").String(name);
-  if (v) WriteShape(w.Key("shape"), *v);
-  w.EndObject();
+void WriteStrings(JsonWriter& w, const std::vector<std::string>& v) {
+  w.BeginArray();
+  for (const std::string& s : v) w.String(s);
+  w.EndArray();
 }
 
 void WriteInts(JsonWriter& w, const std::vector<int64_t>& v) {
@@ -82,14 +79,23 @@ void WriteSpread(JsonWriter& w, const Spread& s) {
   w.Key("q1_us").Double(s.q1_us).Key("q3_us").Double(s.q3_us).Key("samples").Int(s.samples).EndObject();
 }
 
-void WriteNode(JsonWriter& w, const Graph& g, const Node& n, const GraphLayout& gl, const RunTiming* timing) {
+// graph.json leaves out of a node what a reader rebuilds exactly
+// (graph_json_read.h's ExpandGraphJson, web/model.js, python/opscope's
+// load_run): its tensors' dtype and shape (the values'), its layer, a
+// namespace that is its name less the last part, the defaults (kind "op",
+// no domain, no attributes, executable), a fused node's reason and tasks
+// (its compiled node's), pos's rank and order (the layout's slots). A
+// 100,000-node model's file was 127 MB with them.
+void WriteNode(JsonWriter& w, const Node& n, const GraphLayout& gl, const RunTiming* timing, const Graph* compiled) {
   w.BeginObject();
   const auto drawn = gl.node_item.find(n.id);
   const auto attached = drawn == gl.node_item.end() ? gl.attached.find(n.id) : gl.attached.end();
   if (attached != gl.attached.end()) WriteInts(w.Key("attached_to"), attached->second);  // drawn with these nodes
-  w.Key("attrs").BeginObject();
-  for (const auto& [name, v] : n.attrs.all()) w.Key(name).Raw(JsonText(AttrJson(v)));
-  w.EndObject();
+  if (!n.attrs.all().empty()) {
+    w.Key("attrs").BeginObject();
+    for (const auto& [name, v] : n.attrs.all()) w.Key(name).Raw(JsonText(AttrJson(v)));
+    w.EndObject();
+  }
   if (n.branch_of >= 0) w.Key("branch").BeginObject().Key("if").Int(n.branch_of).Key("name").String(n.branch).EndObject();
   if (!n.branches.empty()) {
     std::map<std::string, const std::vector<std::string>*> sorted;  // one per name, the first
@@ -102,25 +108,32 @@ void WriteNode(JsonWriter& w, const Graph& g, const Node& n, const GraphLayout& 
     }
     w.EndObject();
   }
-  if (n.absorbed_into >= 0) w.Key("compiled_node_id").Int(n.absorbed_into);
-  w.Key("domain").String(n.domain).Key("executable").Bool(n.executable).Key("executed").Bool(Executed(n));
-  WriteInts(w.Key("fused_from"), n.fused_from);
-  w.Key("inputs").BeginArray();
-  for (const std::string& in : n.inputs) WriteTensorRef(w, g, in);
-  w.EndArray();
-  w.Key("kind").String(NodeKindName(n.kind)).Key("layer").String(LayerName(n.layer));
+  const Node* into = nullptr;  // the compiled node a framework node became
+  if (n.absorbed_into >= 0) {
+    w.Key("compiled_node_id").Int(n.absorbed_into);
+    if (compiled != nullptr) into = compiled->FindNode(n.absorbed_into);
+  }
+  if (!n.domain.empty()) w.Key("domain").String(n.domain);
+  if (!n.executable) w.Key("executable").Bool(false);
+  w.Key("executed").Bool(Executed(n));
+  if (!n.fused_from.empty()) WriteInts(w.Key("fused_from"), n.fused_from);
+  WriteStrings(w.Key("inputs"), n.inputs);
+  if (n.kind != NodeKind::kOp) w.Key("kind").String(NodeKindName(n.kind));
   if (n.kind == NodeKind::kTransdata) {
     w.Key("layout").BeginObject().Key("from").String(n.layout_from).Key("to").String(n.layout_to).EndObject();
   }
   if (!n.mapped_by.empty()) w.Key("mapped_by").String(n.mapped_by);
-  WriteInts(w.Key("mapped_task_ids"), n.mapped_task_ids);
-  w.Key("name").String(n.name).Key("namespace").String(n.name_space).Key("node_id").Int(n.id);
+  // Left out when a reader's default holds: its compiled node's, else none.
+  if (into != nullptr ? into->mapped_task_ids != n.mapped_task_ids : !n.mapped_task_ids.empty()) {
+    WriteInts(w.Key("mapped_task_ids"), n.mapped_task_ids);
+  }
+  w.Key("name").String(n.name);
+  if (n.name_space != NamespaceOf(n.name)) w.Key("namespace").String(n.name_space);
+  w.Key("node_id").Int(n.id);
   if (!n.executable) w.Key("not_executable_reason").String(n.not_executable_reason);
   if (!n.note.empty()) w.Key("note").String(n.note);
   w.Key("op_type").String(n.op_type);
-  w.Key("outputs").BeginArray();
-  for (const std::string& out : n.outputs) WriteTensorRef(w, g, out);
-  w.EndArray();
+  WriteStrings(w.Key("outputs"), n.outputs);
   int scope = -1;
   if (drawn != gl.node_item.end()) {
     // Every drawn node has a slot in its scope; a box only when the opening
@@ -128,12 +141,12 @@ void WriteNode(JsonWriter& w, const Graph& g, const Node& n, const GraphLayout& 
     const int item = drawn->second;
     const layout::Box& b = gl.layout.items[item];
     scope = gl.request.items[item].scope;
-    const layout::Slot& slot = gl.layout.topology[scope].slots[gl.layout.item_slot[item]];
-    w.Key("pos").BeginObject().Key("order").Int(slot.order).Key("rank").Int(slot.rank);
-    if (b.visible) w.Key("x").Double(b.x).Key("y").Double(b.y);
-    w.EndObject();
+    if (b.visible) w.Key("pos").BeginObject().Key("x").Double(b.x).Key("y").Double(b.y).EndObject();
   }
-  if (!Executed(n)) w.Key("reason").String(NotExecutedReason(n));
+  if (!Executed(n)) {
+    const std::string reason = NotExecutedReason(n);
+    if (into == nullptr || reason != FusedIntoReason(*into)) w.Key("reason").String(reason);
+  }
   if (scope >= 0) w.Key("scope").Int(scope);
   if (!n.subgraphs.empty()) {
     w.Key("subgraphs").BeginArray();
@@ -150,28 +163,18 @@ void WriteValue(JsonWriter& w, const Value& v) {
   w.BeginObject();
   const int64_t bytes = v.bytes();
   if (bytes >= 0) w.Key("bytes").Int(bytes);
-  w.Key("constant").Bool(v.constant.has_value());
-  w.Key("consumers").BeginArray();
-  for (const auto& c : v.consumers) w.Int(c);
-  w.EndArray();
+  if (v.constant.has_value()) w.Key("constant").Bool(true);  // a reader's default is false
   WriteDType(w.Key("dtype"), v);
   if (v.is_graph_input) w.Key("graph_input").Bool(true);
   if (v.is_graph_output) w.Key("graph_output").Bool(true);
   if (v.mem_offset >= 0) w.Key("mem_offset").Int(v.mem_offset);
-  w.Key("name").String(v.name);
-  if (v.producer >= 0) w.Key("producer").Int(v.producer);
-  else w.Key("producer").Null();
+  w.Key("name").String(v.name);  // producer and consumers: the nodes' inputs and outputs say
   WriteShape(w.Key("shape"), v);
   w.EndObject();
 }
 
-void WriteStrings(JsonWriter& w, const std::vector<std::string>& v) {
-  w.BeginArray();
-  for (const std::string& s : v) w.String(s);
-  w.EndArray();
-}
-
-void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing) {
+// `compiled`: for the framework layer, the compiled graph its nodes became.
+void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing, const Graph* compiled) {
   const GraphLayout gl = LayoutGraph(g);
   w.BeginObject();
   WriteStrings(w.Key("inputs"), g.inputs());
@@ -183,36 +186,13 @@ void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing) {
     w.Key("unknown_size_values").Int(m.unknown_size_values).EndObject();
   }
   w.Key("nodes").BeginArray();
-  for (const Node& n : g.nodes()) WriteNode(w, g, n, gl, timing);
+  for (const Node& n : g.nodes()) WriteNode(w, n, gl, timing, compiled);
   w.EndArray();
   WriteStrings(w.Key("outputs"), g.outputs());
   w.Key("values").BeginArray();
   for (const std::string& name : g.value_order()) WriteValue(w, *g.FindValue(name));
   w.EndArray();
   w.EndObject();
-}
-
-// Framework node -> compiled node, and compiled nodes no framework node
-// explains (inserted layout conversions).
-void WriteMapping(JsonWriter& w, const Model& m) {
-  w.BeginArray();
-  for (const Node& f : m.framework.nodes()) {
-    w.BeginObject().Key("compiled");
-    if (f.absorbed_into >= 0) w.Int(f.absorbed_into);
-    else w.Null();
-    w.Key("executed").Bool(Executed(f)).Key("framework").Int(f.id);
-    const Node* c = f.absorbed_into >= 0 ? m.compiled.FindNode(f.absorbed_into) : nullptr;
-    if (c != nullptr && !c->mapped_by.empty()) w.Key("how").String(c->mapped_by);
-    if (!Executed(f)) w.Key("reason").String(NotExecutedReason(f));
-    w.EndObject();
-  }
-  for (const Node& c : m.compiled.nodes()) {
-    if (!c.fused_from.empty()) continue;
-    const std::string label =
-        c.mapped_by.empty() ? "inserted by the compiler: " + std::string(NodeKindName(c.kind)) : c.mapped_by;
-    w.BeginObject().Key("compiled").Int(c.id).Key("framework").Null().Key("label").String(label).EndObject();
-  }
-  w.EndArray();
 }
 
 }  // namespace
@@ -222,9 +202,10 @@ std::string GraphJsonText(const Model& m, const std::vector<PassResult>& passes,
   std::string text;
   JsonWriter w(text);
   w.BeginObject();
-  WriteLayer(w.Key("compiled"), m.compiled, timing);
-  WriteLayer(w.Key("framework"), m.framework, nullptr);
-  WriteMapping(w.Key("mapping"), m);
+  WriteLayer(w.Key("compiled"), m.compiled, timing, nullptr);
+  // No "mapping": each framework node's compiled_node_id, and each compiled
+  // node's fused_from, say it (ExpandGraphJson writes it out again).
+  WriteLayer(w.Key("framework"), m.framework, nullptr, &m.compiled);
   json opsets = json::array();
   for (const OpsetImport& o : m.opsets) opsets.push_back({{"domain", o.domain}, {"version", o.version}});
   const json model = {{"path", m.path},
@@ -249,12 +230,14 @@ std::string GraphJsonText(const Model& m, const std::vector<PassResult>& passes,
 json LayerJson(const Graph& g) {
   std::string text;
   JsonWriter w(text);
-  WriteLayer(w, g, nullptr);
+  WriteLayer(w, g, nullptr, nullptr);
   return json::parse(text);
 }
 
 json GraphJson(const Model& m, const std::vector<PassResult>& passes) {
-  return json::parse(GraphJsonText(m, passes));
+  json g = json::parse(GraphJsonText(m, passes));
+  ExpandGraphJson(g);
+  return g;
 }
 
 Status WriteGraphJson(const Model& m, const std::vector<PassResult>& passes, const std::string& path) {

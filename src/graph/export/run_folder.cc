@@ -17,6 +17,7 @@
 
 #include "core/file_util.h"
 #include "core/json_field.h"
+#include "graph/export/graph_json.h"
 #include "opscope/npy.h"
 
 namespace opscope::graph {
@@ -215,9 +216,12 @@ Status SyntaxError(const std::string& path, const std::string* text, size_t at) 
   return j.ok() ? InvalidArgumentError(path + ": not valid JSON (at byte " + std::to_string(at) + ")") : j.status();
 }
 
-// The schema each JSON file of a run has.
+// The schema each JSON file of a run has (graph.json: or version 1's, which
+// a reader expands the same way, graph_json.h).
+bool IsGraphSchema(std::string_view schema) { return schema == kGraphSchema || schema == "opscope.graph/1"; }
+
 const char* SchemaOf(std::string_view name) {
-  if (name == "graph.json") return "opscope.graph/1";
+  if (name == "graph.json") return kGraphSchema;
   if (name == "trace.json") return "opscope.trace/1";
   if (name == "summary.json") return "opscope.summary/1";
   if (name == "capture.json") return "opscope.capture/1";
@@ -253,7 +257,7 @@ bool IsOurPassDump(const std::string& path) {
   StatusOr<std::string> text = ReadRunFolderFile(path);
   if (!text.ok()) return false;
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && StringMember(j, "schema") == "opscope.graph/1" && j.contains("pass");
+  return j.is_object() && IsGraphSchema(StringMember(j, "schema")) && j.contains("pass");
 }
 
 }  // namespace
@@ -286,7 +290,10 @@ StatusOr<std::optional<RunIdentity>> FindRunFileIdentity(const std::string& path
   OPSCOPE_ASSIGN_OR_RETURN(std::optional<RunIdentity> id, IdentityOf(sax.found(), path, name == "trace.json"));
   // A run's file is the kind its name says.
   const char* want = SchemaOf(name);
-  if (id && want && sax.found().schema != want) {
+  const auto matches = [&] {
+    return name == "graph.json" ? sax.found().schema && IsGraphSchema(*sax.found().schema) : sax.found().schema == want;
+  };
+  if (id && want && !matches()) {
     return InvalidArgumentError(path + ": field schema: " +
                                 (sax.found().schema ? "\"" + *sax.found().schema + "\"" : std::string("missing")) +
                                 ", expected \"" + want + "\"");

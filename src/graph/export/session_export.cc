@@ -15,6 +15,7 @@
 #include "core/file_util.h"
 #include "core/json_field.h"
 #include "core/json_text.h"
+#include "graph/export/graph_json.h"
 #include "graph/export/session_graph.h"
 #include "graph/export/trace_json.h"
 #include "graph/run/summary.h"
@@ -300,7 +301,8 @@ StatusOr<SessionGraph> SessionGraphFromRecord(const RecordFile& f) {  // throws 
   sg.source = f.name;
   const json& j = f.body;
   sg.framework_known = j.at("framework_known").get<bool>();
-  const json& g = j.at("graph");
+  json g = j.at("graph");
+  ExpandGraphJson(g);  // a record holds graph.json's form, which leaves out what this reads
   sg.model.framework = LayerFromJson(g.at("framework"), Layer::kFramework);
   sg.model.compiled = LayerFromJson(g.at("compiled"), Layer::kCompiled);
   OPSCOPE_RETURN_IF_ERROR(sg.model.framework.Rebuild().WithContext("framework graph"));

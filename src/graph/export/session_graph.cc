@@ -136,7 +136,7 @@ void RecordSessionExecution(const Model* model, const Graph& compiled, const Sch
             {"index", it->second},
             {"device", device.name()},
             {"framework_known", model != nullptr},
-            {"graph", GraphJson(m)},
+            {"graph", json::parse(GraphJsonText(m, {}))},  // graph.json's form, as export writes it
             {"streams", std::move(streams)},
             {"device_stream_ids", result.device_stream_ids},
             {"num_events", s.num_events},

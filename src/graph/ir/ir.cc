@@ -271,4 +271,15 @@ bool IsShapeOrLayoutOp(const std::string& op_type) {
   return kOps.count(op_type) > 0;
 }
 
+std::string NamespaceOf(std::string_view node_name) {
+  if (node_name.empty() || node_name[0] != '/') return "";
+  size_t last = node_name.rfind('/');
+  if (last == 0) return "";
+  return std::string(node_name.substr(0, last));
+}
+
+std::string FusedIntoReason(const Node& c) {
+  return "fused into " + c.op_type + " '" + c.name + "' (node " + std::to_string(c.id) + ")";
+}
+
 }  // namespace opscope::graph

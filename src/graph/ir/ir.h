@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -206,6 +207,15 @@ struct TaskDesc {
 // among several nodes that together compute something, not the one it is
 // named or counted by.
 bool IsShapeOrLayoutOp(const std::string& op_type);
+
+// "/layer1/conv" for "/layer1/conv/Conv"; "" for names without a scope.
+// graph.json leaves out a namespace that this gives (web/model.js and
+// python/opscope rebuild it by the same rule).
+std::string NamespaceOf(std::string_view node_name);
+
+// Why a framework node fused into compiled node `c` did not run:
+// "fused into FusedConv '/c/Conv' (node 12)".
+std::string FusedIntoReason(const Node& c);
 
 // The node of `g` called `name`; the error (NotFound) names the layer and
 // lists the closest names.

@@ -442,13 +442,6 @@ class Importer {
 
 }  // namespace
 
-std::string NamespaceOf(std::string_view node_name) {
-  if (node_name.empty() || node_name[0] != '/') return "";
-  size_t last = node_name.rfind('/');
-  if (last == 0) return "";
-  return std::string(node_name.substr(0, last));
-}
-
 StatusOr<Model> ImportOnnxModel(const onnx::ModelProto& proto, const std::string& path) {
   StatusOr<Model> m = Importer(proto, path).Run();
   if (!m.ok()) return std::move(m).status().WithContext(path);

@@ -43,7 +43,4 @@ StatusOr<Model> ImportOnnxModel(const onnx::ModelProto& proto, const std::string
 // of other domains (com.microsoft FusedConv, ...) are kept, not executable.
 StatusOr<Model> ImportOptimizedOnnx(const std::string& path);
 
-// "/layer1/conv" for "/layer1/conv/Conv"; "" for names without a scope.
-std::string NamespaceOf(std::string_view node_name);
-
 }  // namespace opscope::graph

@@ -100,7 +100,7 @@ void MapBack(Model& model, const std::map<int64_t, std::string>& removed) {
       f->absorbed_into = c.id;
       if (!same) {
         f->executed = false;
-        f->not_executed_reason = "fused into " + c.op_type + " '" + c.name + "' (node " + std::to_string(c.id) + ")";
+        f->not_executed_reason = FusedIntoReason(c);
       }
     }
   }
