@@ -19,6 +19,7 @@
 
 #include "device/cuda/calibrate_ptx.h"
 #include "conformance_kernels_ptx.h"
+#include "../examples/diagnose_ops/diagnose_ptx.h"
 #include "../examples/my_ops/my_norm_ptx.h"
 
 namespace {
@@ -41,6 +42,7 @@ const std::vector<PtxText>& Texts() {
        32},
       {"my_norm", kMyNormPtx, {"my_norm_f32"}, 64},
       {"conformance", kTestKernelsPtx, {"opscope_test_sleep", "opscope_test_affine"}, 64},
+      {"diagnose", kDiagnosePtx, {"ramp_tail_f32", "mantissa_f32"}, 64},
   };
   return texts;
 }

@@ -2,9 +2,12 @@
 // kernel normalises by hand and forgets the sign and zero: for x <= 0 the
 // `v < 1` loop doubles v towards -inf (or keeps 0) and never exits.
 //
-//   ops-debug diagnose --plugin libdiagnose_ops.so --op mantissa --input-shapes "[4096]" --fill uniform --low -1 --high 1 --timeout 3s
+//   ops-debug diagnose --plugin libdiagnose_ops.so --op mantissa --input-shapes "[4096]" --timeout 3s
+//   ... --device cuda: the same loop in a GPU kernel (diagnose_ptx.h), which never finishes either
 #include <cmath>
 
+#include "diagnose_ptx.h"
+#include "opscope/device.h"
 #include "opscope/op.h"
 
 namespace {
@@ -31,6 +34,24 @@ Status MantissaCpu(KernelContext& ctx) {
   }, /*default_block=*/1024);
 }
 
+Status MantissaCuda(KernelContext& ctx) {
+  const opscope::Tensor& x = ctx.in(0);
+  if (x.dtype() != opscope::DType::kF32 || !x.is_contiguous()) {
+    return opscope::UnimplementedError("mantissa: contiguous float32 only");
+  }
+  uint64_t n = static_cast<uint64_t>(x.numel());
+  if (n == 0) return Status::Ok();
+  OPSCOPE_ASSIGN_OR_RETURN(const void* fn, ctx.device()->LoadKernel("ptx", kDiagnosePtx, "mantissa_f32"));
+  const void* in = x.raw_data();
+  void* out = ctx.out(0).raw_data();
+  void* args[] = {&in, &out, &n};
+  constexpr int64_t kThreads = 256;
+  opscope::KernelLaunch k{.name = "mantissa_cuda",
+                          .config = {.grid = {static_cast<int64_t>((n + kThreads - 1) / kThreads)}, .block = {kThreads}},
+                          .device = {.function = fn, .args = args}};
+  return ctx.Launch(k);
+}
+
 Status MantissaReference(KernelContext& ctx) {
   for (int64_t i = 0; i < ctx.in(0).numel(); ++i) {
     const double v = std::fabs(ctx.in(0).FlatGetAsDouble(i));
@@ -49,4 +70,5 @@ OPSCOPE_OP("mantissa")
     .TypeConstraint("T", {opscope::DType::kF32})
     .SameShape()
     .Reference(MantissaReference)
-    .Kernel("cpu", MantissaCpu);
+    .Kernel("cpu", MantissaCpu)
+    .Kernel("cuda", MantissaCuda);

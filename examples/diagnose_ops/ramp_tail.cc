@@ -6,6 +6,9 @@
 // loop whose end is never clamped): with --source, the two clues agree.
 //
 //   ops-debug diagnose --plugin libdiagnose_ops.so --op ramp_tail --input-shapes "[1000]"
+//   ops-debug diagnose --plugin libdiagnose_ops.so --op ramp_tail --input-shapes "[1000]" --device cuda
+#include "diagnose_ptx.h"
+#include "opscope/device.h"
 #include "opscope/op.h"
 
 namespace {
@@ -31,6 +34,22 @@ Status RampCpu(KernelContext& ctx) {
   return ctx.Launch(k);
 }
 
+// The same bug on the GPU (diagnose_ptx.h): one thread per element, no guard.
+Status RampCuda(KernelContext& ctx) {
+  opscope::Tensor& y = ctx.out(0);
+  if (y.dtype() != opscope::DType::kF32) return opscope::UnimplementedError("ramp_tail: float32 only");
+  uint64_t n = static_cast<uint64_t>(y.numel());
+  if (n == 0) return Status::Ok();
+  OPSCOPE_ASSIGN_OR_RETURN(const void* fn, ctx.device()->LoadKernel("ptx", kDiagnosePtx, "ramp_tail_f32"));
+  void* out = y.raw_data();
+  float start = static_cast<float>(ctx.attrs().f("start", 0.0)), step = static_cast<float>(ctx.attrs().f("step", 1.0));
+  void* args[] = {&out, &n, &start, &step};
+  opscope::KernelLaunch k{.name = "ramp_tail_cuda",
+                          .config = {.grid = {static_cast<int64_t>((n + kBlock - 1) / kBlock)}, .block = {kBlock}},
+                          .device = {.function = fn, .args = args}};
+  return ctx.Launch(k);
+}
+
 Status RampReference(KernelContext& ctx) {
   const double start = ctx.attrs().f("start", 0.0), step = ctx.attrs().f("step", 1.0);
   for (int64_t i = 0; i < ctx.out(0).numel(); ++i) ctx.out(0).FlatSetFromDouble(i, start + step * static_cast<double>(i));
@@ -46,4 +65,5 @@ OPSCOPE_OP("ramp_tail")
     .TypeConstraint("T", {opscope::DType::kF32})
     .SameShape()
     .Reference(RampReference)
-    .Kernel("cpu", RampCpu);
+    .Kernel("cpu", RampCpu)
+    .Kernel("cuda", RampCuda);

@@ -9,6 +9,14 @@ namespace opscope::cli {
 
 namespace {
 
+// Which GEMM the cpu's figure is of: OpenBLAS's, or the minimal build's plain
+// loops (ops/builtin/plain_gemm.h), which are no roof to hold a kernel to.
+#if defined(OPSCOPE_MINIMAL)
+constexpr char kGemmName[] = "plain fallback GEMM (no OpenBLAS in this build)";
+#else
+constexpr char kGemmName[] = "OpenBLAS GEMM";
+#endif
+
 void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
   char line[256];
   out << p.device << "  " << p.description << "  " << p.threads << " worker thread(s)\n";
@@ -16,8 +24,8 @@ void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
                 p.read_gbs, p.write_gbs, p.copy_gbs, p.triad_gbs, p.buffer_bytes / 1048576.0,
                 p.last_level_cache_bytes / 1048576.0);
   out << line;
-  std::snprintf(line, sizeof line, "compute  FMA loop %.1f GFLOP/s float32, %.1f float64;  OpenBLAS GEMM %lldx%lld %.1f GFLOP/s float32, %.1f float64\n",
-                p.fma_gflops_f32, p.fma_gflops_f64, static_cast<long long>(p.gemm_n), static_cast<long long>(p.gemm_n),
+  std::snprintf(line, sizeof line, "compute  FMA loop %.1f GFLOP/s float32, %.1f float64;  %s %lldx%lld %.1f GFLOP/s float32, %.1f float64\n",
+                p.fma_gflops_f32, p.fma_gflops_f64, kGemmName, static_cast<long long>(p.gemm_n), static_cast<long long>(p.gemm_n),
                 p.gemm_gflops_f32, p.gemm_gflops_f64);
   out << line;
   std::snprintf(line, sizeof line, "launch   %.2f us per empty launch + synchronize\n", p.launch_us);

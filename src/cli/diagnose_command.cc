@@ -92,10 +92,14 @@ StatusOr<int> RunDiagnose(const DiagnoseFlags& flags, const std::vector<std::str
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(path, json));
   out << "diagnosis " << path << "\n";
   // The same diagnosis as a page: its trajectory on the timeline, the failing launch marked.
+#if defined(OPSCOPE_MINIMAL)
+  out << "page: not in this build (the minimal build has no report pages; diagnosis.json holds it all)\n";
+#else
   const std::string page = req.output_dir + "/diagnosis.html";
   OPSCOPE_ASSIGN_OR_RETURN(std::string html, BuildDiagnosisHtml(json, path));
   OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(page, html));
   out << "page " << page << "\n";
+#endif
   return d.status == DiagnosisStatus::kClean ? 0 : 1;
 }
 

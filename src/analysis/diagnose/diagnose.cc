@@ -206,6 +206,10 @@ StatusOr<Diagnosis> Diagnose(const DiagnoseRequest& req) {
   else if (child.exit_code != 0) d.status = DiagnosisStatus::kError;
   else d.status = DiagnosisStatus::kClean;
   if (!hang_stack_error.empty()) d.notes.push_back("the hung program's thread stacks could not be taken: " + hang_stack_error);
+  // A crash or a hang is where stacks are shown: a build that takes none says why.
+  if (d.status == DiagnosisStatus::kCrashed || d.status == DiagnosisStatus::kHung) {
+    if (const std::string why = StacksOffReason(); !why.empty()) d.notes.push_back(why);
+  }
 
   auto ring = ReadFlightRing(ring_path);
   RaceCheckResult races;

@@ -227,6 +227,8 @@ StatusOr<std::vector<ThreadStack>> ThreadStacksOfProcess(int pid) {
   return threads;
 }
 
+std::string StacksOffReason() { return ""; }
+
 std::string FormatFrame(const StackFrame& f) {
   if (f.module.empty() && f.function.empty()) return fmt::format("{:#x}", f.pc);
   std::string out = f.function.empty() ? "??" : f.function;

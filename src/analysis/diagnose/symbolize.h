@@ -55,6 +55,10 @@ struct ThreadStack {
 // attached (ptrace not permitted, already traced, our own process).
 StatusOr<std::vector<ThreadStack>> ThreadStacksOfProcess(int pid);
 
+// Why this build takes no stacks, "" where it does: the minimal build
+// (symbolize_minimal.cc) has neither libunwind nor libdw.
+std::string StacksOffReason();
+
 // One line: "opscope::Foo(int) at src/x.cc:12 (libopscope.so+0x1234)"; the
 // parts that are unknown are left out ("?? (libc.so.6+0x8a1b)", "0x7f12...").
 std::string FormatFrame(const StackFrame& f);

@@ -9,9 +9,15 @@
 // from 0.1 ms to 4 ms from run to run when two compute streams each called a
 // multithreaded OpenBLAS on 2 cores. This also sets it for anything else in
 // the process linked to the same libopenblas.
+//
+// The minimal build (OPSCOPE_MINIMAL: no OpenBLAS) runs plain_gemm.h's loops instead.
 #pragma once
 
+#if defined(OPSCOPE_MINIMAL)
+#include "ops/builtin/plain_gemm.h"
+#else
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +29,7 @@
 
 namespace opscope::dense {
 
+#if !defined(OPSCOPE_MINIMAL)
 inline void BlasSingleThreaded() {
   static const bool once = [] {
     openblas_set_num_threads(1);
@@ -30,6 +37,7 @@ inline void BlasSingleThreaded() {
   }();
   (void)once;
 }
+#endif
 
 // BLAS rejects empty problems and leading dims below 1: an empty sum leaves beta * C.
 template <typename T>
@@ -48,6 +56,9 @@ bool GemmIsTrivial(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc) {
 inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (GemmIsTrivial(m, n, k, beta, c, ldc)) return;
+#if defined(OPSCOPE_MINIMAL)
+  PlainGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#else
   BlasSingleThreaded();
   if (m == 1) {
     // c[j] = alpha * sum_p a[p] * op(B)[p, j]: op(B)^T times a; a's elements are lda apart when A is transposed.
@@ -57,11 +68,15 @@ inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, fl
   }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
               alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
 }
 
 inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                  int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   if (GemmIsTrivial(m, n, k, beta, c, ldc)) return;
+#if defined(OPSCOPE_MINIMAL)
+  PlainGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#else
   BlasSingleThreaded();
   if (m == 1) {
     cblas_dgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_b ? n : k, trans_b ? k : n, alpha, b, ldb,
@@ -70,6 +85,7 @@ inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, do
   }
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
               alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
 }
 
 // A block of a GEMM's output: rows [i0, i1), columns [j0, j1).
