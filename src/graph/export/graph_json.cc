@@ -80,7 +80,7 @@ void WriteSpread(JsonWriter& w, const Spread& s) {
 }
 
 // graph.json leaves out of a node what a reader rebuilds exactly
-// (graph_json_read.h's ExpandGraphJson, web/model.js, python/opscope's
+// (graph_json.h's ExpandGraphJson, web/model.js, python/opscope's
 // load_run): its tensors' dtype and shape (the values'), its layer, a
 // namespace that is its name less the last part, the defaults (kind "op",
 // no domain, no attributes, executable), a fused node's reason and tasks
