@@ -32,9 +32,12 @@ var opscope = window.opscope || (window.opscope = {});
   };
 
   function indexLayer(name, layer, compiledById) {
-    const nodes = layer.nodes || [];
+    // A file from elsewhere may hold anything: only objects are nodes and values.
+    const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+    const nodes = Array.isArray(layer.nodes) ? layer.nodes.filter(isObject) : [];
+    const values = Array.isArray(layer.values) ? layer.values.filter(isObject) : [];
     // graph.json names a node's tensors only; their dtype and shape are the values'.
-    const valueByName = new Map((layer.values || []).map((v) => [v.name, v]));
+    const valueByName = new Map(values.map((v) => [v.name, v]));
     // What graph.json leaves out of a node (graph/export/graph_json.h's
     // ExpandGraphJson rebuilds the same), and what report.html's older
     // slimming left out (src/report/page_data.cc).
@@ -47,7 +50,7 @@ var opscope = window.opscope || (window.opscope = {});
       if (n.reason === undefined && n.executed === false && c) n.reason = `fused into ${c.op_type} '${c.name}' (node ${c.node_id})`;
       if (n.mapped_task_ids === undefined && c) n.mapped_task_ids = c.mapped_task_ids || [];
       for (const key of ['inputs', 'outputs']) {
-        n[key] = (n[key] || []).map((t) => {
+        n[key] = (Array.isArray(n[key]) ? n[key] : []).map((t) => {
           const ref = typeof t === 'string' ? {name: t} : t && typeof t === 'object' ? t : {name: String(t)};
           if (!('dtype' in ref)) {
             const v = valueByName.get(ref.name);
@@ -63,7 +66,6 @@ var opscope = window.opscope || (window.opscope = {});
     // A value's producer and consumers, when graph.json left them out, as
     // graph/ir's Rebuild sets them: the last node writing it, each node
     // reading it once, in node order.
-    const values = layer.values || [];
     if (values.some((v) => v.consumers === undefined)) {
       for (const v of values) {
         v.producer = null;

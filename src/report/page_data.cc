@@ -21,8 +21,7 @@ std::string Str(const json& n, const char* key) {
 
 // What web/model.js rebuilds (graph::NamespaceOf is the namespace's rule there too).
 std::string FusedReason(const json& compiled) {
-  return "fused into " + Str(compiled, "op_type") + " '" + Str(compiled, "name") + "' (node " +
-         std::to_string(compiled.value("node_id", int64_t{-1})) + ")";
+  return graph::FusedIntoReason(Str(compiled, "op_type"), Str(compiled, "name"), compiled.value("node_id", int64_t{-1}));
 }
 
 // Drops from one node what the page can rebuild exactly, and only then.

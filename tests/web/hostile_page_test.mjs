@@ -194,3 +194,24 @@ test('a roofline chart with CSS is refused by export and by the page', async () 
   assert.deepEqual(requests.filter((u) => !fileOrData(u)), []);
   assert.deepEqual(problems, []);
 });
+
+// graph.json is a file people send each other: members of the wrong type
+// (a node that is null or a number, tensors that are numbers or an object,
+// values that are not objects) draw what they can and never throw.
+test('a graph.json of wrong-typed members: the page opens without an error', async () => {
+  const dir = path.join(work, 'misshapen');
+  fs.cpSync(runs.base.dir, dir, {recursive: true});
+  const g = JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8'));
+  g.framework.nodes.push(null, 7, {node_id: 'x', name: 5, inputs: 3, outputs: [null, 4, {name: 9}], executed: 'no'});
+  g.framework.values.push(null, 'v', [1]);
+  g.compiled.nodes[0].inputs = {0: 'x'};
+  fs.writeFileSync(path.join(dir, 'graph.json'), JSON.stringify(g));
+  fs.rmSync(path.join(dir, 'report.html'), {force: true});
+  await inspector(['export', '--input-dir', dir, '--format', 'html']);
+  problems = [];
+  requests = [];
+  await page.goto(pathToFileURL(path.join(dir, 'report.html')).href);
+  await page.waitForSelector('body[data-ready="true"]', {timeout: 30_000});
+  assert.ok(await page.locator('#framework-graph g.node').count() > 0, 'the well-formed nodes are drawn');
+  assert.deepEqual(problems, []);
+});

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/json_field.h"
 #include "graph/export/graph_json.h"
 
 namespace opscope::graph {
@@ -23,7 +24,7 @@ const json& ArrayAt(const json& j, const char* key) {
 // The members a v1 file held of every node; a v2 file writes them only
 // where they differ from these.
 void SetNodeDefaults(json& n, const char* layer) {
-  const std::string name = n.value("name", "");
+  const std::string name = StringMember(n, "name");
   if (!n.contains("layer")) n["layer"] = layer;
   if (!n.contains("namespace")) n["namespace"] = NamespaceOf(name);
   if (!n.contains("executable")) n["executable"] = true;
@@ -49,17 +50,20 @@ void ExpandTensorRefs(json& list, const std::unordered_map<std::string, const js
   }
 }
 
-std::string NameOf(const json& t) { return t.is_string() ? t.get<std::string>() : t.value("name", ""); }
+std::string NameOf(const json& t) { return t.is_string() ? t.get<std::string>() : StringMember(t, "name"); }
 
 // pos's rank and order, from the layout's slots: [kind, id, rank, order],
 // kind 0 an item (a drawn node, by node id).
 std::unordered_map<int64_t, std::pair<int64_t, int64_t>> SlotsOfNodes(const json& layer) {
   std::unordered_map<int64_t, std::pair<int64_t, int64_t>> slots;
   auto layout = layer.find("layout");
-  if (layout == layer.end() || !layout->is_object() || !layout->contains("scopes")) return slots;
-  for (const json& scope : (*layout)["scopes"]) {
+  if (layout == layer.end()) return slots;
+  for (const json& scope : ArrayAt(*layout, "scopes")) {
     for (const json& s : ArrayAt(scope, "slots")) {
-      if (s.is_array() && s.size() == 4 && s[0] == 0) slots[s[1].get<int64_t>()] = {s[2].get<int64_t>(), s[3].get<int64_t>()};
+      if (!s.is_array() || s.size() != 4 || s[0] != 0) continue;
+      if (s[1].is_number_integer() && s[2].is_number_integer() && s[3].is_number_integer()) {
+        slots[s[1].get<int64_t>()] = {s[2].get<int64_t>(), s[3].get<int64_t>()};
+      }
     }
   }
   return slots;
@@ -73,6 +77,7 @@ void DeriveEdges(json& layer, std::unordered_map<std::string, json*>& values) {
     (*v)["consumers"] = json::array();
   }
   for (const json& n : layer["nodes"]) {
+    if (!n.is_object()) continue;
     const json id = n.value("node_id", json(nullptr));
     for (const json& t : ArrayAt(n, "outputs")) {
       auto v = values.find(NameOf(t));
@@ -93,7 +98,8 @@ void ExpandLayer(json& layer, const char* name, const std::unordered_map<int64_t
   std::unordered_map<std::string, json*> values;
   bool has_edges = true;
   for (json& v : layer["values"]) {
-    values[v.value("name", "")] = &v;
+    if (!v.is_object()) continue;
+    values[StringMember(v, "name")] = &v;
     if (!v.contains("constant")) v["constant"] = false;
     has_edges = has_edges && v.contains("consumers");
   }
@@ -101,6 +107,7 @@ void ExpandLayer(json& layer, const char* name, const std::unordered_map<int64_t
   const std::unordered_map<std::string, const json*> by_name(values.begin(), values.end());
   const auto slots = SlotsOfNodes(layer);
   for (json& n : layer["nodes"]) {
+    if (!n.is_object()) continue;
     SetNodeDefaults(n, name);
     ExpandTensorRefs(n["inputs"], by_name);
     ExpandTensorRefs(n["outputs"], by_name);
@@ -112,11 +119,11 @@ void ExpandLayer(json& layer, const char* name, const std::unordered_map<int64_t
     if (!n.contains("mapped_task_ids")) {
       n["mapped_task_ids"] = into != nullptr ? ArrayAt(*into, "mapped_task_ids") : json::array();
     }
-    if (!n.contains("reason") && n.value("executed", true) == false && into != nullptr) {
-      n["reason"] = "fused into " + into->value("op_type", "") + " '" + into->value("name", "") + "' (node " +
-                    std::to_string(into->value("node_id", int64_t{-1})) + ")";
+    if (!n.contains("reason") && n.value("executed", json(true)) == false && into != nullptr) {
+      n["reason"] = FusedIntoReason(StringMember(*into, "op_type"), StringMember(*into, "name"),
+                                    IntMember(*into, "node_id", -1));
     }
-    if (auto s = slots.find(n.value("node_id", int64_t{-1})); s != slots.end()) {
+    if (auto s = slots.find(IntMember(n, "node_id", -1)); s != slots.end()) {
       json& pos = n["pos"];
       pos["rank"] = s->second.first;
       pos["order"] = s->second.second;
@@ -129,21 +136,22 @@ void ExpandLayer(json& layer, const char* name, const std::unordered_map<int64_t
 json MappingOf(const json& framework, const json& compiled_layer, const std::unordered_map<int64_t, const json*>& compiled) {
   json mapping = json::array();
   for (const json& f : ArrayAt(framework, "nodes")) {
-    json e = {{"framework", f.value("node_id", json(nullptr))}, {"executed", f.value("executed", true)}};
+    if (!f.is_object()) continue;
+    json e = {{"framework", f.value("node_id", json(nullptr))}, {"executed", f.value("executed", json(true))}};
     e["compiled"] = f.value("compiled_node_id", json(nullptr));
     if (e["compiled"].is_number_integer()) {
       auto c = compiled.find(e["compiled"].get<int64_t>());
-      if (c != compiled.end() && !c->second->value("mapped_by", "").empty()) e["how"] = c->second->value("mapped_by", "");
+      if (c != compiled.end() && !StringMember(*c->second, "mapped_by").empty()) e["how"] = StringMember(*c->second, "mapped_by");
     }
-    if (!e["executed"].get<bool>() && f.contains("reason")) e["reason"] = f["reason"];
+    if (e["executed"] == false && f.contains("reason")) e["reason"] = f["reason"];
     mapping.push_back(std::move(e));
   }
   for (const json& c : ArrayAt(compiled_layer, "nodes")) {
-    if (!ArrayAt(c, "fused_from").empty()) continue;
-    const std::string by = c.value("mapped_by", "");
+    if (!c.is_object() || !ArrayAt(c, "fused_from").empty()) continue;
+    const std::string by = StringMember(c, "mapped_by");
     mapping.push_back({{"compiled", c.value("node_id", json(nullptr))},
                        {"framework", nullptr},
-                       {"label", by.empty() ? "inserted by the compiler: " + c.value("kind", "op") : by}});
+                       {"label", by.empty() ? "inserted by the compiler: " + StringMember(c, "kind", "op") : by}});
   }
   return mapping;
 }
@@ -157,7 +165,7 @@ void ExpandGraphJson(json& g) {
   if (compiled_layer != nullptr) {
     ExpandLayer(*compiled_layer, "compiled", compiled);
     for (const json& c : ArrayAt(*compiled_layer, "nodes")) {
-      if (c.contains("node_id") && c["node_id"].is_number_integer()) compiled[c["node_id"].get<int64_t>()] = &c;
+      if (c.is_object() && c.contains("node_id") && c["node_id"].is_number_integer()) compiled[c["node_id"].get<int64_t>()] = &c;
     }
   }
   if (g.contains("framework")) ExpandLayer(g["framework"], "framework", compiled);

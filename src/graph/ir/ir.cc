@@ -278,8 +278,10 @@ std::string NamespaceOf(std::string_view node_name) {
   return std::string(node_name.substr(0, last));
 }
 
-std::string FusedIntoReason(const Node& c) {
-  return "fused into " + c.op_type + " '" + c.name + "' (node " + std::to_string(c.id) + ")";
+std::string FusedIntoReason(const std::string& op_type, const std::string& name, int64_t id) {
+  return "fused into " + op_type + " '" + name + "' (node " + std::to_string(id) + ")";
 }
+
+std::string FusedIntoReason(const Node& c) { return FusedIntoReason(c.op_type, c.name, c.id); }
 
 }  // namespace opscope::graph

@@ -214,8 +214,10 @@ bool IsShapeOrLayoutOp(const std::string& op_type);
 std::string NamespaceOf(std::string_view node_name);
 
 // Why a framework node fused into compiled node `c` did not run:
-// "fused into FusedConv '/c/Conv' (node 12)".
+// "fused into FusedConv '/c/Conv' (node 12)". The second form for readers of
+// graph.json, which rebuild it from the compiled node's members.
 std::string FusedIntoReason(const Node& c);
+std::string FusedIntoReason(const std::string& op_type, const std::string& name, int64_t id);
 
 // The node of `g` called `name`; the error (NotFound) names the layer and
 // lists the closest names.
