@@ -191,24 +191,25 @@ summary "sweep my_norm${tag}" "$(verdict $rc)" "$(grep -m1 -E '^verdict' "$work/
 
 # 6. diagnose: a kernel that writes past its end, and one that never finishes (exit 1: a cause found).
 diag=(--plugin "$lib/libdiagnose_ops.so" --device "$device")
-step diagnose_oob 90 "$bin/ops-debug" diagnose "${diag[@]}" --op ramp_tail --input-shapes "[1000]" \
-  --timeout 20s --output-dir "$work/oob"
-rc=$?
-cp "$work/oob/diagnosis.json" "$out/diagnose_oob.json" 2>/dev/null
-if ((rc == 1)) && grep -q 'past the end' "$work/diagnose_oob.log"; then
-  summary "diagnose write past end${tag}" passed "$(grep -m1 -E 'past the end' "$work/diagnose_oob.log" | tr -s ' ' | cut -c1-140)"
-else
-  summary "diagnose write past end${tag}" FAILED "exit $rc (want 1 naming a write past the end; steps.log)"
-fi
-step diagnose_hang 60 "$bin/ops-debug" diagnose "${diag[@]}" --op mantissa --input-shapes "[4096]" \
-  --timeout 5s --output-dir "$work/hang"  # the normal fill has x <= 0 in it
-rc=$?
-cp "$work/hang/diagnosis.json" "$out/diagnose_hang.json" 2>/dev/null
-if ((rc == 1)) && grep -qiE 'hung|never finished' "$work/diagnose_hang.log"; then
-  summary "diagnose never finishes${tag}" passed "$(grep -m1 -iE 'never finished|hung' "$work/diagnose_hang.log" | tr -s ' ' | cut -c1-140)"
-else
-  summary "diagnose never finishes${tag}" FAILED "exit $rc (want 1, hung; steps.log)"
-fi
+# diagnose_check NAME CHECK LIMIT PATTERN WANT -- ARGS...: a diagnose run that
+# must exit 1 with PATTERN (grep -iE) in its output; its diagnosis.json kept.
+diagnose_check() {
+  local name=$1 check=$2 limit=$3 pattern=$4 want=$5
+  shift 6
+  step "$name" "$limit" "$bin/ops-debug" diagnose "${diag[@]}" "$@" --output-dir "$work/$name"
+  local rc=$?
+  cp "$work/$name/diagnosis.json" "$out/$name.json" 2>/dev/null
+  if ((rc == 1)) && grep -qiE "$pattern" "$work/$name.log"; then
+    summary "$check${tag}" passed "$(grep -m1 -iE "$pattern" "$work/$name.log" | tr -s ' ' | cut -c1-140)"
+  else
+    summary "$check${tag}" FAILED "exit $rc (want 1, $want; steps.log)"
+  fi
+}
+diagnose_check diagnose_oob "diagnose write past end" 90 'past the end' "naming a write past the end" -- \
+  --op ramp_tail --input-shapes "[1000]" --timeout 20s
+# mantissa's normal fill has x <= 0 in it: its loop never ends.
+diagnose_check diagnose_hang "diagnose never finishes" 60 'hung|never finished' "hung" -- \
+  --op mantissa --input-shapes "[4096]" --timeout 5s
 
 # 7. verify: run, profile and diagnose as one gate. my_norm's first cuda
 # kernel reads rows a thread apart (uncoalesced, my_norm_ptx.h), far from its
