@@ -6,8 +6,10 @@
 #include <random>
 
 #include "graph/export/graph_json.h"
+#include "graph/export/graph_layout.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/passes/pass_manager.h"
+#include "graph/runtime/iteration_stats.h"
 #include "graph/runtime/inorder_eval.h"
 
 namespace opscope::graph {
@@ -99,7 +101,7 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
   Model m;
   CompileAndCompare("resnet_small.onnx", m);
   nlohmann::json j = GraphJson(m);
-  EXPECT_EQ(j["schema"], "opscope.graph/2");
+  EXPECT_EQ(j["schema"], "opscope.graph/3");
   ASSERT_EQ(j["framework"]["nodes"].size(), m.framework.nodes().size());
   ASSERT_EQ(j["compiled"]["nodes"].size(), m.compiled.nodes().size());
   for (const auto& n : j["compiled"]["nodes"]) {
@@ -139,7 +141,7 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
   EXPECT_TRUE(j["compiled"].contains("memory"));
 }
 
-// graph.json (version 2) leaves out what a reader rebuilds; ExpandGraphJson
+// graph.json (versions 2 and 3) leaves out what a reader rebuilds; ExpandGraphJson
 // must rebuild it exactly as the model in memory holds it, for every node
 // and value of both layers. Task ids are set by hand to reach every case:
 // a fused node's tasks are its compiled node's (left out), one framework
@@ -217,6 +219,113 @@ TEST(GraphJson, WhatTheFileLeavesOutIsRebuiltExactly) {
       const Node& f = m.framework.nodes()[i];
       EXPECT_EQ(j["mapping"][i]["framework"], f.id);
       EXPECT_EQ(j["mapping"][i]["compiled"], f.absorbed_into >= 0 ? nlohmann::json(f.absorbed_into) : nlohmann::json(nullptr));
+    }
+  }
+}
+
+// Version 3 writes nodes, values, scopes and routes as columns, with
+// tables, steps and flags for what repeats; read back (ExpandGraphJson) every
+// member must be what the graph, its timing and its layout in memory hold.
+TEST(GraphJson, ColumnsReadBackAsTheGraphTimingAndLayoutInMemory) {
+  for (const char* name : {"resnet_small.onnx", "transformer_block.onnx", "two_branch.onnx", "const_if.onnx",
+                           "custom_op.onnx", "unsupported_op.onnx", "nhwc_mean.onnx"}) {
+    SCOPED_TRACE(name);
+    auto imported = ImportOnnx(Example(name));
+    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+    Model m = std::move(imported).value();
+    ASSERT_TRUE(PassManager::Default().Run(m).ok());
+    RunTiming timing;  // every other compiled node timed, with distinct quartiles
+    for (size_t i = 0; i < m.compiled.nodes().size(); i += 2) {
+      const int64_t id = m.compiled.nodes()[i].id;
+      timing.nodes[id] = Spread{2.5 + id, 1.25 + id, 4.75 + id, static_cast<int>(i) + 1};
+    }
+    nlohmann::json j = nlohmann::json::parse(GraphJsonText(m, {}, nullptr, &timing));
+    EXPECT_TRUE(j["compiled"]["nodes"].is_object());  // columns, not a list of objects
+    ExpandGraphJson(j);
+    for (const Graph* g : {&m.framework, &m.compiled}) {
+      const nlohmann::json& l = j[LayerName(g->layer())];
+      const GraphLayout gl = LayoutGraph(*g);
+      ASSERT_EQ(l["values"].size(), g->value_order().size());
+      for (size_t k = 0; k < g->value_order().size(); ++k) {
+        const Value& v = *g->FindValue(g->value_order()[k]);
+        const nlohmann::json& e = l["values"][k];
+        SCOPED_TRACE(v.name);
+        EXPECT_EQ(e["name"], v.name);
+        EXPECT_EQ(e["dtype"], v.dtype_known ? nlohmann::json(DTypeName(v.dtype)) : nlohmann::json(nullptr));
+        ASSERT_EQ(e["shape"].is_null(), !v.rank_known);
+        if (v.rank_known) {
+          ASSERT_EQ(e["shape"].size(), v.dims.size());
+          for (size_t d = 0; d < v.dims.size(); ++d) {
+            if (v.dims[d] >= 0) EXPECT_EQ(e["shape"][d], v.dims[d]);
+            else EXPECT_FALSE(e["shape"][d].is_number());
+          }
+        }
+        EXPECT_EQ(e.value("bytes", int64_t{-1}), v.bytes() >= 0 ? v.bytes() : -1);
+        EXPECT_EQ(e.value("graph_input", false), v.is_graph_input);
+        EXPECT_EQ(e.value("graph_output", false), v.is_graph_output);
+        EXPECT_EQ(e.value("mem_offset", int64_t{-1}), std::max<int64_t>(v.mem_offset, -1));
+      }
+      ASSERT_EQ(l["nodes"].size(), g->nodes().size());
+      for (size_t i = 0; i < g->nodes().size(); ++i) {
+        const Node& n = g->nodes()[i];
+        const nlohmann::json& e = l["nodes"][i];
+        SCOPED_TRACE(n.name);
+        EXPECT_EQ(e["node_id"], n.id);
+        EXPECT_EQ(e["name"], n.name);
+        EXPECT_EQ(e["op_type"], n.op_type);
+        EXPECT_EQ(e["executed"], n.executed && n.executable);
+        EXPECT_EQ(e.value("compiled_node_id", int64_t{-1}), n.absorbed_into);
+        for (const auto& [attr, value] : n.attrs.all()) EXPECT_TRUE(e["attrs"].contains(attr)) << attr;
+        const auto drawn = gl.node_item.find(n.id);
+        EXPECT_EQ(e.value("scope", -1), drawn == gl.node_item.end() ? -1 : gl.request.items[drawn->second].scope);
+        EXPECT_EQ(e.contains("pos"), drawn != gl.node_item.end() && gl.layout.items[drawn->second].visible);
+        const auto t = g == &m.compiled ? timing.nodes.find(n.id) : timing.nodes.end();
+        ASSERT_EQ(e.contains("time_us"), t != timing.nodes.end());
+        if (t != timing.nodes.end()) {
+          EXPECT_EQ(e["time_us"]["median_us"], t->second.median_us);
+          EXPECT_EQ(e["time_us"]["q1_us"], t->second.q1_us);
+          EXPECT_EQ(e["time_us"]["q3_us"], t->second.q3_us);
+          EXPECT_EQ(e["time_us"]["iqr_us"], t->second.iqr_us());
+          EXPECT_EQ(e["time_us"]["samples"], t->second.samples);
+        }
+      }
+      const nlohmann::json& L = l["layout"];
+      ASSERT_EQ(L["scopes"].size(), gl.request.scopes.size());
+      for (size_t s = 0; s < gl.request.scopes.size(); ++s) {
+        const nlohmann::json& e = L["scopes"][s];
+        const layout::ScopeTopology& topo = gl.layout.topology[s];
+        EXPECT_EQ(e["id"], s);
+        EXPECT_EQ(e["path"], gl.scope_path[s]);
+        EXPECT_EQ(e["label"], gl.scope_label[s]);
+        EXPECT_EQ(e["parent"], gl.request.scopes[s].parent);
+        EXPECT_EQ(e["folded"], gl.request.scopes[s].folded);
+        EXPECT_EQ(e["nodes"], gl.scope_nodes[s]);
+        EXPECT_EQ(e["ranks"], topo.ranks.size());
+        EXPECT_EQ(e["box"].is_null(), !gl.layout.scopes[s].visible);
+        ASSERT_EQ(e["slots"].size(), topo.slots.size());
+        for (size_t k = 0; k < topo.slots.size(); ++k) {
+          const layout::Slot& slot = topo.slots[k];
+          const int64_t id = slot.kind == layout::Slot::kItem ? gl.item_node[slot.index] : slot.index;
+          EXPECT_EQ(e["slots"][k], nlohmann::json({static_cast<int>(slot.kind), id, slot.rank, slot.order}));
+        }
+        ASSERT_EQ(e["edges"].size(), topo.edges.size());
+        for (size_t k = 0; k < topo.edges.size(); ++k) {
+          const layout::LocalEdge& le = topo.edges[k];
+          EXPECT_EQ(e["edges"][k], nlohmann::json({le.from, le.to, le.reversed, le.weight, le.dummies}));
+        }
+      }
+      ASSERT_EQ(L["routes"].size(), gl.layout.routes.size());
+      for (size_t r = 0; r < gl.layout.routes.size(); ++r) {
+        const layout::Route& route = gl.layout.routes[r];
+        const nlohmann::json& e = L["routes"][r];
+        auto end = [&](bool scope, int index) {
+          return scope ? nlohmann::json{{"scope", index}} : nlohmann::json{{"node", gl.item_node[index]}};
+        };
+        EXPECT_EQ(e["from"], end(route.from_scope, route.from));
+        EXPECT_EQ(e["to"], end(route.to_scope, route.to));
+        EXPECT_EQ(e["weight"], route.weight);
+        EXPECT_EQ(e["points"].size(), route.points.size());
+      }
     }
   }
 }

@@ -260,7 +260,7 @@ TEST_F(InspectorCli, SummaryFindsStreamsWhoseTimeBasesDisagree) {
 TEST_F(InspectorCli, RunWritesGraphTraceSummary) {
   const fs::path out = RunModel("two_branch.onnx", "run", "--streams 2 --dump-passes");
   json graph = ReadGraphJson(out / "graph.json");
-  EXPECT_EQ(graph["schema"], "opscope.graph/2");
+  EXPECT_EQ(graph["schema"], "opscope.graph/3");
   EXPECT_FALSE(graph["framework"]["nodes"].empty());
   EXPECT_FALSE(graph["compiled"]["nodes"].empty());
   json trace = json::parse(Slurp(out / "trace.json"));

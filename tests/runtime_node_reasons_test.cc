@@ -16,6 +16,7 @@
 #include "graph/run/mapping.h"
 #include "graph/runtime/executor.h"
 #include "graph/runtime/scheduler.h"
+#include "graph_json_test_util.h"
 #include "tool_test_util.h"
 
 namespace opscope::graph {
@@ -338,14 +339,14 @@ TEST(NodeReasons, InspectorCliGraphJsonShowsTheBranchThatDidNotRun) {
   auto r = opscope::testing::Shell(cli + " run " + Example("const_if.onnx") + " --output-dir " + dir.path().string() +
                                    " --dump-passes");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const json g = json::parse(opscope::testing::Slurp(dir.path() / "graph.json"));
+  const json g = ReadGraphJson(dir.path() / "graph.json");
   const json* neg = FindByName(g.at("framework").at("nodes"), "/branch/If/else_branch/negate/Neg");
   ASSERT_NE(neg, nullptr);
   EXPECT_FALSE(neg->at("executed").get<bool>());
   EXPECT_EQ(neg->at("reason"), "on a branch that did not run (If /branch/If took then_branch)");
   EXPECT_EQ(FindByName(g.at("compiled").at("nodes"), "/branch/If"), nullptr);
   // The pass is dumped like the others: after it, no If and no Neg are left.
-  const json dump = json::parse(opscope::testing::Slurp(dir.path() / "passes" / "03_if_resolution.json"));
+  const json dump = ReadGraphJson(dir.path() / "passes" / "03_if_resolution.json");
   for (const json& n : dump.at("compiled").at("nodes")) {
     EXPECT_NE(n.at("op_type"), "If");
     EXPECT_NE(n.at("op_type"), "Neg");

@@ -13,6 +13,7 @@ var opscope = window.opscope || (window.opscope = {});
   };
 
   opscope.buildModel = function (graph, trace, summary) {
+    opscope.graphRows(graph);  // version 3's columns as lists of objects (graph_rows.js)
     const model = {graph, hasGraph: !!graph, summary: summary || {}, layers: {}, tasks: [], tasksById: new Map(),
       lanes: [], flows: []};
     // The machine's calibrated roofs, when the run recorded them.
@@ -42,6 +43,8 @@ var opscope = window.opscope || (window.opscope = {});
     // ExpandGraphJson rebuilds the same), and what report.html's older
     // slimming left out (src/report/page_data.cc).
     for (const n of nodes) {
+      // The views write a node's op type into its box and title: a text, whatever the file held.
+      if (typeof n.op_type !== 'string') n.op_type = n.op_type === undefined || n.op_type === null ? '' : String(n.op_type);
       if (n.layer === undefined) n.layer = name;
       if (n.executable === undefined) n.executable = true;
       if (n.kind === undefined) n.kind = 'op';

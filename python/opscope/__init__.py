@@ -355,9 +355,9 @@ class Run:
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}: not valid JSON: {e}") from None
 
-        # graph.json leaves out what can be rebuilt (each node's tensors' dtype
-        # and shape, its layer, defaults, the mapping): the library writes it
-        # back, so every node here is whole.
+        # graph.json holds columns and leaves out what can be rebuilt (each
+        # node's tensors' dtype and shape, its layer, defaults, the mapping):
+        # the library turns it back into whole node and value objects.
         self.graph = read("graph.json", expand=_opscope.expand_graph_json)
         self.summary = read("summary.json")
         self.trace = read("trace.json")

@@ -53,11 +53,13 @@ void SlimNode(json& n, const std::string& layer, const std::map<int64_t, const j
 }  // namespace
 
 std::string GraphForPage(const std::string& graph_json) {
-  // Version 2 (graph/export/graph_json.h) holds nothing the page rebuilds:
-  // it goes as it is, unparsed (a 100,000-node model's is tens of MB). The
-  // key and value with their quotes can only be JSON's own structure, never
-  // inside a string, where a quote is escaped.
-  if (graph_json.find(std::string("\"schema\":\"") + graph::kGraphSchema + "\"") != std::string::npos) return graph_json;
+  // Versions 2 and 3 (graph/export/graph_json.h) hold nothing the page
+  // rebuilds: they go as they are, unparsed (a 100,000-node model's is tens
+  // of MB). The key and value with their quotes can only be JSON's own
+  // structure, never inside a string, where a quote is escaped.
+  for (const char* schema : {graph::kGraphSchema, "opscope.graph/2"}) {
+    if (graph_json.find(std::string("\"schema\":\"") + schema + "\"") != std::string::npos) return graph_json;
+  }
   json g = json::parse(graph_json, nullptr, false);
   if (!g.is_object()) return graph_json;
   std::map<int64_t, json> compiled_copy;  // the compiled nodes as written, before their own slimming

@@ -53,9 +53,12 @@ TEST(PageData, GraphDropsOnlyWhatThePageRebuildsExactly) {
   EXPECT_EQ(json::parse(GraphForPage(graph)), expected);
 }
 
-// A version 2 file (graph/export/graph_json.h) already holds only what the
-// page cannot rebuild: it goes byte for byte, defaults it left out and all.
-TEST(PageData, GraphOfVersionTwoGoesAsItIs) {
+// Version 2 and 3 files (graph/export/graph_json.h) already hold only what
+// the page cannot rebuild: they go byte for byte, defaults left out and all.
+TEST(PageData, GraphsOfVersionsTwoAndThreeGoAsTheyAre) {
+  const std::string columns = R"j({"framework": {"nodes": {"node_id_steps": [0], "name": ["/a/Relu"], "op_type": [0]},
+    "tables": {"op_types": ["Relu"]}}, "schema":"opscope.graph/3"})j";
+  EXPECT_EQ(GraphForPage(columns), columns);
   const std::string graph = R"j({"framework": {"nodes": [{"node_id": 0, "name": "/a/Relu", "op_type": "Relu",
     "inputs": ["x"], "outputs": ["y"], "layer": "framework", "executed": true}], "values": []},
     "schema":"opscope.graph/2"})j";

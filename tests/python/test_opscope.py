@@ -126,12 +126,17 @@ def test_load_run_reads_the_folder_as_its_files_say(tmp_path):
     assert len(nodes) == len(run.graph["compiled"]["nodes"]) and len(run.nodes("framework")) == len(run.graph["framework"]["nodes"])
     with pytest.raises(ValueError, match="layer='both'"):
         run.nodes("both")
-    # graph.json names each node's tensors and leaves out what can be rebuilt;
-    # the run reads them back whole, from the values the file holds.
+    # graph.json holds nodes and values as columns, a node's tensors as value
+    # indices, and leaves out what can be rebuilt; the run reads them back
+    # whole, from the values the file holds.
     written = json.loads((out / "graph.json").read_text())
-    assert all(isinstance(t, str) for n in written["framework"]["nodes"] for t in n["inputs"])
+    columns = written["framework"]["nodes"]
+    assert isinstance(columns, dict) and all(isinstance(t, int) for ts in columns["inputs"] for t in ts)
     assert "mapping" not in written
-    values = {v["name"]: v for v in written["framework"]["values"]}
+    dtypes = written["framework"]["tables"]["dtypes"]
+    wv = written["framework"]["values"]
+    values = {name: {"dtype": dtypes[d] if d >= 0 else None, "shape": shape}
+              for name, d, shape in zip(wv["name"], wv["dtype"], wv["shape"])}
     for n in run.graph["framework"]["nodes"]:
         assert n["layer"] == "framework" and "kind" in n and "mapped_task_ids" in n
         for t in n["inputs"] + n["outputs"]:

@@ -5,6 +5,7 @@
 //   const env = await browserEnv('web_ui_test', 'ui_test.mjs');
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
+import {createRequire} from 'node:module';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 
@@ -28,6 +29,14 @@ export async function browserEnv(name, script) {
     die(`playwright-core is not installed in ${here}/node_modules: run \`npm ci --prefix ${path.relative(process.cwd(), here) || '.'}\` (setup.sh does) [${e.message}]`);
   }
   return {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die};
+}
+
+// A run's graph.json as the page reads it: version 3's columns as lists of
+// objects, by the page's own web/graph_rows.js (which the test checks
+// against what the page draws), not by a second reader written here.
+export function readGraphJson(file) {
+  createRequire(import.meta.url)(path.resolve(here, '../../web/graph_rows.js'));
+  return globalThis.opscope.graphRows(JSON.parse(fs.readFileSync(file, 'utf8')));
 }
 
 // `CLI serve DIR` on a free port (CLI: browserEnv's inspector-cli): the process, its exit, and the

@@ -16,7 +16,7 @@ import {spawnSync} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {browserEnv} from './browser_env.mjs';
+import {browserEnv, readGraphJson} from './browser_env.mjs';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const {here, binaryDir, sourceDir, chromiumPath, cli, chromium, die} = await browserEnv('graph_view_test', 'graph_view_test.mjs');
@@ -37,7 +37,7 @@ function makeRun(name, model) {
   const dir = path.join(work, name);
   run(cli, ['run', model, '--output-dir', dir]);
   run(cli, ['export', '--input-dir', dir, '--format', 'html']);
-  return {dir, graph: JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8')),
+  return {dir, graph: readGraphJson(path.join(dir, 'graph.json')),
     html: path.join(dir, 'report.html')};
 }
 

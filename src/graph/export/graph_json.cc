@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/file_util.h"
 #include "core/json_text.h"
@@ -33,11 +36,6 @@ void WriteShape(JsonWriter& w, const Value& v) {
     else w.Null();
   }
   w.EndArray();
-}
-
-void WriteDType(JsonWriter& w, const Value& v) {
-  if (v.dtype_known) w.String(DTypeName(v.dtype));
-  else w.Null();
 }
 
 void WriteStrings(JsonWriter& w, const std::vector<std::string>& v) {
@@ -74,108 +72,245 @@ std::string NotExecutedReason(const Node& n) {
   return "";
 }
 
-void WriteSpread(JsonWriter& w, const Spread& s) {
-  w.BeginObject().Key("iqr_us").Double(s.iqr_us()).Key("median_us").Double(s.median_us);
-  w.Key("q1_us").Double(s.q1_us).Key("q3_us").Double(s.q3_us).Key("samples").Int(s.samples).EndObject();
+// Distinct strings by first appearance: a column holds their indices and
+// the layer's "tables" the strings (a 100,000-node model has a few dozen op
+// types and attribute sets).
+class Interned {
+ public:
+  int64_t Index(const std::string& s) {
+    auto [it, added] = index_.emplace(s, static_cast<int64_t>(texts_.size()));
+    if (added) texts_.push_back(s);
+    return it->second;
+  }
+  void WriteStrings(JsonWriter& w) const {
+    w.BeginArray();
+    for (const std::string& s : texts_) w.String(s);
+    w.EndArray();
+  }
+  void WriteRaw(JsonWriter& w) const {  // entries that are JSON text already
+    w.BeginArray();
+    for (const std::string& s : texts_) w.Raw(s);
+    w.EndArray();
+  }
+
+ private:
+  std::unordered_map<std::string, int64_t> index_;
+  std::vector<std::string> texts_;
+};
+
+std::string AttrsText(const Node& n) {
+  std::string text;
+  JsonWriter w(text);
+  w.BeginObject();
+  for (const auto& [name, v] : n.attrs.all()) w.Key(name).Raw(JsonText(AttrJson(v)));
+  w.EndObject();
+  return text;
 }
 
-// graph.json leaves out of a node what a reader rebuilds exactly
-// (graph_json.h's ExpandGraphJson, web/model.js, python/opscope's
-// load_run): its tensors' dtype and shape (the values'), its layer, a
-// namespace that is its name less the last part, the defaults (kind "op",
-// no domain, no attributes, executable), a fused node's reason and tasks
-// (its compiled node's), pos's rank and order (the layout's slots). A
-// 100,000-node model's file was 127 MB with them.
-void WriteNode(JsonWriter& w, const Node& n, const GraphLayout& gl, const RunTiming* timing, const Graph* compiled) {
-  w.BeginObject();
+// One layer's tables, filled while its columns are written.
+struct LayerTables {
+  Interned op_types, kinds, domains, attrs, dtypes;
+};
+
+// A value's index in the layer's "values" columns.
+using ValueIndex = std::unordered_map<std::string_view, int64_t>;
+
+// A node's tensors: a value's index, -1 for an omitted optional input (""),
+// the name itself for a name no value holds.
+void WriteTensorRefs(JsonWriter& w, const std::vector<std::string>& names, const ValueIndex& values) {
+  w.BeginArray();
+  for (const std::string& t : names) {
+    if (t.empty()) {
+      w.Int(-1);
+      continue;
+    }
+    auto v = values.find(t);
+    if (v != values.end()) w.Int(v->second);
+    else w.String(t);
+  }
+  w.EndArray();
+}
+
+// What a framework node's compiled node is, when the compiled layer has it.
+const Node* CompiledInto(const Node& n, const Graph* compiled) {
+  return n.absorbed_into >= 0 && compiled != nullptr ? compiled->FindNode(n.absorbed_into) : nullptr;
+}
+
+// Left out when a reader's default holds: its compiled node's, else none.
+bool WritesTaskIds(const Node& n, const Node* into) {
+  return into != nullptr ? into->mapped_task_ids != n.mapped_task_ids : !n.mapped_task_ids.empty();
+}
+
+// The members few nodes have, as version 2 wrote them, in the layer's
+// "extra" object under the node's index. False when it has none.
+bool WriteExtra(JsonWriter& w, size_t index, const Node& n, const GraphLayout& gl, const Node* into) {
   const auto drawn = gl.node_item.find(n.id);
   const auto attached = drawn == gl.node_item.end() ? gl.attached.find(n.id) : gl.attached.end();
-  if (attached != gl.attached.end()) WriteInts(w.Key("attached_to"), attached->second);  // drawn with these nodes
-  if (!n.attrs.all().empty()) {
-    w.Key("attrs").BeginObject();
-    for (const auto& [name, v] : n.attrs.all()) w.Key(name).Raw(JsonText(AttrJson(v)));
-    w.EndObject();
+  const bool visible = drawn != gl.node_item.end() && gl.layout.items[drawn->second].visible;
+  const std::string reason = Executed(n) ? "" : NotExecutedReason(n);
+  const bool writes_reason = !Executed(n) && (into == nullptr || reason != FusedIntoReason(*into));
+  const bool writes_namespace = n.name_space != NamespaceOf(n.name);
+  if (attached == gl.attached.end() && n.branch_of < 0 && n.branches.empty() && n.executable &&
+      n.kind != NodeKind::kTransdata && n.mapped_by.empty() && !writes_namespace && n.note.empty() && !visible &&
+      !writes_reason && n.subgraphs.empty()) {
+    return false;
   }
+  w.Key(std::to_string(index)).BeginObject();
+  if (attached != gl.attached.end()) WriteInts(w.Key("attached_to"), attached->second);  // drawn with these nodes
   if (n.branch_of >= 0) w.Key("branch").BeginObject().Key("if").Int(n.branch_of).Key("name").String(n.branch).EndObject();
   if (!n.branches.empty()) {
     std::map<std::string, const std::vector<std::string>*> sorted;  // one per name, the first
     for (const Node::Branch& b : n.branches) sorted.emplace(b.name, &b.outputs);
     w.Key("branches").BeginObject();
-    for (const auto& [name, outputs] : sorted) {
-      w.Key(name).BeginArray();
-      for (const std::string& o : *outputs) w.String(o);
-      w.EndArray();
-    }
+    for (const auto& [name, outputs] : sorted) WriteStrings(w.Key(name), *outputs);
     w.EndObject();
   }
-  const Node* into = nullptr;  // the compiled node a framework node became
-  if (n.absorbed_into >= 0) {
-    w.Key("compiled_node_id").Int(n.absorbed_into);
-    if (compiled != nullptr) into = compiled->FindNode(n.absorbed_into);
-  }
-  if (!n.domain.empty()) w.Key("domain").String(n.domain);
   if (!n.executable) w.Key("executable").Bool(false);
-  w.Key("executed").Bool(Executed(n));
-  if (!n.fused_from.empty()) WriteInts(w.Key("fused_from"), n.fused_from);
-  WriteStrings(w.Key("inputs"), n.inputs);
-  if (n.kind != NodeKind::kOp) w.Key("kind").String(NodeKindName(n.kind));
   if (n.kind == NodeKind::kTransdata) {
     w.Key("layout").BeginObject().Key("from").String(n.layout_from).Key("to").String(n.layout_to).EndObject();
   }
   if (!n.mapped_by.empty()) w.Key("mapped_by").String(n.mapped_by);
-  // Left out when a reader's default holds: its compiled node's, else none.
-  if (into != nullptr ? into->mapped_task_ids != n.mapped_task_ids : !n.mapped_task_ids.empty()) {
-    WriteInts(w.Key("mapped_task_ids"), n.mapped_task_ids);
-  }
-  w.Key("name").String(n.name);
-  if (n.name_space != NamespaceOf(n.name)) w.Key("namespace").String(n.name_space);
-  w.Key("node_id").Int(n.id);
+  if (writes_namespace) w.Key("namespace").String(n.name_space);
   if (!n.executable) w.Key("not_executable_reason").String(n.not_executable_reason);
   if (!n.note.empty()) w.Key("note").String(n.note);
-  w.Key("op_type").String(n.op_type);
-  WriteStrings(w.Key("outputs"), n.outputs);
-  int scope = -1;
-  if (drawn != gl.node_item.end()) {
-    // Every drawn node has a slot in its scope; a box only when the opening
-    // view shows it (not inside a folded scope).
-    const int item = drawn->second;
-    const layout::Box& b = gl.layout.items[item];
-    scope = gl.request.items[item].scope;
-    if (b.visible) w.Key("pos").BeginObject().Key("x").Double(b.x).Key("y").Double(b.y).EndObject();
+  if (visible) {
+    // A box only when the opening view shows it (not inside a folded scope).
+    const layout::Box& b = gl.layout.items[drawn->second];
+    w.Key("pos").BeginObject().Key("x").Double(b.x).Key("y").Double(b.y).EndObject();
   }
-  if (!Executed(n)) {
-    const std::string reason = NotExecutedReason(n);
-    if (into == nullptr || reason != FusedIntoReason(*into)) w.Key("reason").String(reason);
+  if (writes_reason) w.Key("reason").String(reason);
+  if (!n.subgraphs.empty()) WriteStrings(w.Key("subgraphs"), n.subgraphs);
+  w.EndObject();
+  return true;
+}
+
+// graph.json version 3 writes a layer's nodes as columns: one array per
+// member, node i's entry at index i, so no member name is written per node
+// (version 2, a list of objects, was 62 MB at 100,000 nodes). What a reader
+// rebuilds exactly stays out, as in version 2: the tensors' dtype and shape
+// (the values'), the layer, a namespace its name gives, the defaults, a
+// fused node's reason and tasks (its compiled node's), pos's rank and order
+// (the layout's slots). graph_json.h lists the columns; the readers
+// (ExpandGraphJson, web/graph_rows.js) turn them back into objects.
+void WriteNodeColumns(JsonWriter& w, const Graph& g, const GraphLayout& gl, const RunTiming* timing,
+                      const Graph* compiled, const ValueIndex& values, LayerTables& tables) {
+  const std::vector<Node>& nodes = g.nodes();
+  std::vector<const Node*> into(nodes.size(), nullptr);
+  bool any_compiled = false, any_attrs = false, any_kind = false, any_domain = false, any_fused = false,
+       any_tasks = false, any_time = false;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    into[i] = CompiledInto(n, compiled);
+    any_compiled |= n.absorbed_into >= 0;
+    any_attrs |= !n.attrs.all().empty();
+    any_kind |= n.kind != NodeKind::kOp;
+    any_domain |= !n.domain.empty();
+    any_fused |= !n.fused_from.empty();
+    any_tasks |= WritesTaskIds(n, into[i]);
+    any_time |= timing != nullptr && timing->nodes.count(n.id) > 0;
   }
-  if (scope >= 0) w.Key("scope").Int(scope);
-  if (!n.subgraphs.empty()) {
-    w.Key("subgraphs").BeginArray();
-    for (const std::string& sg : n.subgraphs) w.String(sg);
+  // Each column: a key, then one entry per node.
+  auto column = [&](const char* key, auto&& entry) {
+    w.Key(key).BeginArray();
+    for (size_t i = 0; i < nodes.size(); ++i) entry(i, nodes[i]);
     w.EndArray();
+  };
+  w.BeginObject();
+  if (any_attrs) {
+    column("attrs", [&](size_t, const Node& n) { w.Int(n.attrs.all().empty() ? -1 : tables.attrs.Index(AttrsText(n))); });
   }
-  if (timing != nullptr) {
-    if (auto t = timing->nodes.find(n.id); t != timing->nodes.end()) WriteSpread(w.Key("time_us"), t->second);
+  if (any_compiled) column("compiled_node_id", [&](size_t, const Node& n) { w.Int(n.absorbed_into); });
+  if (any_domain) column("domain", [&](size_t, const Node& n) { w.Int(tables.domains.Index(n.domain)); });
+  column("executed", [&](size_t, const Node& n) { w.Int(Executed(n) ? 1 : 0); });
+  if (any_fused) {
+    column("fused_from", [&](size_t, const Node& n) {
+      if (n.fused_from.empty()) w.Null();
+      else WriteInts(w, n.fused_from);
+    });
   }
+  column("inputs", [&](size_t, const Node& n) { WriteTensorRefs(w, n.inputs, values); });
+  if (any_kind) column("kind", [&](size_t, const Node& n) { w.Int(tables.kinds.Index(NodeKindName(n.kind))); });
+  if (any_tasks) {
+    column("mapped_task_ids", [&](size_t i, const Node& n) {
+      if (WritesTaskIds(n, into[i])) WriteInts(w, n.mapped_task_ids);
+      else w.Null();
+    });
+  }
+  column("name", [&](size_t, const Node& n) { w.String(n.name); });
+  // Each id as its step from the one before (the first from 0): ids run in
+  // order, so most steps are 1.
+  int64_t previous = 0;
+  column("node_id_steps", [&](size_t, const Node& n) {
+    w.Int(n.id - previous);
+    previous = n.id;
+  });
+  column("op_type", [&](size_t, const Node& n) { w.Int(tables.op_types.Index(n.op_type)); });
+  column("outputs", [&](size_t, const Node& n) { WriteTensorRefs(w, n.outputs, values); });
+  column("scope", [&](size_t, const Node& n) {
+    const auto drawn = gl.node_item.find(n.id);
+    w.Int(drawn == gl.node_item.end() ? -1 : gl.request.items[drawn->second].scope);
+  });
+  if (any_time) {
+    // A node's spread, as version 2's "time_us" object held it less its iqr
+    // (q3 - q1); null for a node that was not timed.
+    auto spread_column = [&](const char* key, auto&& field) {
+      w.Key(key).BeginArray();
+      for (const Node& n : nodes) {
+        auto t = timing->nodes.find(n.id);
+        if (t == timing->nodes.end()) w.Null();
+        else field(t->second);
+      }
+      w.EndArray();
+    };
+    w.Key("time_us").BeginObject();
+    spread_column("median_us", [&](const Spread& s) { w.Double(s.median_us); });
+    spread_column("q1_us", [&](const Spread& s) { w.Double(s.q1_us); });
+    spread_column("q3_us", [&](const Spread& s) { w.Double(s.q3_us); });
+    spread_column("samples", [&](const Spread& s) { w.Int(s.samples); });
+    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("extra").BeginObject();
+  for (size_t i = 0; i < nodes.size(); ++i) WriteExtra(w, i, nodes[i], gl, into[i]);
   w.EndObject();
 }
 
-void WriteValue(JsonWriter& w, const Value& v) {
+// A layer's values as columns: name, dtype (an index into the tables, -1
+// unknown), shape, bytes (-1 unknown), flags (1 constant, 2 a graph input,
+// 4 a graph output) and, once memory is planned, mem_offset (-1 none).
+// Producer and consumers: the nodes' inputs and outputs say.
+void WriteValueColumns(JsonWriter& w, const Graph& g, LayerTables& tables) {
+  std::vector<const Value*> values;
+  values.reserve(g.value_order().size());
+  bool any_offset = false;
+  for (const std::string& name : g.value_order()) {
+    values.push_back(g.FindValue(name));
+    any_offset |= values.back()->mem_offset >= 0;
+  }
+  auto column = [&](const char* key, auto&& entry) {
+    w.Key(key).BeginArray();
+    for (const Value* v : values) entry(*v);
+    w.EndArray();
+  };
   w.BeginObject();
-  const int64_t bytes = v.bytes();
-  if (bytes >= 0) w.Key("bytes").Int(bytes);
-  if (v.constant.has_value()) w.Key("constant").Bool(true);  // a reader's default is false
-  WriteDType(w.Key("dtype"), v);
-  if (v.is_graph_input) w.Key("graph_input").Bool(true);
-  if (v.is_graph_output) w.Key("graph_output").Bool(true);
-  if (v.mem_offset >= 0) w.Key("mem_offset").Int(v.mem_offset);
-  w.Key("name").String(v.name);  // producer and consumers: the nodes' inputs and outputs say
-  WriteShape(w.Key("shape"), v);
+  column("bytes", [&](const Value& v) { w.Int(std::max<int64_t>(v.bytes(), -1)); });
+  column("dtype", [&](const Value& v) { w.Int(v.dtype_known ? tables.dtypes.Index(DTypeName(v.dtype)) : -1); });
+  column("flags", [&](const Value& v) {
+    w.Int((v.constant.has_value() ? 1 : 0) | (v.is_graph_input ? 2 : 0) | (v.is_graph_output ? 4 : 0));
+  });
+  if (any_offset) column("mem_offset", [&](const Value& v) { w.Int(std::max<int64_t>(v.mem_offset, -1)); });
+  column("name", [&](const Value& v) { w.String(v.name); });
+  column("shape", [&](const Value& v) { WriteShape(w, v); });
   w.EndObject();
 }
 
 // `compiled`: for the framework layer, the compiled graph its nodes became.
 void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing, const Graph* compiled) {
   const GraphLayout gl = LayoutGraph(g);
+  ValueIndex values;
+  values.reserve(g.value_order().size());
+  for (const std::string& name : g.value_order()) values.emplace(name, static_cast<int64_t>(values.size()));
+  LayerTables tables;
   w.BeginObject();
   WriteStrings(w.Key("inputs"), g.inputs());
   WriteLayoutJson(w.Key("layout"), gl);
@@ -185,13 +320,16 @@ void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing, const Gr
     w.Key("no_reuse_bytes").Int(m.no_reuse_bytes).Key("planned_values").Int(m.planned_values);
     w.Key("unknown_size_values").Int(m.unknown_size_values).EndObject();
   }
-  w.Key("nodes").BeginArray();
-  for (const Node& n : g.nodes()) WriteNode(w, n, gl, timing, compiled);
-  w.EndArray();
+  WriteNodeColumns(w.Key("nodes"), g, gl, timing, compiled, values, tables);
   WriteStrings(w.Key("outputs"), g.outputs());
-  w.Key("values").BeginArray();
-  for (const std::string& name : g.value_order()) WriteValue(w, *g.FindValue(name));
-  w.EndArray();
+  WriteValueColumns(w.Key("values"), g, tables);
+  w.Key("tables").BeginObject();
+  tables.attrs.WriteRaw(w.Key("attrs"));
+  tables.domains.WriteStrings(w.Key("domains"));
+  tables.dtypes.WriteStrings(w.Key("dtypes"));
+  tables.kinds.WriteStrings(w.Key("kinds"));
+  tables.op_types.WriteStrings(w.Key("op_types"));
+  w.EndObject();
   w.EndObject();
 }
 

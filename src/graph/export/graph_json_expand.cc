@@ -6,6 +6,7 @@
 
 #include "core/json_field.h"
 #include "graph/export/graph_json.h"
+#include "graph/export/graph_json_rows.h"
 
 namespace opscope::graph {
 namespace {
@@ -160,6 +161,9 @@ json MappingOf(const json& framework, const json& compiled_layer, const std::uno
 
 void ExpandGraphJson(json& g) {
   if (!g.is_object()) return;
+  for (const char* layer : {"compiled", "framework"}) {  // version 3's columns first
+    if (auto it = g.find(layer); it != g.end()) LayerRowsOfColumns(*it);
+  }
   std::unordered_map<int64_t, const json*> compiled;
   json* compiled_layer = g.contains("compiled") && g["compiled"].is_object() ? &g["compiled"] : nullptr;
   if (compiled_layer != nullptr) {

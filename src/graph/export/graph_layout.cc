@@ -7,7 +7,6 @@
 namespace opscope::graph {
 namespace {
 
-using nlohmann::json;
 
 std::vector<std::string> ScopeParts(const std::string& ns) {
   std::vector<std::string> parts;
@@ -194,16 +193,16 @@ void WriteBox(JsonWriter& w, const layout::Box& b) {
   w.BeginArray().Double(Round(b.x)).Double(Round(b.y)).Double(Round(b.width)).Double(Round(b.height)).EndArray();
 }
 
-void WriteEnd(JsonWriter& w, const GraphLayout& gl, bool scope, int index) {
-  if (scope) w.BeginObject().Key("scope").Int(index).EndObject();
-  else w.BeginObject().Key("node").Int(gl.item_node[index]).EndObject();
-}
+// A route's end: a node's id, or -1 - s for scope s.
+int64_t EndId(const GraphLayout& gl, bool scope, int index) { return scope ? -1 - index : gl.item_node[index]; }
 
 }  // namespace
 
-// Members in sorted order, as nlohmann's documents wrote them.
+// Scopes and routes as columns (graph.json version 3; graph_layout.h says
+// what each holds). A scope's id is its index.
 void WriteLayoutJson(JsonWriter& w, const GraphLayout& gl) {
   const layout::Spacing& sp = gl.request.spacing;
+  const size_t scopes = gl.request.scopes.size();
   w.BeginObject();
   // Keyed by node id as text, in the text's order.
   std::map<std::string, const std::vector<int64_t>*> attached;
@@ -217,58 +216,67 @@ void WriteLayoutJson(JsonWriter& w, const GraphLayout& gl) {
   w.EndObject();
   w.Key("crossings").Int(gl.layout.crossings).Key("height").Double(Round(gl.layout.height));
   w.Key("node_height").Double(kNodeHeight).Key("node_width").Double(kNodeWidth);
-  w.Key("routes").BeginArray();
-  for (const layout::Route& r : gl.layout.routes) {
-    w.BeginObject();
-    WriteEnd(w.Key("from"), gl, r.from_scope, r.from);
-    w.Key("points").BeginArray();
+  const std::vector<layout::Route>& routes = gl.layout.routes;
+  w.Key("routes").BeginObject();
+  w.Key("from").BeginArray();
+  for (const layout::Route& r : routes) w.Int(EndId(gl, r.from_scope, r.from));
+  w.EndArray().Key("points").BeginArray();
+  for (const layout::Route& r : routes) {
+    w.BeginArray();
     for (double v : r.points) w.Double(Round(v));
     w.EndArray();
-    WriteEnd(w.Key("to"), gl, r.to_scope, r.to);
-    w.Key("weight").Int(r.weight).EndObject();
   }
-  w.EndArray();
-  w.Key("scopes").BeginArray();
-  for (size_t s = 0; s < gl.request.scopes.size(); ++s) {
-    const layout::ScopeTopology& t = gl.layout.topology[s];
-    w.BeginObject();
-    WriteBox(w.Key("box"), gl.layout.scopes[s]);
-    w.Key("crossings").Int(t.crossings);
-    // Edges as [from, to, reversed, weight, dummies].
-    w.Key("edges").BeginArray();
+  w.EndArray().Key("to").BeginArray();
+  for (const layout::Route& r : routes) w.Int(EndId(gl, r.to_scope, r.to));
+  w.EndArray().Key("weight").BeginArray();
+  for (const layout::Route& r : routes) w.Int(r.weight);
+  w.EndArray().EndObject();
+  auto column = [&](const char* key, auto&& entry) {
+    w.Key(key).BeginArray();
+    for (size_t s = 0; s < scopes; ++s) entry(s, gl.layout.topology[s]);
+    w.EndArray();
+  };
+  w.Key("scopes").BeginObject();
+  column("box", [&](size_t s, const layout::ScopeTopology&) { WriteBox(w, gl.layout.scopes[s]); });
+  column("crossings", [&](size_t, const layout::ScopeTopology& t) { w.Int(t.crossings); });
+  // Per edge, each dummy slot from `from`'s rank towards `to`'s.
+  column("dummies", [&](size_t, const layout::ScopeTopology& t) {
+    w.BeginArray();
     for (const layout::LocalEdge& e : t.edges) {
-      w.BeginArray().Int(e.from).Int(e.to).Bool(e.reversed).Int(e.weight).BeginArray();
+      w.BeginArray();
       for (int d : e.dummies) w.Int(d);
-      w.EndArray().EndArray();
+      w.EndArray();
     }
     w.EndArray();
-    w.Key("folded").Bool(gl.request.scopes[s].folded).Key("id").Int(static_cast<int64_t>(s));
-    w.Key("label").String(gl.scope_label[s]).Key("nodes").Int(gl.scope_nodes[s]);
-    w.Key("parent").Int(gl.request.scopes[s].parent).Key("path").String(gl.scope_path[s]);
-    w.Key("ranks").Int(static_cast<int64_t>(t.ranks.size()));
-    // Slots as [kind, id, rank, order]: kind 0 a node (its node_id), 1 a
-    // scope, 2 a dummy (its edge's index in "edges").
-    w.Key("slots").BeginArray();
+  });
+  // Per edge four numbers: from, to (slot indices), reversed (0 or 1), weight.
+  column("edges", [&](size_t, const layout::ScopeTopology& t) {
+    w.BeginArray();
+    for (const layout::LocalEdge& e : t.edges) w.Int(e.from).Int(e.to).Int(e.reversed ? 1 : 0).Int(e.weight);
+    w.EndArray();
+  });
+  column("folded", [&](size_t s, const layout::ScopeTopology&) { w.Int(gl.request.scopes[s].folded ? 1 : 0); });
+  column("label", [&](size_t s, const layout::ScopeTopology&) { w.String(gl.scope_label[s]); });
+  column("nodes", [&](size_t s, const layout::ScopeTopology&) { w.Int(gl.scope_nodes[s]); });
+  column("parent", [&](size_t s, const layout::ScopeTopology&) { w.Int(gl.request.scopes[s].parent); });
+  column("path", [&](size_t s, const layout::ScopeTopology&) { w.String(gl.scope_path[s]); });
+  column("ranks", [&](size_t, const layout::ScopeTopology& t) { w.Int(static_cast<int64_t>(t.ranks.size())); });
+  // Per slot four numbers: kind (0 a node, 1 a scope, 2 a dummy), id (the
+  // node's id, the scope's, or the dummy's edge index), rank, order.
+  column("slots", [&](size_t, const layout::ScopeTopology& t) {
+    w.BeginArray();
     for (const layout::Slot& slot : t.slots) {
       const int64_t id = slot.kind == layout::Slot::kItem ? gl.item_node[slot.index] : slot.index;
-      w.BeginArray().Int(static_cast<int>(slot.kind)).Int(id).Int(slot.rank).Int(slot.order).EndArray();
+      w.Int(static_cast<int>(slot.kind)).Int(id).Int(slot.rank).Int(slot.order);
     }
     w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
+  });
+  w.EndObject();
   w.Key("spacing").BeginObject().Key("dummy_gap").Double(sp.dummy_gap).Key("folded_height").Double(sp.folded_height);
   w.Key("folded_width").Double(sp.folded_width).Key("header").Double(sp.header).Key("node_gap").Double(sp.node_gap);
   w.Key("pad").Double(sp.pad).Key("rank_gap").Double(sp.rank_gap).EndObject();
   w.Key("width").Double(Round(gl.layout.width));
   w.EndObject();
-}
-
-json LayoutJson(const GraphLayout& gl) {
-  std::string text;
-  JsonWriter w(text);
-  WriteLayoutJson(w, gl);
-  return json::parse(text);
 }
 
 }  // namespace opscope::graph

@@ -40,9 +40,14 @@ struct GraphLayout {
 GraphLayout LayoutGraph(const Graph& g);
 
 // The layer's "layout" member of graph.json: scopes (with their frames and
-// the topology a fold needs to re-place them), routes of the opening view.
-// Written as it goes; LayoutJson is the same as a document (tests).
+// the topology a fold needs to re-place them), routes of the opening view,
+// written as it goes. Scopes are columns, entry s for scope s: box ([x, y,
+// w, h] or null when the opening view hides it), crossings, folded (0/1),
+// label, nodes, parent, path, ranks, slots (four numbers per slot: kind 0 a
+// node / 1 a scope / 2 a dummy, the node's id or the scope's or the edge's
+// index, rank, order), edges (four per edge: from and to slots, reversed
+// 0/1, weight) and dummies (per edge, its dummy slots). Routes: from and to
+// (a node's id, or -1 - s for scope s), points, weight.
 void WriteLayoutJson(JsonWriter& w, const GraphLayout& gl);
-nlohmann::json LayoutJson(const GraphLayout& gl);
 
 }  // namespace opscope::graph

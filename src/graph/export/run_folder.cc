@@ -218,7 +218,9 @@ Status SyntaxError(const std::string& path, const std::string* text, size_t at) 
 
 // The schema each JSON file of a run has (graph.json: or version 1's, which
 // a reader expands the same way, graph_json.h).
-bool IsGraphSchema(std::string_view schema) { return schema == kGraphSchema || schema == "opscope.graph/1"; }
+bool IsGraphSchema(std::string_view schema) {
+  return schema == kGraphSchema || schema == "opscope.graph/2" || schema == "opscope.graph/1";
+}
 
 const char* SchemaOf(std::string_view name) {
   if (name == "graph.json") return kGraphSchema;

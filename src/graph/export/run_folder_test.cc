@@ -138,7 +138,7 @@ TEST_F(RunFolder, MalformedFilesAndMistypedIdentitiesAreOneLineNamingFileAndFiel
   Write("graph.json", "{\"schema\": \"opscope.graph/1\", \"run\": {\"id\": \"x\"}}");
   EXPECT_NE(Error().find("graph.json: field run.model_fingerprint: missing"), std::string::npos) << Error();
   Write("graph.json", "{\"schema\": \"opscope.summary/1\", \"run\": " + RunIdentityJson(a_).dump() + "}");
-  EXPECT_NE(Error().find("graph.json: field schema: \"opscope.summary/1\", expected \"opscope.graph/2\""),
+  EXPECT_NE(Error().find("graph.json: field schema: \"opscope.summary/1\", expected \"opscope.graph/3\""),
             std::string::npos) << Error();
   // A text the caller holds is checked whole: what follows the identity too.
   WriteRun(a_);
