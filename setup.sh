@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libopenblas-dev libsleef-dev zlib1g-dev
+  libopenblas-dev libsleef-dev zlib1g-dev libjemalloc-dev
   libdw-dev libunwind-dev libclang-dev
   clang-14 libclang-rt-14-dev
   python3-numpy python3-onnx python3-torch python3-torchvision graphviz

@@ -141,6 +141,20 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
   EXPECT_TRUE(j["compiled"].contains("memory"));
 }
 
+// The example models whose graph.json is read back, each reaching a branch
+// of the writer: fusions, an If, a custom op, an op that cannot run, a
+// layout change.
+constexpr const char* kGraphJsonModels[] = {"resnet_small.onnx", "transformer_block.onnx", "two_branch.onnx",
+                                            "const_if.onnx",     "custom_op.onnx",         "unsupported_op.onnx",
+                                            "nhwc_mean.onnx"};
+
+void Compile(const char* name, Model& m) {
+  auto imported = ImportOnnx(Example(name));
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  m = std::move(imported).value();
+  ASSERT_TRUE(PassManager::Default().Run(m).ok());
+}
+
 // graph.json (versions 2 and 3) leaves out what a reader rebuilds; ExpandGraphJson
 // must rebuild it exactly as the model in memory holds it, for every node
 // and value of both layers. Task ids are set by hand to reach every case:
@@ -148,13 +162,10 @@ TEST(GraphJson, SchemaLayersMappingAndPositions) {
 // node's differ and one has none while its compiled node has some (both
 // written), and one namespace is not its name's.
 TEST(GraphJson, WhatTheFileLeavesOutIsRebuiltExactly) {
-  for (const char* name : {"resnet_small.onnx", "transformer_block.onnx", "two_branch.onnx", "const_if.onnx",
-                           "custom_op.onnx", "unsupported_op.onnx", "nhwc_mean.onnx"}) {
+  for (const char* name : kGraphJsonModels) {
     SCOPED_TRACE(name);
-    auto imported = ImportOnnx(Example(name));
-    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
-    Model m = std::move(imported).value();
-    ASSERT_TRUE(PassManager::Default().Run(m).ok());
+    Model m;
+    ASSERT_NO_FATAL_FAILURE(Compile(name, m));
     for (Node& c : m.compiled.mutable_nodes()) c.mapped_task_ids = {c.id * 2, c.id * 2 + 1};
     int odd = 0;
     for (Node& f : m.framework.mutable_nodes()) {
@@ -227,13 +238,10 @@ TEST(GraphJson, WhatTheFileLeavesOutIsRebuiltExactly) {
 // tables, steps and flags for what repeats; read back (ExpandGraphJson) every
 // member must be what the graph, its timing and its layout in memory hold.
 TEST(GraphJson, ColumnsReadBackAsTheGraphTimingAndLayoutInMemory) {
-  for (const char* name : {"resnet_small.onnx", "transformer_block.onnx", "two_branch.onnx", "const_if.onnx",
-                           "custom_op.onnx", "unsupported_op.onnx", "nhwc_mean.onnx"}) {
+  for (const char* name : kGraphJsonModels) {
     SCOPED_TRACE(name);
-    auto imported = ImportOnnx(Example(name));
-    ASSERT_TRUE(imported.ok()) << imported.status().ToString();
-    Model m = std::move(imported).value();
-    ASSERT_TRUE(PassManager::Default().Run(m).ok());
+    Model m;
+    ASSERT_NO_FATAL_FAILURE(Compile(name, m));
     RunTiming timing;  // every other compiled node timed, with distinct quartiles
     for (size_t i = 0; i < m.compiled.nodes().size(); i += 2) {
       const int64_t id = m.compiled.nodes()[i].id;

@@ -195,16 +195,13 @@ test('a roofline chart with CSS is refused by export and by the page', async () 
   assert.deepEqual(problems, []);
 });
 
-// graph.json is a file people send each other: members of the wrong type
-// (a node that is null or a number, tensors that are numbers or an object,
-// values that are not objects) draw what they can and never throw.
-test('a graph.json of wrong-typed members: the page opens without an error', async () => {
-  const dir = path.join(work, 'misshapen');
+// A copy of the base run whose graph.json `mutate` changed (read by
+// `read`), exported and opened: no error, and framework nodes drawn.
+async function openMisshapenGraph(name, read, mutate) {
+  const dir = path.join(work, name);
   fs.cpSync(runs.base.dir, dir, {recursive: true});
-  const g = readGraphJson(path.join(dir, 'graph.json'));
-  g.framework.nodes.push(null, 7, {node_id: 'x', name: 5, inputs: 3, outputs: [null, 4, {name: 9}], executed: 'no'});
-  g.framework.values.push(null, 'v', [1]);
-  g.compiled.nodes[0].inputs = {0: 'x'};
+  const g = read(path.join(dir, 'graph.json'));
+  mutate(g);
   fs.writeFileSync(path.join(dir, 'graph.json'), JSON.stringify(g));
   fs.rmSync(path.join(dir, 'report.html'), {force: true});
   await inspector(['export', '--input-dir', dir, '--format', 'html']);
@@ -214,36 +211,35 @@ test('a graph.json of wrong-typed members: the page opens without an error', asy
   await page.waitForSelector('body[data-ready="true"]', {timeout: 30_000});
   assert.ok(await page.locator('#framework-graph g.node').count() > 0, 'the well-formed nodes are drawn');
   assert.deepEqual(problems, []);
-});
+}
+
+// graph.json is a file people send each other: members of the wrong type
+// (a node that is null or a number, tensors that are numbers or an object,
+// values that are not objects) draw what they can and never throw.
+test('a graph.json of wrong-typed members: the page opens without an error', () =>
+  openMisshapenGraph('misshapen', readGraphJson, (g) => {
+    g.framework.nodes.push(null, 7, {node_id: 'x', name: 5, inputs: 3, outputs: [null, 4, {name: 9}], executed: 'no'});
+    g.framework.values.push(null, 'v', [1]);
+    g.compiled.nodes[0].inputs = {0: 'x'};
+  }));
 
 // The same for version 3's columns (web/graph_rows.js): columns that are
 // short, of the wrong type or point past their tables leave those members
 // out; the page still opens and draws the nodes that have what it needs.
-test('a graph.json of misshapen columns: the page opens without an error', async () => {
-  const dir = path.join(work, 'misshapen-columns');
-  fs.cpSync(runs.base.dir, dir, {recursive: true});
-  const g = JSON.parse(fs.readFileSync(path.join(dir, 'graph.json'), 'utf8'));
-  assert.equal(g.schema, 'opscope.graph/3');
-  const fw = g.framework.nodes, last = fw.node_id_steps.length - 1;
-  fw.op_type[0] = 999;                 // past the table
-  fw.inputs[0] = [123456, 'not-a-value', {x: 1}, null];
-  fw.outputs = 'no';
-  fw.name.length = last;               // short: the last node has no name
-  fw.executed[1] = 'no';
-  g.framework.extra[last] = 5;           // not an object
-  g.framework.extra.x = {reason: 7};     // not a node's index
-  g.framework.tables.op_types = {};
-  g.framework.values.shape = 3;
-  g.compiled.values.name = [null, 4];
-  g.compiled.layout.scopes.slots = [[0, 'a', 1]];
-  g.compiled.layout.routes.from = 'x';
-  fs.writeFileSync(path.join(dir, 'graph.json'), JSON.stringify(g));
-  fs.rmSync(path.join(dir, 'report.html'), {force: true});
-  await inspector(['export', '--input-dir', dir, '--format', 'html']);
-  problems = [];
-  requests = [];
-  await page.goto(pathToFileURL(path.join(dir, 'report.html')).href);
-  await page.waitForSelector('body[data-ready="true"]', {timeout: 30_000});
-  assert.ok(await page.locator('#framework-graph g.node').count() > 0, 'the framework nodes are drawn');
-  assert.deepEqual(problems, []);
-});
+test('a graph.json of misshapen columns: the page opens without an error', () =>
+  openMisshapenGraph('misshapen-columns', (file) => JSON.parse(fs.readFileSync(file, 'utf8')), (g) => {
+    assert.equal(g.schema, 'opscope.graph/3');
+    const fw = g.framework.nodes, last = fw.node_id_steps.length - 1;
+    fw.op_type[0] = 999;                 // past the table
+    fw.inputs[0] = [123456, 'not-a-value', {x: 1}, null];
+    fw.outputs = 'no';
+    fw.name.length = last;               // short: the last node has no name
+    fw.executed[1] = 'no';
+    g.framework.extra[last] = 5;         // not an object
+    g.framework.extra.x = {reason: 7};   // not a node's index
+    g.framework.tables.op_types = {};
+    g.framework.values.shape = 3;
+    g.compiled.values.name = [null, 4];
+    g.compiled.layout.scopes.slots = [[0, 'a', 1]];
+    g.compiled.layout.routes.from = 'x';
+  }));

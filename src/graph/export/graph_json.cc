@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -337,13 +338,22 @@ void WriteLayer(JsonWriter& w, const Graph& g, const RunTiming* timing, const Gr
 
 std::string GraphJsonText(const Model& m, const std::vector<PassResult>& passes, const RunIdentity* run,
                           const RunTiming* timing) {
+  // The framework layer is laid out and written on a second thread while
+  // this one does the compiled layer: they only read the model, and each is
+  // a third of a large model's exports.
+  std::future<std::string> framework = std::async(std::launch::async, [&m] {
+    std::string layer;
+    JsonWriter w(layer);
+    // No "mapping": each framework node's compiled_node_id, and each compiled
+    // node's fused_from, say it (ExpandGraphJson writes it out again).
+    WriteLayer(w, m.framework, nullptr, &m.compiled);
+    return layer;
+  });
   std::string text;
   JsonWriter w(text);
   w.BeginObject();
   WriteLayer(w.Key("compiled"), m.compiled, timing, nullptr);
-  // No "mapping": each framework node's compiled_node_id, and each compiled
-  // node's fused_from, say it (ExpandGraphJson writes it out again).
-  WriteLayer(w.Key("framework"), m.framework, nullptr, &m.compiled);
+  w.Key("framework").Raw(framework.get());
   json opsets = json::array();
   for (const OpsetImport& o : m.opsets) opsets.push_back({{"domain", o.domain}, {"version", o.version}});
   const json model = {{"path", m.path},
