@@ -62,6 +62,15 @@ printf '\x00%s' '{"schema": "opscope.session/1", "collectors": {"graph": true, "
 printf '\x01%s' '{"schema": "opscope.session-runtime/1", "pid": 1, "dropped": 0, "launches": []}' \
   >"$out/session/runtime"
 printf '\x02%s' '{"schema": "opscope.session-graph/1", "pid": 1, "graphs_collected": 1}' >"$out/session/graph"
+# A graph record holding a whole graph in graph.json's columns (the golden
+# const_if run's), so the fuzzer starts inside graph::ExpandGraphJson's reader.
+/usr/bin/python3 - "$out/session/graph-columns" <<'PY'
+import json, sys
+graph = json.load(open("tests/golden/const_if.graph.json"))
+record = {"schema": "opscope.session-graph/1", "pid": 1, "framework_known": True,
+          "streams": ["compute 0", "copy"], "num_events": 0, "tasks": [], "graph": graph}
+open(sys.argv[1], "wb").write(b"\x02" + json.dumps(record).encode())
+PY
 
 # capture.json of real runs, when a build of inspector-cli is there to make them.
 cli=""
