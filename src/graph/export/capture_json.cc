@@ -333,9 +333,11 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run, const
   const std::string graph = run.dir + "/graph.json", trace = run.dir + "/trace.json",
                     summary = run.dir + "/summary.json";
   const RunTiming& timing = summarized.timing;
-  // graph.json, the largest, is made on other threads while this one writes
-  // the rest (each only reads the run), and written last. The order does not
-  // matter to a reader: capture.json, written after all of them, does.
+  // graph.json, the largest, is made on other threads while this one makes
+  // the others' text (each only reads the run). The files are written in
+  // their old order, graph.json, trace.json, summary.json: a run killed
+  // between them leaves summary.json only beside the other two, which
+  // `export --format html` relies on (tests/inspector_kill_test.cc).
   std::future<std::string> graph_text = std::async(std::launch::async, [&run, &timing] {
     return GraphJsonText(run.model, run.passes, &run.identity, &timing);
   });
@@ -343,18 +345,20 @@ StatusOr<std::vector<std::string>> WriteRunExports(const CapturedRun& run, const
   trace_data.run = run.identity;
   AddTiming(trace_data, timing);
   if (run.peaks) AddRoofline(trace_data, summarized.roofs);
-  OPSCOPE_RETURN_IF_ERROR(WriteTraceJson(trace, trace_data));
+  const std::string trace_text = TraceJson(trace_data);
   json summary_json = SummaryJson(summarized.summary);
   summary_json["run"] = RunIdentityJson(run.identity);
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, JsonText(summary_json, 2) + "\n")
-                              .WithContext("summary.json"));
+  const std::string summary_text = JsonText(summary_json, 2) + "\n";
+  const std::string svg =
+      run.peaks ? StampSvg(RunRooflineSvg(run.schedule, summarized.roofs, *run.peaks), run.identity) : "";
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(graph, graph_text.get()).WithContext("graph.json"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(trace, trace_text).WithContext("trace.json"));
+  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(summary, summary_text).WithContext("summary.json"));
   std::vector<std::string> files{graph, trace, summary};
   if (run.peaks) {
     files.push_back(run.dir + "/" + kRooflineFile);
-    const std::string svg = StampSvg(RunRooflineSvg(run.schedule, summarized.roofs, *run.peaks), run.identity);
     OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(files.back(), svg).WithContext(kRooflineFile));
   }
-  OPSCOPE_RETURN_IF_ERROR(WriteFileAtomic(graph, graph_text.get()).WithContext("graph.json"));
   return files;
 }
 

@@ -9,7 +9,7 @@
 // second pass over the whole tensor. A per-element switch over the activation
 // after the kernel took 45% of mobilenet_v2's time on the cpu device; here the
 // switch runs once per stretch and the loop under it vectorises (Sigmoid,
-// Tanh and Gelu in float through SLEEF's span functions, ew_vecmath.h).
+// Tanh and Gelu in float through ew_vecmath.h's span functions).
 // The reference kernels apply Apply<double> to the reference output.
 #pragma once
 
