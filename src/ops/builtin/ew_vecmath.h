@@ -1,14 +1,14 @@
 // File: ops/builtin/ew_vecmath.h
 // float32 transcendental functions over contiguous spans, eight lanes at a
-// time, with SLEEF's 1-ULP AVX2 functions (Debian's libsleef): exp, log,
-// tanh and expm1/log1p where an op needs them; erf is our own (SLEEF's took
-// 3.9 ns an element), within kErfMaxUlps over every float. libm's scalar call per
-// element held Exp, Log, Erf, Sigmoid, Tanh, Softplus, Gelu, Elu and Selu at
-// 5x to 40x their memory bound (bench/builtin_roofline.sh); these are within
-// SLEEF's stated 1.0 ULP of the exact result, against the ops' double
-// references as before. Only where the CPU has AVX2 and FMA (the one file
-// that uses them is compiled for them and called only then); elsewhere, and
-// with OPSCOPE_SCALAR_MATH set, the ops keep their scalar loops.
+// time: SLEEF's 1-ULP AVX2 exp and log (Debian's libsleef), and our own erf,
+// tanh, expm1 and Softplus (SLEEF's erff, tanhf, expm1f and log1pf held those
+// ops at 3x to 6x their memory bound), each within its k*MaxUlps below over
+// every float. libm's scalar call per element had held Exp, Log, Erf,
+// Sigmoid, Tanh, Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
+// (bench/builtin_roofline.sh); the ops' double references judge them as
+// before. Only where the CPU has AVX2 and FMA (the one file that uses them is
+// compiled for them and called only then); elsewhere, and with
+// OPSCOPE_SCALAR_MATH set, the ops keep their scalar loops.
 //
 //   if (const ew::VecMath* m = ew::Avx2VecMath()) m->exp(x, y, n, params);
 #pragma once
@@ -34,6 +34,11 @@ inline double FloatUlps(float got, double want) {
 // erf's largest error against double erf, in float ULPs, over every float:
 // measured by bench/erf_ulps_benchmark --exhaustive (docs/speed.md).
 inline constexpr double kErfMaxUlps = 1.5;  // 1.413 at x = 0.911704242, 2026-12-06
+// Likewise for our tanh, expm1 (what Elu and Selu scale) and Softplus,
+// max(x, 0) + log1p(e^-|x|), over every float and its negation (2026-12-06).
+inline constexpr double kTanhMaxUlps = 1.5;      // 1.463 at x = 0.550921023, just past the polynomial's piece
+inline constexpr double kExpm1MaxUlps = 1.0;     // 0.872 at x = -0.346866608
+inline constexpr double kSoftplusMaxUlps = 3.0;  // 2.862 at x = -2.74457479: e^-|x|, 2 + t, the division and the sum each round
 
 // y[i] = f(x[i]) for i < n; x and y may be the same array.
 using SpanFn = void (*)(const float* x, float* y, int64_t n, const UnaryParams& p);
