@@ -56,6 +56,11 @@ struct Half {
   static Half FromBits(uint16_t b) { Half h; h.bits = b; return h; }
 };
 
+// Half::FromFloat / Half::ToFloat over n elements, bit for bit the same,
+// with the CPU's F16C conversions where it has them.
+void HalvesFromFloats(const float* x, Half* y, int64_t n);
+void FloatsFromHalves(const Half* x, float* y, int64_t n);
+
 // bfloat16: the top 16 bits of a float32.
 struct BFloat16 {
   uint16_t bits = 0;

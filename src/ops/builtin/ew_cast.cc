@@ -61,7 +61,20 @@ Status CastFrom(KernelContext& ctx) {
   return st;
 }
 
+// float32 <-> float16 over spans (dtype.h's HalvesFromFloats): F16C's
+// conversions where the CPU has them, the same bits as element by element.
+template <typename From, typename To, void (*kSpan)(const From*, To*, int64_t)>
+Status CastSpans(KernelContext& ctx) {
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
+  const From* px = x.data<From>();
+  To* py = ctx.out(0).data<To>();
+  return ctx.ParallelFor("cast_cpu", ctx.out(0).numel(), [&](int64_t s, int64_t e) { kSpan(px + s, py + s, e - s); });
+}
+
 Status CastCpu(KernelContext& ctx) {
+  const DType from = ctx.in(0).dtype(), to = ctx.out(0).dtype();
+  if (from == DType::kF32 && to == DType::kF16) return CastSpans<float, Half, HalvesFromFloats>(ctx);
+  if (from == DType::kF16 && to == DType::kF32) return CastSpans<Half, float, FloatsFromHalves>(ctx);
   Status st = InternalError(std::string("Cast: no conversion from ") + DTypeName(ctx.in(0).dtype()));
   OPSCOPE_SWITCH_ALL(ctx.in(0).dtype(), st = CastFrom<scalar_t>(ctx));
   return st;
