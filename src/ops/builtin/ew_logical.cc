@@ -5,8 +5,19 @@
 namespace opscope {
 namespace {
 
+// Over the bytes: `byte == 0` vectorises (a compare and a mask, 32 bytes a
+// step), where `!v` on bool went element by element (4.4x the memory bound),
+// and it reads any nonzero byte from a file as true, as the reference does.
 Status NotCpu(KernelContext& ctx) {
-  return ew::UnaryMap<bool, bool, bool>(ctx, "not_cpu", ctx.in(0), ctx.out(0), [](bool v) { return !v; });
+  OPSCOPE_ASSIGN_OR_RETURN(Tensor x, ctx.in(0).Contiguous());
+  static_assert(sizeof(bool) == 1);
+  const auto* __restrict px = reinterpret_cast<const uint8_t*>(x.data<bool>());
+  auto* __restrict py = reinterpret_cast<uint8_t*>(ctx.out(0).data<bool>());
+  return ctx.ParallelFor("not_cpu", ctx.out(0).numel(), [&](int64_t s, int64_t e) {
+    const uint8_t* __restrict in = px;
+    uint8_t* __restrict out = py;
+    for (int64_t i = s; i < e; ++i) out[i] = in[i] == 0;
+  });
 }
 
 Status NotReference(KernelContext& ctx) {
