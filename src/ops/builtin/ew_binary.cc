@@ -1,9 +1,12 @@
 // Arithmetic binary elementwise ops with numpy broadcasting (ONNX opset 17):
 // Add Sub Mul Div Pow. Integer arithmetic wraps like numpy; integer Div
 // truncates toward zero.
-#include <cmath>
-
 #include "ops/builtin/ew_binary.h"
+
+#include <cmath>
+#include <optional>
+
+#include "ops/builtin/ew_vecmath.h"
 
 namespace opscope {
 namespace {
@@ -39,7 +42,37 @@ Status PowTyped(KernelContext& ctx, const Tensor& exponent) {
                                        [](C a, C b) { return std::pow(a, b); });
 }
 
+// float32 ** float32 where the base fills the output and the exponent does
+// too or is one number: SLEEF's powf eight lanes at a time (ew_vecmath.h)
+// instead of a scalar powf per element (5.1x the memory bound); an exponent
+// of exactly 2, a decomposed LayerNorm's square, is x * x, pow's correctly
+// rounded value.
+std::optional<Status> PowF32Spans(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& y = ctx.in(1);
+  Tensor& z = ctx.out(0);
+  if (x.dtype() != DType::kF32 || y.dtype() != DType::kF32) return std::nullopt;
+  if (x.shape() != z.shape() || !x.is_contiguous()) return std::nullopt;
+  const bool y_full = y.shape() == z.shape() && y.is_contiguous();
+  if (!y_full && y.numel() != 1) return std::nullopt;
+  const float* px = x.data<float>();
+  const float* py = y.data<float>();
+  float* pz = z.data<float>();
+  if (!y_full && *py == 2.0f) {
+    return ctx.ParallelFor("pow_cpu", z.numel(), [&](int64_t s, int64_t e) {
+      const float* __restrict in = px;
+      float* __restrict out = pz;
+      for (int64_t i = s; i < e; ++i) out[i] = in[i] * in[i];
+    });
+  }
+  const ew::VecMath* m = ew::Avx2VecMath();
+  if (m == nullptr) return std::nullopt;
+  const int64_t sy = y_full ? 1 : 0;
+  return ctx.ParallelFor("pow_cpu", z.numel(), [&](int64_t s, int64_t e) { m->pow(px + s, py + s * sy, sy, pz + s, e - s); });
+}
+
 Status PowCpu(KernelContext& ctx) {
+  if (std::optional<Status> done = PowF32Spans(ctx)) return *done;
   const DType base = ctx.in(0).dtype();
   Tensor exponent = ctx.in(1);
   if (exponent.dtype() != base) {

@@ -1,5 +1,7 @@
 #include <cmath>
+#include <limits>
 
+#include "ops/builtin/ew_vecmath.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -49,6 +51,38 @@ TEST(EwBinary, PowTakesMixedTypes) {
   EXPECT_EQ(r->outputs[0].dtype(), DType::kI32);
   ExpectValues("Pow", {xi, yf}, {1, 32, 729});
   ExpectValues("Pow", {Make(DType::kF64, Shape({2}), {4, 2}), Make(DType::kF64, Shape(), {0.5})}, {2, std::sqrt(2.0)});
+}
+
+// float32 Pow's span path (SLEEF's powf, and x * x for an exponent of 2)
+// against double pow on C99's special values, for one exponent and for one
+// per element, at lengths around the eight lanes.
+TEST(EwBinary, PowFloat32SpansKeepPowsSpecialCases) {
+  const float inf = INFINITY, nan = NAN;
+  const std::vector<double> bases = {-inf, inf, nan, 0, -0.0, -2, -1, 0.5, 1, 2, 1e-40, 3.5, -1e30, 7};
+  for (double e : {2.0, 0.5, -1.0, 3.0, -3.0, 0.0, 1.5, -0.5, static_cast<double>(nan), static_cast<double>(inf),
+                   -static_cast<double>(inf)}) {
+    for (bool per_element : {false, true}) {
+      const Shape shape({static_cast<int64_t>(bases.size())});
+      Tensor x = Make(DType::kF32, shape, bases);
+      Tensor y = per_element ? Make(DType::kF32, shape, std::vector<double>(bases.size(), e))
+                             : Make(DType::kF32, Shape(), {e});
+      auto r = op_test::RunCpu("Pow", {x, y});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      const float* z = r->outputs[0].data<float>();
+      for (size_t i = 0; i < bases.size(); ++i) {
+        double want = std::pow(static_cast<double>(static_cast<float>(bases[i])), e);
+        if (std::fabs(want) > std::numeric_limits<float>::max()) want = std::copysign(INFINITY, want);  // overflows float
+        SCOPED_TRACE("pow(" + std::to_string(bases[i]) + ", " + std::to_string(e) + ")" +
+                     (per_element ? " per element" : " one exponent"));
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(z[i])) << z[i];
+        } else {
+          EXPECT_LE(ew::FloatUlps(z[i], want), 1) << z[i] << " vs " << want;
+          EXPECT_EQ(std::signbit(z[i]), std::signbit(want)) << z[i] << " vs " << want;
+        }
+      }
+    }
+  }
 }
 
 TEST(EwBinary, PReluComparisonsAndAnd) {

@@ -43,8 +43,12 @@ inline constexpr double kSoftplusMaxUlps = 3.0;  // 2.862 at x = -2.74457479: e^
 // y[i] = f(x[i]) for i < n; x and y may be the same array.
 using SpanFn = void (*)(const float* x, float* y, int64_t n, const UnaryParams& p);
 
+// z[i] = pow(x[i], y[i * y_stride]) for i < n, y_stride 0 (one exponent) or 1.
+using PowSpanFn = void (*)(const float* x, const float* y, int64_t y_stride, float* z, int64_t n);
+
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
+  PowSpanFn pow;  // SLEEF's powf, 1.0 ULP
 };
 
 // The AVX2 table, or nullptr when the CPU lacks AVX2 or FMA.

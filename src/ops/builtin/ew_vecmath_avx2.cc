@@ -234,10 +234,31 @@ void Gelu(const float* x, float* y, int64_t n, const UnaryParams& p) {
   });
 }
 
+// SLEEF's powf (1.0 ULP, C99's special cases), eight lanes; the tail
+// through zero-padded lane buffers, like Map8.
+void Pow(const float* x, const float* y, int64_t y_stride, float* z, int64_t n) {
+  int64_t i = 0;
+  if (y_stride == 0) {
+    const __m256 e = _mm256_set1_ps(*y);
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(z + i, Sleef_powf8_u10avx2(_mm256_loadu_ps(x + i), e));
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      _mm256_storeu_ps(z + i, Sleef_powf8_u10avx2(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+  }
+  if (i == n) return;
+  alignas(32) float a[8] = {}, b[8] = {};
+  const size_t rest = static_cast<size_t>(n - i);
+  std::memcpy(a, x + i, rest * sizeof(float));
+  for (size_t j = 0; j < rest; ++j) b[j] = y[(i + static_cast<int64_t>(j)) * y_stride];
+  _mm256_store_ps(a, Sleef_powf8_u10avx2(_mm256_load_ps(a), _mm256_load_ps(b)));
+  std::memcpy(z + i, a, rest * sizeof(float));
+}
+
 }  // namespace
 
 const VecMath* Avx2VecMath() {
-  static const VecMath table{Exp, Log, Tanh, Erf, Sigmoid, Softplus, Elu, Selu, Gelu};
+  static const VecMath table{Exp, Log, Tanh, Erf, Sigmoid, Softplus, Elu, Selu, Gelu, Pow};
   // OPSCOPE_SCALAR_MATH=1 keeps libm's scalar loops: the A/B of docs/speed.md,
   // and a way to tell whether a numeric difference comes from this path.
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
