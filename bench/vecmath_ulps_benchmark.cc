@@ -47,6 +47,7 @@ struct Checked {
 
 // Elu with alpha = 1 is expm1 below zero; above it, x itself.
 const Checked kChecked[] = {
+    {"exp", &VecMath::exp, [](double x) { return std::exp(x); }, opscope::ew::kExpMaxUlps, false},
     {"erf", &VecMath::erf, [](double x) { return std::erf(x); }, opscope::ew::kErfMaxUlps, true},
     {"tanh", &VecMath::tanh, [](double x) { return std::tanh(x); }, opscope::ew::kTanhMaxUlps, true},
     {"expm1", &VecMath::elu, [](double x) { return x < 0 ? std::expm1(x) : x; }, opscope::ew::kExpm1MaxUlps, false},
@@ -109,7 +110,7 @@ int Exhaustive(const std::string& only) {
     if (!holds) status = 1;
   }
   if (!any) {
-    std::fprintf(stderr, "vecmath_ulps_benchmark: --exhaustive: unknown function '%s' (erf, tanh, expm1, softplus)\n",
+    std::fprintf(stderr, "vecmath_ulps_benchmark: --exhaustive: unknown function '%s' (exp, erf, tanh, expm1, softplus)\n",
                  only.c_str());
     return 2;
   }

@@ -3,7 +3,8 @@
 // overflow); when the axis is not the last dim it sweeps whole rows of the
 // inner dims at once to keep memory access contiguous. Rows along the last
 // axis in float (and float16/bfloat16, computed in float) are exponentiated
-// once per element through SLEEF where the CPU has AVX2 (ew_vecmath.h).
+// once per element through SLEEF where the CPU has AVX2 (ew_vecmath.h);
+// float rows go whole through its softmax_row.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,7 +49,14 @@ Status SoftmaxTyped(KernelContext& ctx) {
   // float rows exponentiated once, eight lanes at a time (SLEEF, ew_vecmath.h), where the CPU has AVX2.
   const ew::VecMath* vm = nullptr;
   if constexpr (std::is_same_v<C, float>) vm = ew::Avx2VecMath();
-  if (s.inner == 1 && vm != nullptr) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (s.inner == 1 && vm != nullptr) {
+      return ctx.ParallelFor(name, s.outer, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) vm->softmax_row(xp + o * s.axis, yp + o * s.axis, s.axis, kLog);
+      }, 64);
+    }
+  }
+  if (s.inner == 1 && vm != nullptr) {  // float16 and bfloat16 rows, computed in float
     return ctx.ParallelFor(name, s.outer, [&](int64_t begin, int64_t end) {
       std::vector<float> e(s.axis), ex(s.axis);
       const ew::UnaryParams none;

@@ -1,9 +1,9 @@
 // File: ops/builtin/ew_vecmath.h
 // float32 transcendental functions over contiguous spans, eight lanes at a
-// time: SLEEF's 1-ULP AVX2 exp and log (Debian's libsleef), and our own erf,
-// tanh, expm1 and Softplus (SLEEF's erff, tanhf, expm1f and log1pf held those
-// ops at 3x to 6x their memory bound), each within its k*MaxUlps below over
-// every float. libm's scalar call per element had held Exp, Log, Erf,
+// time: SLEEF's 1-ULP AVX2 log and pow (Debian's libsleef), and our own
+// exp, erf, tanh, expm1 and Softplus (SLEEF's erff, tanhf, expm1f and log1pf
+// held those ops at 3x to 6x their memory bound), each within its k*MaxUlps
+// below over every float. libm's scalar call per element had held Exp, Log, Erf,
 // Sigmoid, Tanh, Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
 // (bench/builtin_roofline.sh); the ops' double references judge them as
 // before. Only where the CPU has AVX2 and FMA (the one file that uses them is
@@ -25,6 +25,8 @@ struct UnaryParams;
 // (double) one: the unit of the bounds here, and of their tests.
 inline double FloatUlps(float got, double want) {
   if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  // An exact value from half an ULP past float's largest rounds to infinity.
+  if (std::fabs(want) >= 0x1.ffffffp127) want = std::copysign(INFINITY, want);
   if (std::isinf(want) || std::isinf(got)) return static_cast<double>(got) == want ? 0 : INFINITY;
   const float w = static_cast<float>(want);
   const double ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
@@ -34,8 +36,9 @@ inline double FloatUlps(float got, double want) {
 // erf's largest error against double erf, in float ULPs, over every float:
 // measured by bench/erf_ulps_benchmark --exhaustive (docs/speed.md).
 inline constexpr double kErfMaxUlps = 1.5;  // 1.413 at x = 0.911704242, 2026-12-06
-// Likewise for our tanh, expm1 (what Elu and Selu scale) and Softplus,
+// Likewise for our exp, tanh, expm1 (what Elu and Selu scale) and Softplus,
 // max(x, 0) + log1p(e^-|x|), over every float and its negation (2026-12-06).
+inline constexpr double kExpMaxUlps = 1.1;       // 1.014 at x = 37.7786407: r = x - k ln2 rounds, then 1 + p
 inline constexpr double kTanhMaxUlps = 1.5;      // 1.463 at x = 0.550921023, just past the polynomial's piece
 inline constexpr double kExpm1MaxUlps = 1.0;     // 0.872 at x = -0.346866608
 inline constexpr double kSoftplusMaxUlps = 3.0;  // 2.862 at x = -2.74457479: e^-|x|, 2 + t, the division and the sum each round
@@ -46,9 +49,14 @@ using SpanFn = void (*)(const float* x, float* y, int64_t n, const UnaryParams& 
 // z[i] = pow(x[i], y[i * y_stride]) for i < n, y_stride 0 (one exponent) or 1.
 using PowSpanFn = void (*)(const float* x, const float* y, int64_t y_stride, float* z, int64_t n);
 
+// One row of Softmax (or LogSoftmax with log_form) along n contiguous
+// floats: y may be x. The maximum first, then e^(x - max) and its sum, then the scale.
+using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, bool log_form);
+
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
   PowSpanFn pow;  // SLEEF's powf, 1.0 ULP
+  SoftmaxRowFn softmax_row;
 };
 
 // The AVX2 table, or nullptr when the CPU lacks AVX2 or FMA.
