@@ -48,6 +48,7 @@ struct Checked {
 // Elu with alpha = 1 is expm1 below zero; above it, x itself.
 const Checked kChecked[] = {
     {"exp", &VecMath::exp, [](double x) { return std::exp(x); }, opscope::ew::kExpMaxUlps, false},
+    {"log", &VecMath::log, [](double x) { return std::log(x); }, opscope::ew::kLogMaxUlps, false},
     {"erf", &VecMath::erf, [](double x) { return std::erf(x); }, opscope::ew::kErfMaxUlps, true},
     {"tanh", &VecMath::tanh, [](double x) { return std::tanh(x); }, opscope::ew::kTanhMaxUlps, true},
     {"expm1", &VecMath::elu, [](double x) { return x < 0 ? std::expm1(x) : x; }, opscope::ew::kExpm1MaxUlps, false},
@@ -110,7 +111,7 @@ int Exhaustive(const std::string& only) {
     if (!holds) status = 1;
   }
   if (!any) {
-    std::fprintf(stderr, "vecmath_ulps_benchmark: --exhaustive: unknown function '%s' (exp, erf, tanh, expm1, softplus)\n",
+    std::fprintf(stderr, "vecmath_ulps_benchmark: --exhaustive: unknown function '%s' (exp, log, erf, tanh, expm1, softplus)\n",
                  only.c_str());
     return 2;
   }
@@ -143,13 +144,15 @@ void BM_Gelu(benchmark::State& state) { Span(state, &VecMath::gelu); }
 void BM_Tanh(benchmark::State& state) { Span(state, &VecMath::tanh); }
 void BM_Elu(benchmark::State& state) { Span(state, &VecMath::elu); }
 void BM_Softplus(benchmark::State& state) { Span(state, &VecMath::softplus); }
-void BM_Exp(benchmark::State& state) { Span(state, &VecMath::exp); }  // SLEEF's, for scale
+void BM_Exp(benchmark::State& state) { Span(state, &VecMath::exp); }
+void BM_Log(benchmark::State& state) { Span(state, &VecMath::log); }  // of |normal| values: NaN lanes cost the same
 BENCHMARK(BM_Erf)->Arg(1 << 17);
 BENCHMARK(BM_Gelu)->Arg(1 << 17);
 BENCHMARK(BM_Tanh)->Arg(1 << 17);
 BENCHMARK(BM_Elu)->Arg(1 << 17);
 BENCHMARK(BM_Softplus)->Arg(1 << 17);
 BENCHMARK(BM_Exp)->Arg(1 << 17);
+BENCHMARK(BM_Log)->Arg(1 << 17);
 
 }  // namespace
 

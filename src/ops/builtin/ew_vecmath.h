@@ -1,9 +1,8 @@
 // File: ops/builtin/ew_vecmath.h
 // float32 transcendental functions over contiguous spans, eight lanes at a
-// time: SLEEF's 1-ULP AVX2 log and pow (Debian's libsleef), and our own
-// exp, erf, tanh, expm1 and Softplus (SLEEF's erff, tanhf, expm1f and log1pf
-// held those ops at 3x to 6x their memory bound), each within its k*MaxUlps
-// below over every float. libm's scalar call per element had held Exp, Log, Erf,
+// time: our own exp, log, erf, tanh, expm1 and Softplus (SLEEF's, from
+// Debian's libsleef, held those ops at 2.6x to 6x their memory bound), each
+// within its k*MaxUlps below over every float, and SLEEF's 1-ULP AVX2 powf. libm's scalar call per element had held Exp, Log, Erf,
 // Sigmoid, Tanh, Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
 // (bench/builtin_roofline.sh); the ops' double references judge them as
 // before. Only where the CPU has AVX2 and FMA (the one file that uses them is
@@ -35,10 +34,11 @@ inline double FloatUlps(float got, double want) {
 
 // erf's largest error against double erf, in float ULPs, over every float:
 // measured by bench/erf_ulps_benchmark --exhaustive (docs/speed.md).
-inline constexpr double kErfMaxUlps = 1.5;  // 1.413 at x = 0.911704242, 2026-12-06
-// Likewise for our exp, tanh, expm1 (what Elu and Selu scale) and Softplus,
+inline constexpr double kErfMaxUlps = 1.5;  // 1.400 at x = 0.899856031 (through our exp; 1.413 through SLEEF's), 2026-12-06
+// Likewise for our exp, log, tanh, expm1 (what Elu and Selu scale) and Softplus,
 // max(x, 0) + log1p(e^-|x|), over every float and its negation (2026-12-06).
 inline constexpr double kExpMaxUlps = 1.1;       // 1.014 at x = 37.7786407: r = x - k ln2 rounds, then 1 + p
+inline constexpr double kLogMaxUlps = 1.0;       // 0.840 at x = 1.41331851
 inline constexpr double kTanhMaxUlps = 1.5;      // 1.463 at x = 0.550921023, just past the polynomial's piece
 inline constexpr double kExpm1MaxUlps = 1.0;     // 0.872 at x = -0.346866608
 inline constexpr double kSoftplusMaxUlps = 3.0;  // 2.862 at x = -2.74457479: e^-|x|, 2 + t, the division and the sum each round

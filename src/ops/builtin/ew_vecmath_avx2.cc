@@ -32,9 +32,12 @@ void Map8(const float* x, float* y, int64_t n, F f) {
   std::memcpy(y + i, lane, rest);
 }
 
+// The lane functions are inlined into each loop: called (g++ kept them out
+// of line), each call spilled the caller's constants and realigned the stack.
+#define OPSCOPE_LANES inline __attribute__((always_inline))
+
 __m256 Splat(double v) { return _mm256_set1_ps(static_cast<float>(v)); }
 
-void Log(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n, Sleef_logf8_u10avx2); }
 // expm1 in float, eight lanes, without SLEEF's expm1f (Elu and Selu at 3.1x
 // to 3.3x their memory bound with it): x = k ln2 + r with |r| <= ln2/2, a
 // polynomial for expm1(r) = r + r^2 G(r) (G fitted here, minimax in relative
@@ -42,7 +45,7 @@ void Log(const float* x, float* y, int64_t n, const UnaryParams&) { Map8(x, y, n
 // 2 (h expm1(r) + h - 1/2) with h = 2^(k-1) so that k = 128 (x up to the
 // overflow at 88.72) needs no 2^128. For k = 0 the result is the polynomial's
 // own, so small x keeps its relative accuracy, subnormals included. Bound: kExpm1MaxUlps.
-__m256 Expm1Lanes(__m256 x) {
+OPSCOPE_LANES __m256 Expm1Lanes(__m256 x) {
   // Clamped so 2^(k-1) is a normal float: below -20 expm1 rounds to -1, above
   // 89 it overflows anyway. max/min with the bound first keep a NaN x.
   const __m256 c = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-20.0f), x));
@@ -73,7 +76,7 @@ __m256 Expm1Lanes(__m256 x) {
 // 2^k, k = round(y / ln2); with kSubnormal, as two powers of two, so that
 // results down in the subnormals (y < -87.3) round once.
 template <bool kSubnormal>
-__m256 ExpLanes(__m256 y) {
+OPSCOPE_LANES __m256 ExpLanes(__m256 y) {
   const __m256 k = _mm256_round_ps(_mm256_mul_ps(y, _mm256_set1_ps(1.4426950408889634f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693147182464599609375f), y);
@@ -97,7 +100,7 @@ __m256 ExpLanes(__m256 y) {
 
 // e^x over every float: ExpLanes with x clamped to [-104, 89], past which
 // e^x rounds to 0 or overflows (k = 128 still makes 2^64 * 2^64). Bound: kExpMaxUlps.
-__m256 ExpAllLanes(__m256 x) {
+OPSCOPE_LANES __m256 ExpAllLanes(__m256 x) {
   return ExpLanes<true>(_mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x)));
 }
 
@@ -105,11 +108,52 @@ void Exp(const float* x, float* y, int64_t n, const UnaryParams&) {
   Map8(x, y, n, [](__m256 v) { return ExpAllLanes(v); });
 }
 
+// log in float, eight lanes, without SLEEF's logf (Log at 2.6x its memory
+// bound with it): x = 2^k m with m in [sqrt(1/2), sqrt(2)), f = m - 1,
+// s = f / (2 + f), and log(1 + f) = f - (f^2/2 - s (f^2/2 + R(s^2))) as
+// fdlibm arranges it, R fitted here (minimax, relative error); then
+// k ln2 added in two parts, the high one inside the last fma (exact product).
+// Subnormal x is scaled by 2^23 first. Bound: kLogMaxUlps.
+OPSCOPE_LANES __m256 LogLanes(__m256 x) {
+  const __m256 sub = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ),
+                                   _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ));
+  const __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), sub);
+  const __m256i bits = _mm256_castps_si256(xs);
+  __m256i k = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+  k = _mm256_sub_epi32(k, _mm256_and_si256(_mm256_castps_si256(sub), _mm256_set1_epi32(23)));
+  __m256 m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x3f800000)));
+  const __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  k = _mm256_sub_epi32(k, _mm256_castps_si256(big));  // big is all ones: -(-1)
+  const __m256 dk = _mm256_cvtepi32_ps(k);
+  const __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
+  const __m256 s = _mm256_div_ps(f, _mm256_add_ps(_mm256_set1_ps(2.0f), f));
+  const __m256 z = _mm256_mul_ps(s, s);
+  __m256 r = _mm256_set1_ps(0.29870879650115967f);
+  r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(0.39977577328681946f));
+  r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(0.6666677594184875f));
+  r = _mm256_mul_ps(r, z);
+  const __m256 hfsq = _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_mul_ps(f, f));
+  // hfsq - (s (hfsq + R) + k ln2_lo), then f minus that, then + k ln2_hi.
+  const __m256 inner = _mm256_fmadd_ps(s, _mm256_add_ps(hfsq, r), _mm256_mul_ps(dk, _mm256_set1_ps(9.0580006145e-06f)));
+  const __m256 low = _mm256_sub_ps(f, _mm256_sub_ps(hfsq, inner));
+  __m256 out = _mm256_fmadd_ps(dk, _mm256_set1_ps(6.9313812256e-01f), low);
+  // log(+inf) = +inf, log(+-0) = -inf, log(x < 0) and log(NaN) = NaN.
+  out = _mm256_blendv_ps(out, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
+  out = _mm256_blendv_ps(out, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+  return _mm256_blendv_ps(out, _mm256_set1_ps(NAN), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ));
+}
+
+void Log(const float* x, float* y, int64_t n, const UnaryParams&) {
+  Map8(x, y, n, [](__m256 v) { return LogLanes(v); });
+}
+
 // tanh in float, eight lanes, without SLEEF's tanhf (4.2x the memory bound):
 //   |x| < atanh(1/2): x + x^3 Q(x^2), Q fitted here (minimax, relative error);
 //   beyond:           1 - 2 / (e^(2|x|) + 1), with an exp of its own for that range.
 // The sign is or-ed back on, so tanh(-x) = -tanh(x) and tanh(-0) = -0. Bound: kTanhMaxUlps.
-__m256 TanhLanes(__m256 x) {
+OPSCOPE_LANES __m256 TanhLanes(__m256 x) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_andnot_ps(sign, x);
   const __m256 u = _mm256_mul_ps(a, a);
@@ -138,12 +182,12 @@ void Tanh(const float* x, float* y, int64_t n, const UnaryParams&) {
 // here (minimax in relative error, numpy, then rounded to float) on two
 // pieces of |x|:
 //   |x| < 0.875:           x * (c0 + x^2 Q(x^2)), c0 = 2/sqrt(pi) in two floats;
-//   0.875 <= |x| < 3.9375: 1 - exp(S(|x| - 2.40625) - x^2), S fitted to
+//   0.875 <= |x| < 3.9375: 1 - exp(S(|x| - 2.40625) - x^2) (our exp), S fitted to
 //                           log(erfc(x)) + x^2, smooth where erfc is not;
 //   beyond:                1 (erf(3.9375) rounds to 1 in float).
-// Its error, measured over every float (bench/erf_ulps_benchmark.cc
+// Its error, measured over every float (bench/vecmath_ulps_benchmark.cc
 // --exhaustive): at most kErfMaxUlps (ew_vecmath.h) against double erf.
-__m256 ErfLanes(__m256 x) {
+OPSCOPE_LANES __m256 ErfLanes(__m256 x) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_andnot_ps(sign, x);
   const __m256 u = _mm256_mul_ps(a, a);
