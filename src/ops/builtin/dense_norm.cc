@@ -23,38 +23,31 @@ inline double Ld(const T* p, int64_t i) { return ToDouble(p[i]); }
 template <typename T>
 inline void St(T* p, int64_t i, double v) { p[i] = FromDouble<T>(v); }
 
-// Sum of p[0..n) and of (p[j] - m)^2, in double, in eight partial sums
+// Sums of term(p[j]) over p[0..n) (p[j], (p[j] - m)^2, |p[j]|), in double, in eight partial sums
 // combined at the end: one double chain per element could not vectorise (no
 // reassociation without fast-math), and held LayerNormalization and
 // InstanceNormalization at 4x their memory bound; eight independent sums
 // become two four-lane adds a step. The order is fixed, so the result is
 // the same from run to run and thread count to thread count.
-template <typename T>
-double SumD(const T* p, int64_t n) {
+template <typename T, typename F>
+double SumOfD(const T* p, int64_t n, const F& term) {
   double acc[8] = {};
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) acc[l] += Ld(p, j + l);
+    for (int l = 0; l < 8; ++l) acc[l] += term(Ld(p, j + l));
   }
-  for (; j < n; ++j) acc[j % 8] += Ld(p, j);
+  for (; j < n; ++j) acc[j % 8] += term(Ld(p, j));
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 template <typename T>
+double SumD(const T* p, int64_t n) {
+  return SumOfD(p, n, [](double v) { return v; });
+}
+
+template <typename T>
 double SumSquaredDeviationsD(const T* p, int64_t n, double m) {
-  double acc[8] = {};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) {
-      const double d = Ld(p, j + l) - m;
-      acc[l] += d * d;
-    }
-  }
-  for (; j < n; ++j) {
-    const double d = Ld(p, j) - m;
-    acc[j % 8] += d * d;
-  }
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  return SumOfD(p, n, [m](double v) { return (v - m) * (v - m); });
 }
 
 int64_t SpatialSize(const Shape& s) {
@@ -414,9 +407,14 @@ Status LpNormTyped(KernelContext& ctx) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = (line / s.inner) * s.axis * s.inner + line % s.inner;
       double acc = 0;
-      for (int64_t k = 0; k < s.axis; ++k) {
-        const double v = Ld(xp, base + k * s.inner);
-        acc += l1 ? std::fabs(v) : v * v;
+      if (s.inner == 1) {  // a contiguous row: eight partial sums (SumOfD)
+        acc = l1 ? SumOfD(xp + base, s.axis, [](double v) { return std::fabs(v); })
+                 : SumOfD(xp + base, s.axis, [](double v) { return v * v; });
+      } else {
+        for (int64_t k = 0; k < s.axis; ++k) {
+          const double v = Ld(xp, base + k * s.inner);
+          acc += l1 ? std::fabs(v) : v * v;
+        }
       }
       const C norm = static_cast<C>(l1 ? acc : std::sqrt(acc));
       for (int64_t k = 0; k < s.axis; ++k) {
