@@ -3,7 +3,7 @@
 // overflow); when the axis is not the last dim it sweeps whole rows of the
 // inner dims at once to keep memory access contiguous. Rows along the last
 // axis in float (and float16/bfloat16, computed in float) are exponentiated
-// once per element through SLEEF where the CPU has AVX2 (ew_vecmath.h);
+// once per element through ew_vecmath.h's exp where the CPU has AVX2;
 // float rows go whole through its softmax_row.
 #include <algorithm>
 #include <cmath>
@@ -46,7 +46,7 @@ Status SoftmaxTyped(KernelContext& ctx) {
   const T* xp = x.data<T>();
   T* yp = ctx.out(0).data<T>();
   const char* name = kLog ? "logsoftmax" : "softmax";
-  // float rows exponentiated once, eight lanes at a time (SLEEF, ew_vecmath.h), where the CPU has AVX2.
+  // Rows exponentiated once, eight lanes at a time (ew_vecmath.h), where the CPU has AVX2.
   const ew::VecMath* vm = nullptr;
   if constexpr (std::is_same_v<C, float>) vm = ew::Avx2VecMath();
   if constexpr (std::is_same_v<T, float>) {

@@ -1,7 +1,7 @@
 // The unary elementwise ops besides Relu (relu.cc): activations and math
 // functions, ONNX opset 17 (Gelu: opset 20). Each op is its kernel math over
 // the compute type and an independent double-precision reference; the
-// transcendental ones also name their float32 span function (Vec: SLEEF's,
+// transcendental ones also name their float32 span function (Vec,
 // ew_vecmath.h), which runs instead of Kernel where the CPU has AVX2 and FMA.
 #include <cmath>
 

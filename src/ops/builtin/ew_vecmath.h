@@ -2,8 +2,9 @@
 // float32 transcendental functions over contiguous spans, eight lanes at a
 // time: our own exp, log, erf, tanh, expm1 and Softplus (SLEEF's, from
 // Debian's libsleef, held those ops at 2.6x to 6x their memory bound), each
-// within its k*MaxUlps below over every float, and SLEEF's 1-ULP AVX2 powf. libm's scalar call per element had held Exp, Log, Erf,
-// Sigmoid, Tanh, Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
+// within its k*MaxUlps below over every float, and SLEEF's 1-ULP AVX2 powf.
+// libm's scalar call per element had held Exp, Log, Erf, Sigmoid, Tanh,
+// Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
 // (bench/builtin_roofline.sh); the ops' double references judge them as
 // before. Only where the CPU has AVX2 and FMA (the one file that uses them is
 // compiled for them and called only then); elsewhere, and with

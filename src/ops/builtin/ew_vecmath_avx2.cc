@@ -36,6 +36,14 @@ void Map8(const float* x, float* y, int64_t n, F f) {
 // of line), each call spilled the caller's constants and realigned the stack.
 #define OPSCOPE_LANES inline __attribute__((always_inline))
 
+// c[0] x^(N-1) + ... + c[N-1] by Horner's rule in fmas, coefficients highest first.
+template <size_t N>
+OPSCOPE_LANES __m256 Horner(__m256 x, const float (&c)[N]) {
+  __m256 p = _mm256_set1_ps(c[0]);
+  for (size_t i = 1; i < N; ++i) p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(c[i]));
+  return p;
+}
+
 __m256 Splat(double v) { return _mm256_set1_ps(static_cast<float>(v)); }
 
 // expm1 in float, eight lanes, without SLEEF's expm1f (Elu and Selu at 3.1x
@@ -54,12 +62,8 @@ OPSCOPE_LANES __m256 Expm1Lanes(__m256 x) {
   // r = c - k ln2 in two steps: the first is exact (ln2's float has 24 bits, |k| <= 128).
   __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693147182464599609375f), c);
   r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-1.904654323148236e-09f), r);
-  __m256 g = _mm256_set1_ps(0.00019845867063850164f);
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.001394061604514718f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.008333389647305012f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.041666362434625626f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.1666666567325592f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.5f));
+  const __m256 g = Horner(r, {0.00019845867063850164f, 0.001394061604514718f, 0.008333389647305012f, 0.041666362434625626f,
+      0.1666666567325592f, 0.5f});
   const __m256 p = _mm256_fmadd_ps(_mm256_mul_ps(r, r), g, r);
   // h = 2^(k-1), built in the exponent field.
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(126)), 23);
@@ -81,11 +85,8 @@ OPSCOPE_LANES __m256 ExpLanes(__m256 y) {
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693147182464599609375f), y);
   r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-1.904654323148236e-09f), r);
-  __m256 g = _mm256_set1_ps(0.0013814592966809869f);
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.008368708193302155f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.04166838899254799f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.1666652113199234f));
-  g = _mm256_fmadd_ps(g, r, _mm256_set1_ps(0.4999999403953552f));
+  const __m256 g = Horner(r, {0.0013814592966809869f, 0.008368708193302155f, 0.04166838899254799f, 0.1666652113199234f,
+      0.4999999403953552f});
   const __m256 er = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_mul_ps(r, r), g, r));
   const __m256i ki = _mm256_cvtps_epi32(k);
   if constexpr (!kSubnormal) {
@@ -130,10 +131,7 @@ OPSCOPE_LANES __m256 LogLanes(__m256 x) {
   const __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
   const __m256 s = _mm256_div_ps(f, _mm256_add_ps(_mm256_set1_ps(2.0f), f));
   const __m256 z = _mm256_mul_ps(s, s);
-  __m256 r = _mm256_set1_ps(0.29870879650115967f);
-  r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(0.39977577328681946f));
-  r = _mm256_fmadd_ps(r, z, _mm256_set1_ps(0.6666677594184875f));
-  r = _mm256_mul_ps(r, z);
+  const __m256 r = _mm256_mul_ps(Horner(z, {0.29870879650115967f, 0.39977577328681946f, 0.6666677594184875f}), z);
   const __m256 hfsq = _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_mul_ps(f, f));
   // hfsq - (s (hfsq + R) + k ln2_lo), then f minus that, then + k ln2_hi.
   const __m256 inner = _mm256_fmadd_ps(s, _mm256_add_ps(hfsq, r), _mm256_mul_ps(dk, _mm256_set1_ps(9.0580006145e-06f)));
@@ -157,11 +155,8 @@ OPSCOPE_LANES __m256 TanhLanes(__m256 x) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_andnot_ps(sign, x);
   const __m256 u = _mm256_mul_ps(a, a);
-  __m256 q = _mm256_set1_ps(-0.006279472727328539f);
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(0.021075153723359108f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-0.05385309457778931f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(0.13332593441009521f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-0.33333316445350647f));
+  const __m256 q = Horner(u, {-0.006279472727328539f, 0.021075153723359108f, -0.05385309457778931f, 0.13332593441009521f,
+      -0.33333316445350647f});
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(a, u), q, a);
   const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
   // e^(2|x|) for |x| clamped to 9.1, from which tanh rounds to 1.
@@ -192,24 +187,15 @@ OPSCOPE_LANES __m256 ErfLanes(__m256 x) {
   const __m256 a = _mm256_andnot_ps(sign, x);
   const __m256 u = _mm256_mul_ps(a, a);
   // The small piece: c0 = 1.1283791670955126 as a float and its remainder.
-  __m256 q = _mm256_set1_ps(-0.0006239310023374856f);
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(0.005039776675403118f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-0.026797275990247726f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(0.11282649636268616f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-0.3761257529258728f));
+  const __m256 q = Horner(u, {-0.0006239310023374856f, 0.005039776675403118f, -0.026797275990247726f, 0.11282649636268616f,
+      -0.3761257529258728f});
   const __m256 c0_hi = _mm256_set1_ps(1.128379225730896f), c0_lo = _mm256_set1_ps(-5.863538343753305e-08f);
   const __m256 small = _mm256_fmadd_ps(a, c0_hi, _mm256_fmadd_ps(_mm256_mul_ps(a, u), q, _mm256_mul_ps(a, c0_lo)));
   // The large piece.
   const __m256 t = _mm256_sub_ps(a, _mm256_set1_ps(2.40625f));
-  __m256 s = _mm256_set1_ps(1.6146944972206256e-06f);
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(-1.450578656658763e-05f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(8.651947428006679e-05f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(-0.0004662604187615216f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(0.0023727123625576496f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(-0.011708640493452549f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(0.05927804112434387f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(-0.36349424719810486f));
-  s = _mm256_fmadd_ps(s, t, _mm256_set1_ps(-1.5232492685317993f));
+  const __m256 s = Horner(t, {1.6146944972206256e-06f, -1.450578656658763e-05f, 8.651947428006679e-05f,
+      -0.0004662604187615216f, 0.0023727123625576496f, -0.011708640493452549f, 0.05927804112434387f,
+      -0.36349424719810486f, -1.5232492685317993f});
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 large = _mm256_sub_ps(one, ExpAllLanes(_mm256_sub_ps(s, u)));
   // NaN takes the large piece (NaN through exp); infinities and the tail, 1.
@@ -242,10 +228,7 @@ void Softplus(const float* x, float* y, int64_t n, const UnaryParams&) {
     const __m256 t = ExpLanes<true>(_mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_or_ps(v, sign)));
     const __m256 s = _mm256_div_ps(t, _mm256_add_ps(two, t));
     const __m256 w = _mm256_mul_ps(s, s);
-    __m256 r = _mm256_set1_ps(0.1400594711303711f);
-    r = _mm256_fmadd_ps(r, w, _mm256_set1_ps(0.14000912010669708f));
-    r = _mm256_fmadd_ps(r, w, _mm256_set1_ps(0.2001076340675354f));
-    r = _mm256_fmadd_ps(r, w, _mm256_set1_ps(0.3333320915699005f));
+    const __m256 r = Horner(w, {0.1400594711303711f, 0.14000912010669708f, 0.2001076340675354f, 0.3333320915699005f});
     const __m256 s2 = _mm256_add_ps(s, s);
     const __m256 log1p = _mm256_fmadd_ps(_mm256_mul_ps(s2, w), r, s2);
     return _mm256_add_ps(_mm256_max_ps(v, zero), log1p);

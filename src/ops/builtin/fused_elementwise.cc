@@ -12,8 +12,8 @@
 //
 // Inputs broadcast to the output shape (numpy rules): elementwise ops commute
 // with broadcasting, so every step can run at output resolution. In float, the
-// transcendental steps run over the tile through SLEEF where the CPU has AVX2
-// (ew_vecmath.h), as the ops they stand for do.
+// transcendental steps run over the tile through the span functions of
+// ew_vecmath.h where the CPU has AVX2, as the ops they stand for do.
 #include <cmath>
 
 #include "ops/builtin/ew_unary.h"
@@ -129,7 +129,7 @@ void EvalTile(const Step& s, const C* a, const C* b, C* y, int64_t m) {
 
 constexpr int64_t kTile = 256;
 
-// A step SLEEF computes over the tile (ew_vecmath.h), with its parameters;
+// A step a span function computes over the tile (ew_vecmath.h), with its parameters;
 // nullptr for the steps that vectorise as they are (arithmetic, Relu, ...).
 ew::SpanFn SpanOf(const ew::VecMath& m, const Step& s, ew::UnaryParams& p) {
   p.alpha = s.alpha;
@@ -163,7 +163,7 @@ Status RunTyped(KernelContext& ctx, const std::vector<Step>& steps) {
     flat[i] = t.shape() == out && t.is_contiguous();
   }
   T* py = y.data<T>();
-  // float tiles (float16 and bfloat16 compute in float too) through SLEEF where the CPU has AVX2.
+  // float tiles (float16 and bfloat16 compute in float too) through ew_vecmath.h where the CPU has AVX2.
   const ew::VecMath* vm = nullptr;
   if constexpr (std::is_same_v<C, float>) vm = ew::Avx2VecMath();
   return ctx.ParallelFor("fused_elementwise_cpu", y.numel(), [&](int64_t s, int64_t e) {
