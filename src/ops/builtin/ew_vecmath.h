@@ -54,10 +54,16 @@ using PowSpanFn = void (*)(const float* x, const float* y, int64_t y_stride, flo
 // floats: y may be x. The maximum first, then e^(x - max) and its sum, then the scale.
 using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, bool log_form);
 
+// The mean of n contiguous floats and the sum of their squared deviations
+// from it, each summed in double (every float is exact there) in sixteen
+// partial sums: LayerNormalization's and InstanceNormalization's statistics.
+using MomentsFn = void (*)(const float* x, int64_t n, double* mean, double* squared_deviations);
+
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
   PowSpanFn pow;  // SLEEF's powf, 1.0 ULP
   SoftmaxRowFn softmax_row;
+  MomentsFn moments;
 };
 
 // The AVX2 table, or nullptr when the CPU lacks AVX2 or FMA.

@@ -150,5 +150,31 @@ TEST(VecMath, GeluInBothFormsWithinFourUlpsOfItsDoubleFormula) {
   }
 }
 
+// The statistics LayerNormalization and InstanceNormalization take of each
+// row, against two passes in long double, at every length around the
+// sixteen-float blocks, and on a row whose mean dwarfs its spread (where one
+// pass of sum and sum of squares would lose every digit of the variance).
+TEST(VecMath, MomentsAsTwoExactPassesGiveThem) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: the norms sum in their plain loops";
+  std::mt19937 rng(11);
+  for (float offset : {0.0f, 1e4f}) {
+    std::normal_distribution<float> normal(offset, offset == 0 ? 3.0f : 1e-2f);
+    for (int64_t n : {1, 7, 15, 16, 17, 31, 33, 1000, 1029}) {
+      std::vector<float> x(n);
+      for (float& v : x) v = normal(rng);
+      long double sum = 0, sq = 0;
+      for (float v : x) sum += v;
+      const long double mean = sum / n;
+      for (float v : x) sq += (v - mean) * (v - mean);
+      double got_mean = 0, got_sq = 0;
+      m->moments(x.data(), n, &got_mean, &got_sq);
+      EXPECT_NEAR(got_mean, static_cast<double>(mean), 1e-13 * std::fabs(static_cast<double>(mean)) + 1e-15)
+          << "n=" << n << " offset " << offset;
+      EXPECT_NEAR(got_sq, static_cast<double>(sq), 1e-9 * static_cast<double>(sq) + 1e-300) << "n=" << n << " offset " << offset;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opscope::ew
