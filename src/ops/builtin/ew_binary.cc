@@ -43,7 +43,7 @@ Status PowTyped(KernelContext& ctx, const Tensor& exponent) {
 }
 
 // float32 ** float32 where the base fills the output and the exponent does
-// too or is one number: SLEEF's powf eight lanes at a time (ew_vecmath.h)
+// too or is one number: the vector pow (ew_vecmath.h, within kPowMaxUlps)
 // instead of a scalar powf per element (5.1x the memory bound); an exponent
 // of exactly 2, a decomposed LayerNorm's square, is x * x, pow's correctly
 // rounded value.

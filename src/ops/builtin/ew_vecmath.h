@@ -2,7 +2,8 @@
 // float32 transcendental functions over contiguous spans, eight lanes at a
 // time: our own exp, log, erf, tanh, expm1 and Softplus (SLEEF's, from
 // Debian's libsleef, held those ops at 2.6x to 6x their memory bound), each
-// within its k*MaxUlps below over every float, and SLEEF's 1-ULP AVX2 powf.
+// within its k*MaxUlps below over every float, and pow: ours in double where
+// the operands are plain, SLEEF's 1-ULP AVX2 powf for the special cases.
 // libm's scalar call per element had held Exp, Log, Erf, Sigmoid, Tanh,
 // Softplus, Gelu, Elu and Selu at 5x to 40x their memory bound
 // (bench/builtin_roofline.sh); the ops' double references judge them as
@@ -44,6 +45,11 @@ inline constexpr double kTanhMaxUlps = 1.5;      // 1.463 at x = 0.550921023, ju
 inline constexpr double kExpm1MaxUlps = 1.0;     // 0.872 at x = -0.346866608
 inline constexpr double kSoftplusMaxUlps = 3.0;  // 2.862 at x = -2.74457479: e^-|x|, 2 + t, the division and the sum each round
 
+// pow: our double-precision path (ew_vecmath_avx2.cc) rounds once to float;
+// blocks with a zero, subnormal, infinite or NaN operand go through SLEEF's
+// 1-ULP powf. bench/vecmath_ulps_benchmark --exhaustive pow.
+inline constexpr double kPowMaxUlps = 1.0;
+
 // y[i] = f(x[i]) for i < n; x and y may be the same array.
 using SpanFn = void (*)(const float* x, float* y, int64_t n, const UnaryParams& p);
 
@@ -61,7 +67,7 @@ using MomentsFn = void (*)(const float* x, int64_t n, double* mean, double* squa
 
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
-  PowSpanFn pow;  // SLEEF's powf, 1.0 ULP
+  PowSpanFn pow;  // kPowMaxUlps
   SoftmaxRowFn softmax_row;
   MomentsFn moments;
 };

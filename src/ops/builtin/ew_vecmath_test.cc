@@ -150,6 +150,54 @@ TEST(VecMath, GeluInBothFormsWithinFourUlpsOfItsDoubleFormula) {
   }
 }
 
+// pow through both of its paths (ours in double for plain blocks, SLEEF's
+// for blocks with a zero, subnormal, infinity or NaN), at lengths around its
+// 32-lane steps, with an exponent per element and one for all: within
+// kPowMaxUlps of double pow, signs of negative bases to integer powers
+// included, and nothing written past n.
+TEST(VecMath, PowWithinItsUlpsAtEveryLengthAndExponentForm) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: Pow keeps its scalar loop";
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> log_base(-30.0f, 30.0f), coin(0.0f, 1.0f);
+  std::normal_distribution<float> exponent(0.0f, 4.0f);
+  const float canary = 12345.0f;
+  for (int64_t n : {1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 1000}) {
+    std::vector<float> x(n), y(n), z(n + 8, canary);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = std::pow(10.0f, log_base(rng)) * (coin(rng) < 0.3f ? -1.0f : 1.0f);
+      y[i] = coin(rng) < 0.4f ? std::round(exponent(rng)) : exponent(rng);
+      if (n == 1000 && i % 97 == 0) x[i] = i % 2 ? 0.0f : 1e-40f;  // blocks for SLEEF
+    }
+    m->pow(x.data(), y.data(), 1, z.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_LE(FloatUlps(z[i], std::pow(static_cast<double>(x[i]), static_cast<double>(y[i]))), kPowMaxUlps)
+          << "pow(" << x[i] << ", " << y[i] << ") = " << z[i] << ", n=" << n;
+    }
+    for (int64_t i = n; i < n + 8; ++i) EXPECT_EQ(z[i], canary) << "wrote z[" << i << "], n=" << n;
+    for (const float e : {-3.0f, -0.5f, 0.5f, 1.0f / 3, 3.0f, 2.5f}) {
+      m->pow(x.data(), &e, 0, z.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_LE(FloatUlps(z[i], std::pow(static_cast<double>(x[i]), static_cast<double>(e))), kPowMaxUlps)
+            << "pow(" << x[i] << ", " << e << ") = " << z[i] << ", n=" << n;
+      }
+    }
+  }
+  // Large exponents magnify log2's error a hundredfold: bases across
+  // [0.6, 1.6], where log2's series runs to its widest argument (m near
+  // sqrt 2 and sqrt 1/2), to powers whose results still are normal floats.
+  std::vector<float> x(8192), z(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.6f + static_cast<float>(i) / static_cast<float>(x.size());
+  for (const float e : {-150.3f, 127.9f, 60.7f}) {
+    m->pow(x.data(), &e, 0, z.data(), static_cast<int64_t>(x.size()));
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      worst = std::max(worst, FloatUlps(z[i], std::pow(static_cast<double>(x[i]), static_cast<double>(e))));
+    }
+    EXPECT_LE(worst, kPowMaxUlps) << "pow(x in [0.6, 1.6], " << e << ")";
+  }
+}
+
 // The statistics LayerNormalization and InstanceNormalization take of each
 // row, against two passes in long double, at every length around the
 // sixteen-float blocks, and on a row whose mean dwarfs its spread (where one
