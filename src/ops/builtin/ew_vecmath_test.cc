@@ -54,7 +54,7 @@ TEST(VecMath, EveryLengthAroundTheLanesWithinItsUlpsAndNothingPastTheEnd) {
   std::normal_distribution<float> normal(0, 3);
   const float canary = 12345.0f;
   for (const Case& c : kCases) {
-    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 23, 1000}) {
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 23, 63, 64, 65, 1000}) {
       std::vector<float> x(n), y(n + 8, canary);
       for (float& v : x) v = c.fn == &VecMath::log ? std::fabs(normal(rng)) : normal(rng);
       (m->*c.fn)(x.data(), y.data(), n, kParams);
