@@ -64,10 +64,12 @@ double SumSquaredDeviationsD(const T* p, int64_t n, double m) {
 // A normalised slice's mean and sum of squared deviations: float rows
 // through the AVX2 table's moments where the CPU has it, the rest through
 // the two sums above. `vm` is ew::Avx2VecMath(), looked up once per kernel.
+// `next_out` is the next slice's output (nullptr for the last), which the
+// AVX2 moments fetch into cache along with the next slice.
 template <typename T>
-void Moments(const T* p, int64_t n, const ew::VecMath* vm, double* mean, double* squared_deviations) {
+void Moments(const T* p, int64_t n, const ew::VecMath* vm, double* mean, double* squared_deviations, const T* next_out) {
   if constexpr (std::is_same_v<T, float>) {
-    if (vm != nullptr) return vm->moments(p, n, mean, squared_deviations);
+    if (vm != nullptr) return vm->moments(p, n, mean, squared_deviations, next_out);
   }
   *mean = SumD(p, n) / static_cast<double>(n);
   *squared_deviations = SumSquaredDeviationsD(p, n, *mean);
@@ -230,7 +232,7 @@ Status InstanceNormTyped(KernelContext& ctx) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const T* p = xp + nc * sp;
       double m, sq;
-      Moments(p, sp, vm, &m, &sq);
+      Moments(p, sp, vm, &m, &sq, nc + 1 < end ? yp + (nc + 1) * sp : nullptr);
       const double inv = 1.0 / std::sqrt(sq / static_cast<double>(sp) + eps);
       const C a = static_cast<C>(scale[nc % ch] * inv), b = static_cast<C>(bias[nc % ch] - m * scale[nc % ch] * inv);
       T* q = yp + nc * sp;
@@ -360,7 +362,7 @@ Status LayerNormTyped(KernelContext& ctx, const LayerNormDims& d) {
     for (int64_t r = begin; r < end; ++r) {
       const T* p = xp + r * d.inner;
       double m, sq;
-      Moments(p, d.inner, vm, &m, &sq);
+      Moments(p, d.inner, vm, &m, &sq, r + 1 < end ? yp + (r + 1) * d.inner : nullptr);
       const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d.inner) + eps);
       means[r] = m;
       invs[r] = inv;

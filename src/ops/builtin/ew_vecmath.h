@@ -63,7 +63,9 @@ using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, bool log_form
 // The mean of n contiguous floats and the sum of their squared deviations
 // from it, each summed in double (every float is exact there) in sixteen
 // partial sums: LayerNormalization's and InstanceNormalization's statistics.
-using MomentsFn = void (*)(const float* x, int64_t n, double* mean, double* squared_deviations);
+// Meanwhile the n floats after x (the next row) and the n at `next_out`
+// (the next row's output, or nullptr) are fetched into cache.
+using MomentsFn = void (*)(const float* x, int64_t n, double* mean, double* squared_deviations, const float* next_out);
 
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
