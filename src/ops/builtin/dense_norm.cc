@@ -368,6 +368,12 @@ Status LayerNormTyped(KernelContext& ctx, const LayerNormDims& d) {
       invs[r] = inv;
       const C mc = static_cast<C>(m), ic = static_cast<C>(inv);
       T* q = yp + r * d.inner;
+      if constexpr (std::is_same_v<T, float>) {
+        if (vm != nullptr) {
+          vm->norm_apply(p, q, d.inner, mc, ic, scale.data(), bias.data());
+          continue;
+        }
+      }
       for (int64_t j = 0; j < d.inner; ++j) q[j] = static_cast<T>((static_cast<C>(p[j]) - mc) * ic * scale[j] + bias[j]);
     }
   }, 16));

@@ -67,11 +67,17 @@ using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, bool log_form
 // (the next row's output, or nullptr) are fetched into cache.
 using MomentsFn = void (*)(const float* x, int64_t n, double* mean, double* squared_deviations, const float* next_out);
 
+// y[j] = (x[j] - mean) * inv * scale[j] + bias[j] for j < n: LayerNormalization's
+// normalise pass over a row; y may be x.
+using NormApplyFn = void (*)(const float* x, float* y, int64_t n, float mean, float inv, const float* scale,
+                             const float* bias);
+
 struct VecMath {
   SpanFn exp, log, tanh, erf, sigmoid, softplus, elu, selu, gelu;  // gelu: erf or tanh form, by p
   PowSpanFn pow;  // kPowMaxUlps
   SoftmaxRowFn softmax_row;
   MomentsFn moments;
+  NormApplyFn norm_apply;
 };
 
 // The AVX2 table, or nullptr when the CPU lacks AVX2 or FMA.

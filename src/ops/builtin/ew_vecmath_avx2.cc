@@ -573,10 +573,22 @@ void Moments(const float* x, int64_t n, double* mean, double* squared_deviations
   *squared_deviations = sq;
 }
 
+// Eight lanes a step with one fma where g++'s SSE2 code for the plain loop
+// took four-float steps of a subtract, two multiplies and an add.
+void NormApply(const float* x, float* y, int64_t n, float mean, float inv, const float* scale, const float* bias) {
+  const __m256 m = _mm256_set1_ps(mean), s = _mm256_set1_ps(inv);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), s);
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(d, _mm256_loadu_ps(scale + i), _mm256_loadu_ps(bias + i)));
+  }
+  for (; i < n; ++i) y[i] = std::fma((x[i] - mean) * inv, scale[i], bias[i]);
+}
+
 }  // namespace
 
 const VecMath* Avx2VecMath() {
-  static const VecMath table{Exp, Log, Tanh, Erf, Sigmoid, Softplus, Elu, Selu, Gelu, Pow, SoftmaxRow, Moments};
+  static const VecMath table{Exp, Log, Tanh, Erf, Sigmoid, Softplus, Elu, Selu, Gelu, Pow, SoftmaxRow, Moments, NormApply};
   // OPSCOPE_SCALAR_MATH=1 keeps libm's scalar loops: the A/B of docs/speed.md,
   // and a way to tell whether a numeric difference comes from this path.
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&

@@ -224,5 +224,32 @@ TEST(VecMath, MomentsAsTwoExactPassesGiveThem) {
   }
 }
 
+// LayerNormalization's normalise pass against the formula in double, at
+// lengths around its eight-lane steps, in place too.
+TEST(VecMath, NormApplyAsTheFormulaInDouble) {
+  const VecMath* m = Avx2VecMath();
+  if (m == nullptr) GTEST_SKIP() << "no AVX2+FMA here: LayerNormalization keeps its plain loop";
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.5f, 2.0f);
+  for (int64_t n : {1, 7, 8, 9, 17, 1029}) {
+    std::vector<float> x(n), scale(n), bias(n), y(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = normal(rng);
+      scale[i] = normal(rng);
+      bias[i] = normal(rng);
+    }
+    const float mean = 0.37f, inv = 1.9f;
+    m->norm_apply(x.data(), y.data(), n, mean, inv, scale.data(), bias.data());
+    std::vector<float> z = x;
+    m->norm_apply(z.data(), z.data(), n, mean, inv, scale.data(), bias.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double t = (static_cast<double>(x[i]) - mean) * inv * scale[i];
+      const double want = t + bias[i];
+      EXPECT_NEAR(y[i], want, 4e-7 * (std::fabs(t) + std::fabs(bias[i]))) << "n=" << n << " i=" << i;
+      EXPECT_EQ(z[i], y[i]) << "in place, n=" << n << " i=" << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opscope::ew
