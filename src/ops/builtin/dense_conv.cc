@@ -351,14 +351,19 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
   // cuts on every machine up to four cores.
   const int64_t want = std::max(workers, 4);
   GemmTiles t{tile_tunable, mg};
-  // About 192 KiB of columns and output per block, in steps of 16 columns,
+  // About 512 KiB of columns and output per block, in steps of 16 columns,
   // and no fewer than 64: OpenBLAS packs the block's rows of W on every call,
   // which a narrower tile repeats for little work (a 512 x 16 x 4608 tile of
-  // resnet18's last layer ran at a quarter of the GEMM peak).
-  if (t.tile <= 0) t.tile = std::clamp<int64_t>((192 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 64, 1024);
+  // resnet18's last layer ran at a quarter of the GEMM peak). 192 KiB gave
+  // resnet18's 56x56 layers 64-column tiles: 2.16 ms a conv against 1.75 at
+  // 256 (ops-debug sweep --tunable tile), and resnet18's run 39-43 ms
+  // against 36-39 with 512 KiB (inspector-cli run, 3 rounds alternating).
+  if (t.tile <= 0) t.tile = std::clamp<int64_t>((512 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 64, 1024);
   t.tile = std::min(t.tile, P);
   const int64_t col_blocks = (P + t.tile - 1) / t.tile;
   // Even tiles, not full ones and a sliver (196 columns: 4 x 49, not 3 x 64 + 4).
+  // (Rounded up to whole steps of 16 columns, resnet18's run was no faster:
+  // 38.7-43.7 ms against 37.5-41.8, 3 rounds alternating.)
   if (tile_tunable <= 0) t.tile = (P + col_blocks - 1) / col_blocks;
   if (col_blocks >= want) return t;
   // Too few column blocks (late layers: 7x7 positions, hundreds of channels):
