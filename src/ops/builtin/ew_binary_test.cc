@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ops/builtin/ew_vecmath.h"
 #include "ops/builtin/op_test_util.h"
@@ -82,6 +84,33 @@ TEST(EwBinary, PowFloat32SpansKeepPowsSpecialCases) {
         }
       }
     }
+  }
+}
+
+// One whole exponent up to 8 in magnitude (products in double) and 1/2
+// (sqrt): within kPowMaxUlps of double pow over bases from 1e-5 to 1e4 in
+// magnitude, both signs, where x^8 and x^-8 still are normal floats.
+TEST(EwBinary, PowOfOneSmallWholeOrHalfExponentWithinItsUlps) {
+  std::vector<double> bases;
+  for (int i = 0; i < 2000; ++i) {
+    const double v = std::pow(10.0, -4.5 + 8.5 * i / 2000.0);
+    bases.push_back(static_cast<float>(i % 3 == 0 ? -v : v));
+  }
+  const Shape shape({static_cast<int64_t>(bases.size())});
+  for (double e : {-8.0, -5.0, -2.0, -1.0, 1.0, 3.0, 4.0, 7.0, 8.0, 0.5}) {
+    auto r = op_test::RunCpu("Pow", {Make(DType::kF32, shape, bases), Make(DType::kF32, Shape(), {e})});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const float* z = r->outputs[0].data<float>();
+    double worst = 0;
+    for (size_t i = 0; i < bases.size(); ++i) {
+      const double want = std::pow(bases[i], e);
+      if (std::isnan(want) || std::fabs(want) > std::numeric_limits<float>::max() ||
+          std::fabs(want) < std::numeric_limits<float>::min()) {
+        continue;  // NaN (negative ^ 1/2) and results past float's normal range: the special-cases test
+      }
+      worst = std::max(worst, ew::FloatUlps(z[i], want));
+    }
+    EXPECT_LE(worst, ew::kPowMaxUlps) << "x^" << e;
   }
 }
 
