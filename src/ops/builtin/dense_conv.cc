@@ -385,12 +385,12 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
 // Rows [r0, r1) and columns [p0, p1) of one image-group's im2col matrix into
 // col[r1 - r0, p1 - p0].
 template <typename C>
-void Im2ColTile(const C* x, const WindowGeometry& g, int64_t r0, int64_t r1, int64_t p0, int64_t p1, C* col) {
+void Im2ColTile(const C* x, const WindowGeometry& g, const std::vector<dense::TapReach>& taps, int64_t r0,
+                int64_t r1, int64_t p0, int64_t p1, C* col) {
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
   const int64_t oH = g.out[1], oW = g.out[2];
   const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t sw = g.strides[2];
-  const std::vector<dense::TapReach> taps = dense::RowReaches(g);
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / kvol, kk = r % kvol;
     const int64_t kd = kk / (g.kernel[1] * g.kernel[2]);
@@ -422,6 +422,130 @@ void Im2ColTile(const C* x, const WindowGeometry& g, int64_t r0, int64_t r1, int
       p += len;
     }
   }
+}
+
+// The clamp a fused activation becomes where a kernel applies it as it
+// stores (none, ReLU, Clip); `applied` says whether that is all of it.
+struct StoreClamp {
+  float lo, hi;
+  bool applied;
+};
+
+StoreClamp ClampOf(const dense::Epilogue& e) {
+  const float inf = std::numeric_limits<float>::infinity();
+  return {e.act == dense::Act::kRelu   ? 0.0f
+          : e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.lo)
+                                       : -inf,
+          e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.hi) : inf,
+          e.act == dense::Act::kNone || e.act == dense::Act::kRelu || e.act == dense::Act::kClip};
+}
+
+// Whether the shifted GEMM runs a convolution: every stride 1, a window
+// wider than one tap (1x1 convolutions run OpenBLAS or the small-k kernel
+// on X as it is), an inner dimension past the small-k kernel's, and at most 35% more columns than outputs once the padded
+// grid's extra columns and the last panel's padding are counted (a 3x3 over
+// 7x7 computes 64 for 49 outputs: 1.98 ms against OpenBLAS's 2.12; a 1x1
+// over 7x7 with K = 512 ran 353 us against 285).
+bool UsesShifted(const WindowGeometry& g, int64_t K, int64_t P) {
+  if (g.strides != std::vector<int64_t>{1, 1, 1} || g.kernel_size() == 1 || K <= dense::kSmallK) return false;
+  const int64_t Hp = g.in[1] + g.pads_begin[1] + g.pads_end[1], Wp = g.in[2] + g.pads_begin[2] + g.pads_end[2];
+  const int64_t n_cols = (g.out[0] - 1) * Hp * Wp + (g.out[1] - 1) * Wp + g.out[2];
+  return (n_cols + dense::kPanel - 1) / dense::kPanel * dense::kPanel * 100 <= P * 135;
+}
+
+// A float convolution with every stride 1 as dense_smallk.h's shifted GEMM:
+// each image-group's input zero-padded once (its padded plane is the grid
+// the output is computed on), tap (c, kd, kh, kw) the padded input shifted
+// by its offset, and each block's output, computed on the padded grid in a
+// scratch tile, copied out to Y without the padded grid's extra columns and
+// rows. Nothing is unfolded: im2col and OpenBLAS's packing had written each
+// of K x P columns twice (a quarter of a 3x3 conv's time).
+Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims& d, const WindowGeometry& g,
+                   const float* x, const float* w, const float* bias, const dense::Epilogue& e, int workers,
+                   float* y) {
+  const int64_t cg = d.c / d.group, mg = d.m / d.group, kvol = g.kernel_size(), K = cg * kvol;
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  const int64_t Dp = D + g.pads_begin[0] + g.pads_end[0], Hp = H + g.pads_begin[1] + g.pads_end[1],
+                Wp = W + g.pads_begin[2] + g.pads_end[2];
+  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2], P = oD * oH * oW, plane = Dp * Hp * Wp;
+  const bool padded = plane != D * H * W;
+  // The last output's position on the padded grid, plus one: the GEMM's columns.
+  const int64_t n_cols = (oD - 1) * Hp * Wp + (oH - 1) * Wp + oW;
+  // Where on the padded grid output column p' lands in Y (no copy where the grids agree).
+  const bool same_grid = Hp == oH && Wp == oW;
+  std::vector<int64_t> off(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t c = k / kvol, kk = k % kvol;
+    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]), kh = (kk / g.kernel[2]) % g.kernel[1],
+                  kw = kk % g.kernel[2];
+    off[k] = c * plane + (kd * g.dilations[0] * Hp + kh * g.dilations[1]) * Wp + kw * g.dilations[2];
+  }
+  GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
+  // Whole panels: a tile's last partial panel runs masked loads and stores.
+  if (ctx.tunable("tile", 0) <= 0) t.tile = (t.tile + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
+  const int64_t col_blocks = (n_cols + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
+  const StoreClamp clamp = ClampOf(e);
+  std::vector<float> xpad(padded ? cg * plane : 0), zeros(static_cast<size_t>(mg), 0.0f);
+  for (int64_t n = 0; n < d.n; ++n) {
+    for (int64_t grp = 0; grp < d.group; ++grp) {
+      const float* xg = x + (n * d.c + grp * cg) * D * H * W;
+      float* yg = y + (n * d.m + grp * mg) * P;
+      const float* bg = bias != nullptr ? bias + grp * mg : zeros.data();
+      if (padded) {
+        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_pad", cg, [&](int64_t c0, int64_t c1) {
+          for (int64_t c = c0; c < c1; ++c) {
+            float* dst = xpad.data() + c * plane;
+            std::fill(dst, dst + plane, 0.0f);
+            for (int64_t i = 0; i < D; ++i) {
+              for (int64_t j = 0; j < H; ++j) {
+                const float* src = xg + ((c * D + i) * H + j) * W;
+                std::copy(src, src + W,
+                          dst + ((i + g.pads_begin[0]) * Hp + j + g.pads_begin[1]) * Wp + g.pads_begin[2]);
+              }
+            }
+          }
+        }, std::max<int64_t>(1, (int64_t{1} << 14) / plane)));
+      }
+      const float* src = padded ? xpad.data() : xg;
+      OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_shifted_gemm", col_blocks * row_blocks,
+                                              [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> scratch;
+        for (int64_t b = begin; b < end; ++b) {
+          const int64_t p0 = (b % col_blocks) * t.tile, p1 = std::min(n_cols, p0 + t.tile);
+          const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+          if (same_grid) {
+            gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), yg + m0 * P + p0, P,
+                 bg + m0, clamp.lo, clamp.hi);
+            if (!clamp.applied) {
+              for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, 0.0f);
+            }
+            continue;
+          }
+          const int64_t cols = p1 - p0;
+          scratch.resize(static_cast<size_t>((m1 - m0) * cols));
+          gemm(m1 - m0, cols, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), scratch.data(), cols, bg + m0,
+               clamp.lo, clamp.hi);
+          // Padded-grid rows of the tile: each contributes its first oW
+          // columns (those inside the output) to one output row.
+          for (int64_t q = p0; q < p1;) {
+            const int64_t row = q / Wp, col = q % Wp, row_end = std::min(p1, (row + 1) * Wp);
+            const int64_t od = row / Hp, oh = row % Hp;
+            if (oh < oH && col < oW) {
+              const int64_t len = std::min(oW, row_end - row * Wp) - col;
+              const int64_t at = (od * oH + oh) * oW + col;
+              for (int64_t m = m0; m < m1; ++m) {
+                const float* s = scratch.data() + (m - m0) * cols + (q - p0);
+                std::copy(s, s + len, yg + m * P + at);
+                if (!clamp.applied) e.Run(yg + m * P + at, len, 0.0f);
+              }
+            }
+            q = row_end;
+          }
+        }
+      }, 1));
+    }
+  }
+  return Status::Ok();
 }
 
 template <typename T>
@@ -460,6 +584,11 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         e.Run(y + nm * P, P, bias != nullptr ? bias[m] : C(0));
       }
     }, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1))));
+  } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
+             shifted != nullptr && UsesShifted(g, K, P)) {
+    if constexpr (std::is_same_v<C, float>) {
+      OPSCOPE_RETURN_IF_ERROR(ShiftedConv(ctx, shifted, d, g, x, w, bias, e, workers, y));
+    }
   } else {
     const bool direct = kvol == 1 && P == in_sz && g.pads_begin == std::vector<int64_t>{0, 0, 0} &&
                         g.strides == std::vector<int64_t>{1, 1, 1};
@@ -470,12 +599,9 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     if constexpr (std::is_same_v<C, float>) {
       if (K <= dense::kSmallK) small_k = dense::Avx2SmallKGemm();
     }
+    const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // What the small-k kernel applies itself: no activation, ReLU or Clip.
-    const bool clamp_only = e.act == dense::Act::kNone || e.act == dense::Act::kRelu || e.act == dense::Act::kClip;
-    const float inf = std::numeric_limits<float>::infinity();
-    const float clamp_lo = e.act == dense::Act::kRelu ? 0.0f
-                           : e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.lo) : -inf;
-    const float clamp_hi = e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.hi) : inf;
+    const StoreClamp clamp = ClampOf(e);
     const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
@@ -487,7 +613,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         C* yg = y + (n * d.m + grp * mg) * P;
         if (shared_col) {
           OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_im2col", K, [&](int64_t r0, int64_t r1) {
-            Im2ColTile(xg, g, r0, r1, 0, P, all_cols.data() + r0 * P);
+            Im2ColTile(xg, g, taps, r0, r1, 0, P, all_cols.data() + r0 * P);
           }, std::max<int64_t>(1, (int64_t{1} << 14) / P)));
         }
         OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", col_blocks * row_blocks, [&](int64_t begin, int64_t end) {
@@ -499,7 +625,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
             int64_t ldb = P;
             if (!direct && !shared_col) {
               col.resize(K * (p1 - p0));
-              Im2ColTile(xg, g, 0, K, p0, p1, col.data());
+              Im2ColTile(xg, g, taps, 0, K, p0, p1, col.data());
               cols = col.data();
               ldb = p1 - p0;
             }
@@ -516,8 +642,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
                   init = zeros.data();
                 }
                 small_k(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, cols, ldb, yg + m0 * P + p0, P, init,
-                        clamp_lo, clamp_hi);
-                if (!clamp_only) {
+                        clamp.lo, clamp.hi);
+                if (!clamp.applied) {
                   for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
                 }
                 continue;

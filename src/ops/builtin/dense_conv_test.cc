@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -70,6 +71,48 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       if (c.bias) in.push_back(Random(t, Shape({c.w[0]}), seed++));
       ExpectMatchesReference("Conv", in, c.attrs);
     }
+  }
+}
+
+// Stride-1 float convolutions with K past the small-k kernel's 256 run
+// dense_smallk.h's shifted GEMM on the padded grid: K from 280 (two slabs)
+// to 1800 (eight), several column tiles and several row blocks, dilation
+// with asymmetric pads, no pads at all, 1-D, 3-D and grouped.
+TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
+  struct Case {
+    Shape x, w;
+    bool bias;
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {Shape({1, 40, 12, 10}), Shape({20, 40, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 300, 6, 12}), Shape({7, 300, 2, 3}), false, ""},
+      {Shape({2, 32, 20, 20}), Shape({12, 32, 3, 3}), true, "dilations=[2,2],pads=[2,1,0,3]"},
+      {Shape({1, 32, 40, 40}), Shape({20, 32, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 64, 7, 7}), Shape({128, 64, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 70, 50}), Shape({5, 70, 4}), true, "pads=[1,2]"},
+      {Shape({1, 64, 10, 10}), Shape({6, 32, 3, 3}), true, "group=2,pads=[1,1,1,1]"},
+      {Shape({1, 12, 8, 16, 16}), Shape({3, 12, 3, 3, 3}), false, "pads=[1,1,1,1,1,1]"},
+  };
+  // float32's default tolerance (1e-5 + 1e-5 |e|) does not grow with the
+  // length of the sum: a correct float sum of K products rounds to about
+  // sqrt(K) 2^-24 times the sum of the terms' magnitudes, which near a
+  // cancelling output is above it (OpenBLAS failed these too). 2e-4 is
+  // several times the worst seen here (8.7e-5 at K = 576 over [-3, 3]); a
+  // tap read from the wrong place or a slab lost is off by whole products.
+  const ToleranceSpec tolerance{.atol = 2e-4, .rtol = 1e-5};
+  uint32_t seed = 100;
+  for (const Case& c : cases) {
+    std::vector<Tensor> in = {Random(DType::kF32, c.x, seed++, -1, 1), Random(DType::kF32, c.w, seed++, -1, 1)};
+    if (c.bias) in.push_back(Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1));
+    ExpectMatchesReference("Conv", in, c.attrs, -1, tolerance);
+    // And it is the shifted GEMM that ran (where the CPU has AVX2 and FMA).
+    if (dense::Avx2ShiftedGemm() == nullptr) continue;
+    auto r = RunCpu("Conv", in, c.attrs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    bool shifted = false;
+    for (const KernelLaunchInfo& l : r->launches) shifted |= l.name == "conv_shifted_gemm";
+    EXPECT_TRUE(shifted) << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
   }
 }
 

@@ -6,12 +6,13 @@
 // mobilenet_v2's first expansion: 40 GFLOP/s on one core, beside 90 on large
 // square GEMMs); here each 6 x 16 block of C sits in twelve AVX registers
 // while B's 16-column panel (k x 16 floats) stays in L1 across every row
-// block. Sums run k in order onto C's starting value with one rounding per
+// block. Sums run k in order from zero, one rounding per fused multiply-add,
 // fused multiply-add.
 //
 //   if (dense::SmallKGemmFn gemm = dense::Avx2SmallKGemm(); gemm && k <= dense::kSmallK) gemm(...);
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace opscope::dense {
@@ -30,5 +31,26 @@ using SmallKGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, i
 // The AVX2+FMA kernel (dense_smallk_avx2.cc), or nullptr when the CPU lacks
 // them or OPSCOPE_SCALAR_MATH is set (then OpenBLAS runs every GEMM).
 SmallKGemmFn Avx2SmallKGemm();
+
+// ---- the shifted GEMM: B never unfolded ----
+//
+// Row p of B is src + off[p]: B[p][j] = src[off[p] + j]. A stride-1
+// convolution over a zero-padded input is such a product when its output is
+// computed on the padded input's grid (rows as wide as the padded rows, the
+// columns past the true output width thrown away): tap (c, kh, kw) reads the
+// padded input shifted by c * plane + kh * row + kw. No im2col matrix is
+// written: each slab of up to kPanelK rows of B is copied straight into
+// panels of kPanel columns (16 floats a copy) and multiplied while in cache.
+// C = row_init + A * B (C += A * B without row_init), clamped to [lo, hi]
+// as stored. Each slab's sums run k in order from zero and are then added to
+// C (as OpenBLAS adds each of its k blocks): a 4608-term sum rounds as 18
+// sums of 256 and 18 additions, not as one chain.
+inline constexpr int64_t kPanel = 16;
+inline constexpr int64_t kPanelK = 256;
+
+using ShiftedGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src,
+                               const int64_t* off, float* c, int64_t ldc, const float* row_init, float lo, float hi);
+
+ShiftedGemmFn Avx2ShiftedGemm();
 
 }  // namespace opscope::dense

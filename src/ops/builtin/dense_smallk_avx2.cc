@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <memory>
 
 namespace opscope::dense {
 namespace {
@@ -30,36 +32,79 @@ struct Tail {
 
 // C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16) (or = row_init
 // + A * B), clamped to [lo, hi], masked to the panel's live columns when Masked.
-template <int MR, bool Masked>
-void Block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-           const PanelMask& mask, const Tail& tail) {
+//
+// B's row p starts at rows.at(p): Strided (row-major B, or a packed panel
+// with ld 16) or Shifted (row p of B is src shifted by off[p]).
+struct Strided {
+  const float* b;
+  int64_t ld;
+  const float* at(int64_t p) const { return b + p * ld; }
+};
+struct Shifted {
+  const float* b;
+  const int64_t* off;
+  const float* at(int64_t p) const { return b + off[p]; }
+};
+
+// Out of line, so that its registers are allocated for this loop alone
+// (inlined into the slab loops, g++ spilled its loop-invariant pointers).
+template <int MR, bool Masked, typename BRows, bool FromZero>
+__attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, const BRows rows, float* c,
+                                     int64_t ldc, const PanelMask& mask, const Tail& tail) {
   // Every loop over r unrolled, so the accumulators live in registers (g++'s
   // -O2 kept them in memory: a load and a store around each FMA).
+  // FromZero (the shifted GEMM's slabs): the products are summed from zero
+  // and added to C's start at the end, so a slab's chain of roundings is k
+  // long, not as long as every slab before it. Otherwise (the small-k
+  // kernel, one pass) the sums start at C's start.
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
-    if (tail.row_init != nullptr) {
+    if (FromZero) {
+      acc0[r] = acc1[r] = _mm256_setzero_ps();
+    } else if (tail.row_init != nullptr) {
       acc0[r] = acc1[r] = _mm256_set1_ps(tail.row_init[r]);
     } else {
       acc0[r] = Masked ? _mm256_maskload_ps(cr, mask.lo) : _mm256_loadu_ps(cr);
       acc1[r] = Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8);
     }
   }
+  // A's rows through two bases three rows apart and one byte stride, each
+  // in a register: row r is read at base + (r % 3) * stride, an addressing
+  // mode. With a pointer per row g++ ran out of registers and reloaded five
+  // of them from the stack every step, more loads than the FMAs could hide.
+  const char* a0 = reinterpret_cast<const char*>(a);
+  const char* a3 = reinterpret_cast<const char*>(a + 3 * lda);
+  const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
+#pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
+    const float* bp = rows.at(p);
     const __m256 b0 = Masked ? _mm256_maskload_ps(bp, mask.lo) : _mm256_loadu_ps(bp);
     const __m256 b1 = Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
+      const char* row = (r < 3 ? a0 : a3) + (r % 3) * stride;
+      const __m256 av = _mm256_broadcast_ss(reinterpret_cast<const float*>(row));
       acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
       acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
     }
+    a0 += sizeof(float);
+    a3 += sizeof(float);
   }
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
+    if constexpr (FromZero) {
+      if (tail.row_init != nullptr) {
+        const __m256 init = _mm256_set1_ps(tail.row_init[r]);
+        acc0[r] = _mm256_add_ps(init, acc0[r]);
+        acc1[r] = _mm256_add_ps(init, acc1[r]);
+      } else {
+        acc0[r] = _mm256_add_ps(Masked ? _mm256_maskload_ps(cr, mask.lo) : _mm256_loadu_ps(cr), acc0[r]);
+        acc1[r] = _mm256_add_ps(Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8), acc1[r]);
+      }
+    }
     // max(lo, x) and min(hi, x) return x when x is NaN (the second operand),
     // and x itself for -0.0 against 0.0: std::max(x, lo)'s answers.
     acc0[r] = _mm256_min_ps(tail.hi, _mm256_max_ps(tail.lo, acc0[r]));
@@ -82,8 +127,8 @@ void Rows(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int
           const Tail& tail) {
   static const PanelMask full(16);
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) Block<MR, false>(k, a, lda, b + j, ldb, c + j, ldc, full, tail);
-  if (j < n) Block<MR, true>(k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j), tail);
+  for (; j + 16 <= n; j += 16) Block<MR, false, Strided, false>(k, a, lda, Strided{b + j, ldb}, c + j, ldc, full, tail);
+  if (j < n) Block<MR, true, Strided, false>(k, a, lda, Strided{b + j, ldb}, c + j, ldc, PanelMask(n - j), tail);
 }
 
 void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
@@ -110,7 +155,98 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   }
 }
 
+// Rows [i0, i1) of C, six at a time, against one 16-column strip of B.
+template <bool Masked, typename BRows>
+void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const BRows& rows, float* c,
+               int64_t ldc, const PanelMask& mask, const Tail& tail) {
+  auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
+  int64_t i = i0;
+  for (; i + 6 <= i1; i += 6) Block<6, Masked, BRows, true>(k, a + i * lda, lda, rows, c + i * ldc, ldc, mask, at(i));
+  const float* ai = a + i * lda;
+  float* ci = c + i * ldc;
+  switch (i1 - i) {
+    case 5: Block<5, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    case 4: Block<4, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    case 3: Block<3, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    case 2: Block<2, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    case 1: Block<1, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    default: break;
+  }
+}
+
+// One slab of k rows: every 16-column strip of B (strip(j) gives its rows)
+// against A's rows in groups of 96. A strip (k x 16 floats, 16 KiB at
+// kPanelK) stays in L1 while the group's blocks of six rows, 96 x kPanelK
+// floats of A in L2, run past it.
+template <typename Strip>
+void Slab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const Strip& strip, float* c, int64_t ldc,
+          const Tail& tail) {
+  static const PanelMask full(kPanel);
+  constexpr int64_t kRowGroup = 96;
+  for (int64_t i0 = 0; i0 < m; i0 += kRowGroup) {
+    const int64_t i1 = std::min(m, i0 + kRowGroup);
+    for (int64_t j = 0; j < n; j += kPanel) {
+      if (j + kPanel <= n) StripRows<false>(i0, i1, k, a, lda, strip(j), c + j, ldc, full, tail);
+      else StripRows<true>(i0, i1, k, a, lda, strip(j), c + j, ldc, PanelMask(n - j), tail);
+    }
+  }
+}
+
+// Rows [0, k) of the shifted B (row p: src + off[p]), columns [0, n), into
+// the panels of a slab: 16 floats a copy, zeros past n.
+void PackShifted(int64_t n, int64_t k, const float* src, const int64_t* off, float* panels) {
+  const PanelMask tail(n % kPanel);
+  for (int64_t p = 0; p < k; ++p) {
+    const float* row = src + off[p];
+    float* dst = panels + p * kPanel;
+    int64_t j = 0;
+    for (; j + kPanel <= n; j += kPanel, dst += kPanel * k) {
+      _mm256_store_ps(dst, _mm256_loadu_ps(row + j));
+      _mm256_store_ps(dst + 8, _mm256_loadu_ps(row + j + 8));
+    }
+    if (j < n) {
+      _mm256_store_ps(dst, _mm256_maskload_ps(row + j, tail.lo));
+      _mm256_store_ps(dst + 8, _mm256_maskload_ps(row + j + 8, tail.hi));
+    }
+  }
+}
+
+// Each slab of the shifted B is packed into panels first: read in place,
+// the shifted rows cost more than the packing (loads across cache lines;
+// a 3x3 conv's blocks ran 20% slower than on packed panels).
+void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src, const int64_t* off,
+                 float* c, int64_t ldc, const float* row_init, float lo, float hi) {
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Aligned {
+    void operator()(float* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<float, Aligned> slab;
+  thread_local int64_t slab_size = 0;
+  const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, need = std::min(k, kPanelK) * padded;
+  if (need > slab_size) {
+    slab.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(need) * sizeof(float))));
+    slab_size = need;
+  }
+  // Even slabs (576 as 3 x 192, not 256 + 256 + 64: a thin slab stores and
+  // reloads C for little work).
+  const int64_t slabs = (k + kPanelK - 1) / kPanelK, step = (k + slabs - 1) / slabs;
+  for (int64_t k0 = 0; k0 < k; k0 += step) {
+    const int64_t kl = std::min(step, k - k0);
+    const bool last = k0 + kl == k;
+    const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
+    PackShifted(n, kl, src, off + k0, slab.get());
+    const float* panels = slab.get();
+    Slab(m, n, kl, a + k0, lda, [&](int64_t j) { return Strided{panels + j * kl, kPanel}; }, c, ldc, tail);
+  }
+}
+
 }  // namespace
+
+ShiftedGemmFn Avx2ShiftedGemm() {
+  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
+  return usable ? ShiftedGemm : nullptr;
+}
 
 SmallKGemmFn Avx2SmallKGemm() {
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
