@@ -440,24 +440,69 @@ StoreClamp ClampOf(const dense::Epilogue& e) {
           e.act == dense::Act::kNone || e.act == dense::Act::kRelu || e.act == dense::Act::kClip};
 }
 
-// Whether the shifted GEMM runs a convolution: every stride 1, a window
-// wider than one tap (1x1 convolutions run OpenBLAS or the small-k kernel
-// on X as it is), an inner dimension past the small-k kernel's, and at most 35% more columns than outputs once the padded
-// grid's extra columns and the last panel's padding are counted (a 3x3 over
-// 7x7 computes 64 for 49 outputs: 1.98 ms against OpenBLAS's 2.12; a 1x1
-// over 7x7 with K = 512 ran 353 us against 285).
+// The grid a convolution runs on as a shifted GEMM. The input is padded
+// and, along a dimension of stride s, split into s phases (the padded
+// elements at i with i % s = a, for a < s), each a plane of q = ceil(padded
+// / s) elements: a tap at t = k * dilation of that dimension then reads phase
+// t % s shifted by t / s, so every tap is one shift of one phase plane for
+// any stride. The output is computed on the phase planes' grid, whose rows
+// are q wide where the output's are narrower: those extra columns (and, in
+// 3-D, rows) are computed and thrown away.
+struct PhaseGrid {
+  int64_t s[3], q[3];  // stride and phase-plane extent per dimension
+  int64_t plane = 1;   // elements of one phase plane
+  int64_t phases = 1;  // phase planes per channel
+  int64_t n_cols = 0;  // the last output's grid position, plus one: the GEMM's columns
+  bool identity = false;  // no padding, stride 1: the grid is X itself
+
+  explicit PhaseGrid(const WindowGeometry& g) {
+    bool pads = false;
+    for (int i = 0; i < 3; ++i) {
+      s[i] = g.strides[i];
+      q[i] = (g.in[i] + g.pads_begin[i] + g.pads_end[i] + s[i] - 1) / s[i];
+      plane *= q[i];
+      phases *= s[i];
+      pads |= g.pads_begin[i] != 0 || g.pads_end[i] != 0;
+    }
+    n_cols = ((g.out[0] - 1) * q[1] + g.out[1] - 1) * q[2] + g.out[2];
+    identity = !pads && phases == 1;
+  }
+  // Where tap (c, kd, kh, kw) starts: its phase plane, shifted.
+  int64_t Offset(const WindowGeometry& g, int64_t c, const int64_t (&k)[3]) const {
+    int64_t phase = c, shift = 0;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t t = k[i] * g.dilations[i];
+      phase = phase * s[i] + t % s[i];
+      shift = shift * q[i] + t / s[i];
+    }
+    return phase * plane + shift;
+  }
+};
+
+// Whether the shifted GEMM runs a convolution (ops-debug profile against
+// the kernels it replaced, 2 rounds alternating):
+// - a window wider than one tap: 1x1 convolutions run OpenBLAS or the
+//   small-k kernel on X as it is (a 1x1 over 7x7 with K = 512 ran 353 us
+//   against OpenBLAS's 285);
+// - K past the small-k kernel's 256, or past 128 when strided: below that
+//   the small-k kernel on im2col tiles ran as fast or faster (K = 72 over
+//   112x112: 601 us against 541-563; mobilenet's 3x3 stride-2 stem, K = 27:
+//   405 against 357-369), but not at resnet's 7x7 stride-2 stem, K = 147,
+//   where strided im2col is slow (1.75 ms against 2.25-2.38);
+// - at most 35% more columns than outputs once the grid's extra columns
+//   and the last panel's padding are counted (a 3x3 over 7x7 computes 64
+//   for 49 outputs: 1.98 ms against OpenBLAS's 2.12).
 bool UsesShifted(const WindowGeometry& g, int64_t K, int64_t P) {
-  if (g.strides != std::vector<int64_t>{1, 1, 1} || g.kernel_size() == 1 || K <= dense::kSmallK) return false;
-  const int64_t Hp = g.in[1] + g.pads_begin[1] + g.pads_end[1], Wp = g.in[2] + g.pads_begin[2] + g.pads_end[2];
-  const int64_t n_cols = (g.out[0] - 1) * Hp * Wp + (g.out[1] - 1) * Wp + g.out[2];
-  return (n_cols + dense::kPanel - 1) / dense::kPanel * dense::kPanel * 100 <= P * 135;
+  const bool strided = g.strides != std::vector<int64_t>{1, 1, 1};
+  if (g.kernel_size() == 1 || K <= (strided ? 128 : dense::kSmallK)) return false;
+  const PhaseGrid grid(g);
+  return (grid.n_cols + dense::kPanel - 1) / dense::kPanel * dense::kPanel * 100 <= P * 135;
 }
 
-// A float convolution with every stride 1 as dense_smallk.h's shifted GEMM:
-// each image-group's input zero-padded once (its padded plane is the grid
-// the output is computed on), tap (c, kd, kh, kw) the padded input shifted
-// by its offset, and each block's output, computed on the padded grid in a
-// scratch tile, copied out to Y without the padded grid's extra columns and
+// A float convolution as dense_smallk.h's shifted GEMM: each image-group's
+// input padded and split into phases once (PhaseGrid), tap (c, kd, kh, kw)
+// its phase plane shifted, and each block's output, computed on the grid
+// in a scratch tile, copied out to Y without the grid's extra columns and
 // rows. Nothing is unfolded: im2col and OpenBLAS's packing had written each
 // of K x P columns twice (a quarter of a 3x3 conv's time).
 Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims& d, const WindowGeometry& g,
@@ -465,48 +510,56 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
                    float* y) {
   const int64_t cg = d.c / d.group, mg = d.m / d.group, kvol = g.kernel_size(), K = cg * kvol;
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
-  const int64_t Dp = D + g.pads_begin[0] + g.pads_end[0], Hp = H + g.pads_begin[1] + g.pads_end[1],
-                Wp = W + g.pads_begin[2] + g.pads_end[2];
-  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2], P = oD * oH * oW, plane = Dp * Hp * Wp;
-  const bool padded = plane != D * H * W;
-  // The last output's position on the padded grid, plus one: the GEMM's columns.
-  const int64_t n_cols = (oD - 1) * Hp * Wp + (oH - 1) * Wp + oW;
-  // Where on the padded grid output column p' lands in Y (no copy where the grids agree).
-  const bool same_grid = Hp == oH && Wp == oW;
+  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2], P = oD * oH * oW;
+  const PhaseGrid grid(g);
+  const int64_t Hq = grid.q[1], Wq = grid.q[2], n_cols = grid.n_cols;
+  // Output column p' is Y's column p' where the grids agree: no copy.
+  const bool same_grid = Wq == oW && (Hq == oH || oD == 1);
   std::vector<int64_t> off(static_cast<size_t>(K));
   for (int64_t k = 0; k < K; ++k) {
-    const int64_t c = k / kvol, kk = k % kvol;
-    const int64_t kd = kk / (g.kernel[1] * g.kernel[2]), kh = (kk / g.kernel[2]) % g.kernel[1],
-                  kw = kk % g.kernel[2];
-    off[k] = c * plane + (kd * g.dilations[0] * Hp + kh * g.dilations[1]) * Wp + kw * g.dilations[2];
+    const int64_t kk = k % kvol;
+    const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
+    off[k] = grid.Offset(g, k / kvol, taps);
   }
   GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
   // Whole panels: a tile's last partial panel runs masked loads and stores.
   if (ctx.tunable("tile", 0) <= 0) t.tile = (t.tile + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
   const int64_t col_blocks = (n_cols + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
   const StoreClamp clamp = ClampOf(e);
-  std::vector<float> xpad(padded ? cg * plane : 0), zeros(static_cast<size_t>(mg), 0.0f);
+  std::vector<float> xgrid(grid.identity ? 0 : cg * grid.phases * grid.plane), zeros(static_cast<size_t>(mg), 0.0f);
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t grp = 0; grp < d.group; ++grp) {
       const float* xg = x + (n * d.c + grp * cg) * D * H * W;
       float* yg = y + (n * d.m + grp * mg) * P;
       const float* bg = bias != nullptr ? bias + grp * mg : zeros.data();
-      if (padded) {
-        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_pad", cg, [&](int64_t c0, int64_t c1) {
+      if (!grid.identity) {
+        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_phases", cg, [&](int64_t c0, int64_t c1) {
           for (int64_t c = c0; c < c1; ++c) {
-            float* dst = xpad.data() + c * plane;
-            std::fill(dst, dst + plane, 0.0f);
-            for (int64_t i = 0; i < D; ++i) {
-              for (int64_t j = 0; j < H; ++j) {
-                const float* src = xg + ((c * D + i) * H + j) * W;
-                std::copy(src, src + W,
-                          dst + ((i + g.pads_begin[0]) * Hp + j + g.pads_begin[1]) * Wp + g.pads_begin[2]);
+            for (int64_t ph = 0; ph < grid.phases; ++ph) {
+              const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
+              float* dst = xgrid.data() + (c * grid.phases + ph) * grid.plane;
+              // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
+              for (int64_t i = 0; i < grid.q[0]; ++i) {
+                const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
+                for (int64_t j = 0; j < Hq; ++j, dst += Wq) {
+                  const int64_t xj = j * grid.s[1] + a[1] - g.pads_begin[1];
+                  if (xi < 0 || xi >= D || xj < 0 || xj >= H) {
+                    std::fill(dst, dst + Wq, 0.0f);
+                    continue;
+                  }
+                  const float* src = xg + ((c * D + xi) * H + xj) * W;
+                  const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
+                  for (int64_t l = 0; l < Wq; ++l) {
+                    const int64_t xl = l * s2 + shift;
+                    dst[l] = xl >= 0 && xl < W ? src[xl] : 0.0f;
+                  }
+                }
               }
             }
           }
-        }, std::max<int64_t>(1, (int64_t{1} << 14) / plane)));
+        }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane))));
       }
-      const float* src = padded ? xpad.data() : xg;
+      const float* src = grid.identity ? xg : xgrid.data();
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_shifted_gemm", col_blocks * row_blocks,
                                               [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> scratch;
@@ -525,13 +578,13 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           scratch.resize(static_cast<size_t>((m1 - m0) * cols));
           gemm(m1 - m0, cols, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), scratch.data(), cols, bg + m0,
                clamp.lo, clamp.hi);
-          // Padded-grid rows of the tile: each contributes its first oW
-          // columns (those inside the output) to one output row.
+          // Grid rows of the tile: each contributes its first oW columns
+          // (those inside the output) to one output row.
           for (int64_t q = p0; q < p1;) {
-            const int64_t row = q / Wp, col = q % Wp, row_end = std::min(p1, (row + 1) * Wp);
-            const int64_t od = row / Hp, oh = row % Hp;
+            const int64_t row = q / Wq, col = q % Wq, row_end = std::min(p1, (row + 1) * Wq);
+            const int64_t od = row / Hq, oh = row % Hq;
             if (oh < oH && col < oW) {
-              const int64_t len = std::min(oW, row_end - row * Wp) - col;
+              const int64_t len = std::min(oW, row_end - row * Wq) - col;
               const int64_t at = (od * oH + oh) * oW + col;
               for (int64_t m = m0; m < m1; ++m) {
                 const float* s = scratch.data() + (m - m0) * cols + (q - p0);

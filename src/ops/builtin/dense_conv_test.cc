@@ -74,10 +74,10 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
   }
 }
 
-// Stride-1 float convolutions with K past the small-k kernel's 256 run
-// dense_smallk.h's shifted GEMM on the padded grid: K from 280 (two slabs)
-// to 1800 (eight), several column tiles and several row blocks, dilation
-// with asymmetric pads, no pads at all, 1-D, 3-D and grouped.
+// Float convolutions wider than one tap with K past 256 (128 where
+// strided) run dense_smallk.h's shifted GEMM on the padded grid, split into
+// phases where strided: K from 147 (one slab) to 1800 (eight), several column tiles and several row blocks,
+// dilation with asymmetric pads, no pads at all, 1-D, 3-D and grouped.
 TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
   struct Case {
     Shape x, w;
@@ -93,6 +93,14 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
       {Shape({1, 70, 50}), Shape({5, 70, 4}), true, "pads=[1,2]"},
       {Shape({1, 64, 10, 10}), Shape({6, 32, 3, 3}), true, "group=2,pads=[1,1,1,1]"},
       {Shape({1, 12, 8, 16, 16}), Shape({3, 12, 3, 3, 3}), false, "pads=[1,1,1,1,1,1]"},
+      // Strided: each dimension split into phases (resnet's 3x3 stride 2 and
+      // its 7x7 stride-2 stem, one slab), stride 3 with dilation, strides
+      // differing by dimension, 3-D.
+      {Shape({1, 32, 28, 28}), Shape({16, 32, 3, 3}), true, "pads=[1,1,1,1],strides=[2,2]"},
+      {Shape({1, 3, 64, 64}), Shape({8, 3, 7, 7}), true, "pads=[3,3,3,3],strides=[2,2]"},
+      {Shape({1, 30, 31, 35}), Shape({5, 30, 3, 3}), false, "strides=[3,3],dilations=[2,1],pads=[2,0,1,2]"},
+      {Shape({1, 40, 20, 21}), Shape({6, 40, 3, 2}), true, "strides=[2,1],pads=[1,0,0,1]"},
+      {Shape({1, 12, 9, 18, 18}), Shape({4, 12, 3, 3, 3}), true, "strides=[2,2,2],pads=[1,1,1,1,1,1]"},
   };
   // float32's default tolerance (1e-5 + 1e-5 |e|) does not grow with the
   // length of the sum: a correct float sum of K products rounds to about

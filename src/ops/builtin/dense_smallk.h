@@ -1,4 +1,7 @@
 // File: ops/builtin/dense_smallk.h
+// Our own float32 GEMM kernels (AVX2+FMA, dense_smallk_avx2.cc): the small-k
+// kernel below and the shifted GEMM at the end, which convolutions run.
+//
 // A float32 GEMM for a short inner dimension (k up to kSmallK), the shape of
 // pointwise 1x1 convolutions and narrow im2col matrices: C[m, n] += A[m, k] *
 // B[k, n], all row-major, no packing. OpenBLAS packs both operands on every
@@ -42,9 +45,10 @@ SmallKGemmFn Avx2SmallKGemm();
 // written: each slab of up to kPanelK rows of B is copied straight into
 // panels of kPanel columns (16 floats a copy) and multiplied while in cache.
 // C = row_init + A * B (C += A * B without row_init), clamped to [lo, hi]
-// as stored. Each slab's sums run k in order from zero and are then added to
-// C (as OpenBLAS adds each of its k blocks): a 4608-term sum rounds as 18
-// sums of 256 and 18 additions, not as one chain.
+// as stored. Over several slabs each slab's sums run k in order from zero
+// and are then added to C (as OpenBLAS adds each of its k blocks): a
+// 4608-term sum rounds as 18 sums of 256 and 18 additions, not as one
+// chain. One slab sums onto C's start, as the small-k kernel does.
 inline constexpr int64_t kPanel = 16;
 inline constexpr int64_t kPanelK = 256;
 

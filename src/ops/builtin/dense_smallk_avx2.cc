@@ -32,31 +32,17 @@ struct Tail {
 
 // C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16) (or = row_init
 // + A * B), clamped to [lo, hi], masked to the panel's live columns when Masked.
-//
-// B's row p starts at rows.at(p): Strided (row-major B, or a packed panel
-// with ld 16) or Shifted (row p of B is src shifted by off[p]).
-struct Strided {
-  const float* b;
-  int64_t ld;
-  const float* at(int64_t p) const { return b + p * ld; }
-};
-struct Shifted {
-  const float* b;
-  const int64_t* off;
-  const float* at(int64_t p) const { return b + off[p]; }
-};
-
 // Out of line, so that its registers are allocated for this loop alone
 // (inlined into the slab loops, g++ spilled its loop-invariant pointers).
-template <int MR, bool Masked, typename BRows, bool FromZero>
-__attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, const BRows rows, float* c,
+template <int MR, bool Masked, bool FromZero>
+__attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                                      int64_t ldc, const PanelMask& mask, const Tail& tail) {
   // Every loop over r unrolled, so the accumulators live in registers (g++'s
   // -O2 kept them in memory: a load and a store around each FMA).
-  // FromZero (the shifted GEMM's slabs): the products are summed from zero
-  // and added to C's start at the end, so a slab's chain of roundings is k
-  // long, not as long as every slab before it. Otherwise (the small-k
-  // kernel, one pass) the sums start at C's start.
+  // FromZero (the shifted GEMM over several slabs): the products are summed
+  // from zero and added to C's start at the end, so a slab's chain of
+  // roundings is k long, not as long as every slab before it. Otherwise
+  // (one pass) the sums start at C's start.
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
@@ -79,7 +65,7 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
   const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
 #pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
-    const float* bp = rows.at(p);
+    const float* bp = b + p * ldb;
     const __m256 b0 = Masked ? _mm256_maskload_ps(bp, mask.lo) : _mm256_loadu_ps(bp);
     const __m256 b1 = Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
 #pragma GCC unroll 6
@@ -127,8 +113,8 @@ void Rows(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int
           const Tail& tail) {
   static const PanelMask full(16);
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) Block<MR, false, Strided, false>(k, a, lda, Strided{b + j, ldb}, c + j, ldc, full, tail);
-  if (j < n) Block<MR, true, Strided, false>(k, a, lda, Strided{b + j, ldb}, c + j, ldc, PanelMask(n - j), tail);
+  for (; j + 16 <= n; j += 16) Block<MR, false, false>(k, a, lda, b + j, ldb, c + j, ldc, full, tail);
+  if (j < n) Block<MR, true, false>(k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j), tail);
 }
 
 void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
@@ -155,39 +141,40 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   }
 }
 
-// Rows [i0, i1) of C, six at a time, against one 16-column strip of B.
-template <bool Masked, typename BRows>
-void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const BRows& rows, float* c,
+// Rows [i0, i1) of C, six at a time, against one panel of B.
+template <bool Masked, bool FromZero>
+void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                int64_t ldc, const PanelMask& mask, const Tail& tail) {
   auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
   int64_t i = i0;
-  for (; i + 6 <= i1; i += 6) Block<6, Masked, BRows, true>(k, a + i * lda, lda, rows, c + i * ldc, ldc, mask, at(i));
+  for (; i + 6 <= i1; i += 6) Block<6, Masked, FromZero>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
   const float* ai = a + i * lda;
   float* ci = c + i * ldc;
   switch (i1 - i) {
-    case 5: Block<5, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
-    case 4: Block<4, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
-    case 3: Block<3, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
-    case 2: Block<2, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
-    case 1: Block<1, Masked, BRows, true>(k, ai, lda, rows, ci, ldc, mask, at(i)); break;
+    case 5: Block<5, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 4: Block<4, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 3: Block<3, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 2: Block<2, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 1: Block<1, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
     default: break;
   }
 }
 
-// One slab of k rows: every 16-column strip of B (strip(j) gives its rows)
-// against A's rows in groups of 96. A strip (k x 16 floats, 16 KiB at
+// One slab of k rows of B, packed in panels of 16 columns (panel j / 16 at
+// panels + j * k), against A's rows in groups of 96. A panel (16 KiB at
 // kPanelK) stays in L1 while the group's blocks of six rows, 96 x kPanelK
 // floats of A in L2, run past it.
-template <typename Strip>
-void Slab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const Strip& strip, float* c, int64_t ldc,
+template <bool FromZero>
+void Slab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, float* c, int64_t ldc,
           const Tail& tail) {
   static const PanelMask full(kPanel);
   constexpr int64_t kRowGroup = 96;
   for (int64_t i0 = 0; i0 < m; i0 += kRowGroup) {
     const int64_t i1 = std::min(m, i0 + kRowGroup);
     for (int64_t j = 0; j < n; j += kPanel) {
-      if (j + kPanel <= n) StripRows<false>(i0, i1, k, a, lda, strip(j), c + j, ldc, full, tail);
-      else StripRows<true>(i0, i1, k, a, lda, strip(j), c + j, ldc, PanelMask(n - j), tail);
+      const float* b = panels + j * k;
+      if (j + kPanel <= n) StripRows<false, FromZero>(i0, i1, k, a, lda, b, c + j, ldc, full, tail);
+      else StripRows<true, FromZero>(i0, i1, k, a, lda, b, c + j, ldc, PanelMask(n - j), tail);
     }
   }
 }
@@ -235,8 +222,10 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     const bool last = k0 + kl == k;
     const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
     PackShifted(n, kl, src, off + k0, slab.get());
-    const float* panels = slab.get();
-    Slab(m, n, kl, a + k0, lda, [&](int64_t j) { return Strided{panels + j * kl, kPanel}; }, c, ldc, tail);
+    // One slab sums onto C's start, as the small-k kernel does: the same
+    // bits where both could run.
+    if (slabs == 1) Slab<false>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
+    else Slab<true>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
   }
 }
 
