@@ -547,12 +547,18 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
                     std::fill(dst, dst + Wq, 0.0f);
                     continue;
                   }
+                  // Grid columns [lo, hi) read X at l * s2 + shift; the rest are padding.
                   const float* src = xg + ((c * D + xi) * H + xj) * W;
                   const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
-                  for (int64_t l = 0; l < Wq; ++l) {
-                    const int64_t xl = l * s2 + shift;
-                    dst[l] = xl >= 0 && xl < W ? src[xl] : 0.0f;
+                  const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
+                  const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
+                  std::fill(dst, dst + lo, 0.0f);
+                  if (s2 == 1) {
+                    std::copy(src + lo + shift, src + hi + shift, dst + lo);
+                  } else {
+                    for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
                   }
+                  std::fill(dst + hi, dst + Wq, 0.0f);
                 }
               }
             }
