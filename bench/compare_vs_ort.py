@@ -6,8 +6,9 @@ the same inputs (bench/compare_vs_ort.sh runs it; see docs/speed.md).
 
 MODELS_DIR holds NAME.onnx and NAME.inputs/*.npy (bench/make_torch_models.py).
 Each round runs both engines once each, alternating which goes first, each
-a fresh process: opscope `inspector-cli run` (1 warm-up, 3 timed iterations;
-its time is the median iteration's span, first task start to last task end)
+a fresh process: opscope `inspector-cli run --streams 1` (1 warm-up, 3 timed
+iterations; its time is the median iteration's span, first task start to
+last task end)
 and onnxruntime through tools/ort/run_ort.js (4 runs; its time is the median
 of the 3 timed `model_run` events of its own profile). The figure per engine
 is the median over the rounds; the ratio is opscope's over onnxruntime's.
@@ -43,8 +44,11 @@ def run(cmd):
 
 def opscope_once(model, inputs, work):
     out, saved = os.path.join(work, "ours"), os.path.join(work, "ours-out")
+    # One compute stream, as onnxruntime runs by default (its sequential
+    # executor, every core inside each kernel): on this 2-core machine a
+    # second stream never paid (docs/speed.md, "Streams on two cores").
     cmd = [CLI, "run", model, "--output-dir", out, "--warmup", "1", "--iterations", "3", "--save-outputs", saved,
-           "--peak-bw", "10", "--peak-flops", "50"]
+           "--peak-bw", "10", "--peak-flops", "50", "--streams", "1"]
     run(cmd + (["--inputs", inputs] if inputs else []))
     with open(os.path.join(out, "summary.json")) as f:
         span = json.load(f)["timing"]["span"]["median_us"]

@@ -4,6 +4,7 @@
 // runtime collector per launch.
 //
 //   build/bin/runtime_benchmark --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   OPSCOPE_BENCH_MODEL=build/bench-models/resnet18.onnx build/bin/runtime_benchmark --benchmark_filter=RunModel
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -80,14 +81,25 @@ std::string FindExampleModel(const std::string& name) {
   std::exit(2);
 }
 
+// The model run: examples/models/resnet_small.onnx, or the .onnx file
+// OPSCOPE_BENCH_MODEL names (bench/make_torch_models.py's resnet18, bert,
+// ...: the model classes), on OPSCOPE_BENCH_STREAMS compute streams
+// (2 unless given).
 struct ResnetRun {
   Model model;
   Schedule schedule;
   Device* cpu = nullptr;
   ResnetRun() {
-    model = ImportOnnx(FindExampleModel("resnet_small.onnx")).value();
+    const char* path = std::getenv("OPSCOPE_BENCH_MODEL");
+    const char* streams = std::getenv("OPSCOPE_BENCH_STREAMS");
+    auto imported = ImportOnnx(path != nullptr ? std::string(path) : FindExampleModel("resnet_small.onnx"));
+    if (!imported.ok()) {
+      std::fprintf(stderr, "runtime_benchmark: %s\n", imported.status().ToString().c_str());
+      std::exit(2);
+    }
+    model = std::move(*imported);
     if (!Compile(model).ok()) std::abort();
-    schedule = ScheduleGraph(model.compiled, {.compute_streams = 2}).value();
+    schedule = ScheduleGraph(model.compiled, {.compute_streams = streams != nullptr ? std::atoi(streams) : 2}).value();
     cpu = GetDevice("cpu").value();
   }
 };
