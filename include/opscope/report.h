@@ -85,6 +85,9 @@ struct OpRunOutput {
   // (OpDef::OutputWrittenOnlyWhen): "not written in this call, by design:
   // written only when training=1". Such an output is not compared.
   std::string not_written;
+  // Set where the default tolerance was widened for this output (a long sum
+  // of products: analysis/harness/sum_tolerance.h), saying from what to what.
+  std::string tolerance_note;
   bool passed() const {
     return out_of_bounds.empty() && (actual_stats ? stats_findings.empty() : compare.passed());
   }

@@ -14,7 +14,9 @@ const char* const kToleranceHelp =
     "expected != 0 only); exact: identical bits (the default for integers and bool); ulp:N at most N steps\n"
     "apart in the actual's dtype. Default abserr/relerr by dtype: float64 1e-12/1e-10, float32 1e-5/1e-5,\n"
     "float16 1e-3/1e-3, bfloat16 1e-2/1e-2. NaN matches only NaN, an infinity only the same infinity.\n"
-    "The threshold applied is always printed. A pass is said with warnings when the absolute floor judges most\n"
+    "The threshold applied is always printed. Conv, ConvTranspose, Gemm, MatMul and their fused forms, with no\n"
+    "tolerance given, raise abserr to the rounding of their K-term float sums, 2 sqrt(K) u K mean|A| mean|B|, and say so.\n"
+    "A pass is said with warnings when the absolute floor judges most\n"
     "elements alone and allows a tenth of |e| there, when the cosine similarity is below 0.99, or when most\n"
     "signs are flipped; --strict fails such a pass (exit 1).";
 

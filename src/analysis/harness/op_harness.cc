@@ -20,6 +20,7 @@
 #include "capture/output_canary.h"
 #include "device/guard_recovery.h"
 #include "analysis/harness/repro.h"
+#include "analysis/harness/sum_tolerance.h"
 #include "capture/dispatcher.h"
 #include "capture/op_instance.h"
 #include "core/file_util.h"
@@ -249,9 +250,22 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
   std::vector<std::string> out_names;
   for (size_t i = 0; i < out_desc.size(); ++i) out_names.push_back(OutputName(op, i));
   std::vector<Tolerance> tolerances;
+  std::vector<std::string> tolerance_notes;
+  // No tolerance given: a long sum of products gets an absolute floor that
+  // grows with the sum (sum_tolerance.h).
+  const ToleranceSpec& spec = request.tolerance;
+  const bool defaults = spec.rule.empty() && !spec.atol && !spec.rtol && !spec.max_ulp;
   for (const TensorDesc& d : out_desc) {
-    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(request.tolerance, d.dtype));
+    OPSCOPE_ASSIGN_OR_RETURN(Tolerance t, ResolveTolerance(spec, d.dtype));
+    std::string note;
+    if (defaults) {
+      if (std::optional<SumTolerance> sum = SumRoundingTolerance(op, tensors, validated, d.dtype, t)) {
+        t.atol = sum->atol;
+        note = sum->note;
+      }
+    }
     tolerances.push_back(t);
+    tolerance_notes.push_back(note);
   }
 
   // The golden, checked before anything runs.
@@ -424,6 +438,7 @@ StatusOr<OpRunReport> RunOpInstance(const OpRunRequest& request) {
                                                                  tolerances[i], request.tolerance.worst_k, device,
                                                                  inputs));
     out.location = device->name() + " @" + MaskAddress(run->outputs[i].raw_data());
+    out.tolerance_note = tolerance_notes[i];
     OPSCOPE_ASSIGN_OR_RETURN(out.out_of_bounds, out_of_bounds(i));
     report.outputs.push_back(std::move(out));
   }

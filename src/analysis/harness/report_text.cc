@@ -82,6 +82,7 @@ void PrintOpReport(const OpRunReport& r, std::ostream& out) {
       continue;
     }
     PrintComparison(o.name, o.actual.Describe(), o.compare, out, o.out_of_bounds);
+    if (!o.tolerance_note.empty()) out << "  tolerance  " << o.tolerance_note << "\n";
   }
   for (const TraceComparison& c : r.trace_comparisons) {
     out << "  tracepoint " << c.name << "#" << c.order << "  " << (c.matches ? "matches" : "DIFFERS") << "  "

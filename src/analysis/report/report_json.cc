@@ -81,6 +81,7 @@ nlohmann::json OpReportJsonValue(const OpRunReport& r) {
                     {"expected", StatsJson(*o.expected_stats)}, {"findings", o.stats_findings}};
     } else {
       e["compare"] = CompareResultToJson(o.compare);
+      if (!o.tolerance_note.empty()) e["tolerance_note"] = o.tolerance_note;
     }
     if (!o.out_of_bounds.empty()) e["out_of_bounds"] = o.out_of_bounds;
     j["outputs"].push_back(e);
