@@ -1,11 +1,14 @@
 // Conv and ConvTranspose (ONNX opset 11 semantics, current at 17), 1-D to 3-D.
-// Conv lowers each (image, group) to tiles of im2col + GEMM (OpenBLAS, or
-// dense_smallk.h's kernel for a short inner dimension), one tile per block
-// over the device's workers, bias and activation (FusedConv)
-// applied to each tile as it is written (1x1 stride-1 convolutions skip
-// im2col; depthwise ones run a direct loop); ConvTranspose is one GEMM per
-// (image, group) followed by col2im. 16-bit floats run in float. The
-// references are direct nested loops in double.
+// Conv runs one of three paths, each in blocks over the device's workers
+// with the bias and activation (FusedConv) applied to each block as it is
+// written: depthwise convolutions a direct loop; float windows wider than
+// one tap with a long inner dimension dense_smallk.h's shifted GEMM on the
+// padded (and, where strided, phase-split) input, nothing unfolded
+// (UsesShifted); the rest tiles of im2col + GEMM (OpenBLAS, or the small-k
+// kernel for a short inner dimension; 1x1 stride-1 convolutions read X as
+// it is). ConvTranspose is one GEMM per (image, group) followed by col2im.
+// 16-bit floats run in float. The references are direct nested loops in
+// double.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -960,7 +963,7 @@ OPSCOPE_OP("Conv")
     // Output positions per GEMM block; 0 sizes them to the cache (ChooseTiles).
     .Tunable("tile", {0, 64, 256, 1024})
     .Reference(ConvReference)
-    .Kernel("cpu", ConvCpu, "conv_cpu_im2col_openblas");
+    .Kernel("cpu", ConvCpu, "conv_cpu");
 
 OPSCOPE_OP("ConvTranspose")
     .Doc("N-D transposed convolution (1-D to 3-D): groups, dilations, strides, pads, output_padding, output_shape")
