@@ -229,18 +229,17 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
   }
 }
 
+// Whether this CPU runs the kernels here (and OPSCOPE_SCALAR_MATH is unset).
+bool Usable() {
+  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
+  return usable;
+}
+
 }  // namespace
 
-ShiftedGemmFn Avx2ShiftedGemm() {
-  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
-  return usable ? ShiftedGemm : nullptr;
-}
+ShiftedGemmFn Avx2ShiftedGemm() { return Usable() ? ShiftedGemm : nullptr; }
 
-SmallKGemmFn Avx2SmallKGemm() {
-  static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                             std::getenv("OPSCOPE_SCALAR_MATH") == nullptr;
-  return usable ? SmallKGemm : nullptr;
-}
+SmallKGemmFn Avx2SmallKGemm() { return Usable() ? SmallKGemm : nullptr; }
 
 }  // namespace opscope::dense
