@@ -114,6 +114,29 @@ TEST(SweepCli, ARerunResumesFromSweepJson) {
   EXPECT_TRUE(Contains(fresh.out, "(2 measured, 0 cached)")) << fresh.out;
 }
 
+// A rebuilt plugin (here: the same file, written again) invalidates the
+// cache: its timings and verdicts were the old kernel's.
+TEST(SweepCli, ARebuiltPluginIsMeasuredAgain) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  const fs::path plugin = tmp.path() / "perf_ops.so";
+  fs::copy_file(kPerfOps, plugin);
+  const std::string line = kOpsDebug + " sweep --plugin " + plugin.string() +
+                           " --op contiguous_scale --input-shapes '[37,53]' --peak-bw 20 --peak-flops 100 --warmup 1"
+                           " --iters 3 --block 64,128 --output-dir " + dir.string();
+  ToolResult first = testing::Shell(line);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(Contains(first.out, "(2 measured, 0 cached)")) << first.out;
+  EXPECT_TRUE(Contains(ReadJson(dir / "sweep.json")["build"].get<std::string>(), plugin.string()));
+  ToolResult same = testing::Shell(line);
+  EXPECT_TRUE(Contains(same.out, "(0 measured, 2 cached)")) << same.out;
+  fs::last_write_time(plugin, fs::last_write_time(plugin) + std::chrono::seconds(5));
+  ToolResult rebuilt = testing::Shell(line);
+  ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.out << rebuilt.err;
+  EXPECT_TRUE(Contains(rebuilt.out, "(2 measured, 0 cached)")) << rebuilt.out;
+  EXPECT_TRUE(Contains(rebuilt.out, "another build of the kernels")) << rebuilt.out;
+}
+
 // SIGINT once the first candidate is in sweep.json (the handler is installed
 // before any candidate runs): the sweep stops after the candidate it is on.
 // Each candidate is hundreds of calls on a 16 MiB tensor, so the five take

@@ -88,6 +88,10 @@ struct SweepRequest {
 
 struct SweepReport {
   std::string op, device, key;       // key: what the cache is matched on
+  // The files the kernels came from, as they were (libopscope.so and the op's
+  // plugin: path, size, modification time): a cache measured with another
+  // build of them is not reused.
+  std::string build;
   std::string instance;              // "[1,8,256,256] float32"
   std::vector<SweepAxis> axes;       // every declared tunable, the current value included
   std::vector<SweepCandidate> candidates;  // in the order run; the current one first

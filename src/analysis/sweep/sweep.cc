@@ -2,6 +2,8 @@
 // tunables, check everything asked before running anything, calibrate once,
 // then profile candidate after candidate (the current configuration first),
 // reusing what the cache file already holds for the same instance.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +109,26 @@ std::string InstanceKey(const OpRunRequest& r) {
   return k;
 }
 
+// The files `op`'s kernels come from as they are now: this library and the
+// op's plugin, each path, size and modification time. A sweep.json measured
+// with another build served the old kernel's timings and verdicts as
+// "(cached)" after a rebuild.
+std::string KernelBuild(const OpSchema& op) {
+  std::string out;
+  auto add = [&](const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const auto time = std::filesystem::last_write_time(path, ec);
+    if (ec) return;
+    out += (out.empty() ? "" : " ") + path + ":" + std::to_string(size) + ":" +
+           std::to_string(time.time_since_epoch().count());
+  };
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&KernelBuild), &self) != 0 && self.dli_fname != nullptr) add(self.dli_fname);
+  if (op.source != "builtin") add(op.source);
+  return out;
+}
+
 std::string FailureText(const OpRunReport& rep) {
   if (!rep.nondeterminism.empty()) return "nondeterministic: output " + rep.nondeterminism.front().name + " differs between repeats";
   for (const OpRunOutput& o : rep.outputs) {
@@ -153,7 +175,8 @@ SweepCandidate FromReport(const TunableValues& t, const OpRunReport& rep) {
 }
 
 // The candidates of an earlier sweep.json of the same instance, by tunables.
-std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const std::string& key, std::string& note) {
+std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const std::string& key,
+                                                  const std::string& build, std::string& note) {
   std::map<TunableValues, SweepCandidate> cache;
   if (!r.use_cache || r.cache_file.empty()) return cache;
   std::error_code ec;
@@ -168,6 +191,10 @@ std::map<TunableValues, SweepCandidate> ReadCache(const SweepRequest& r, const s
   }
   if (old->key != key) {
     note = r.cache_file + " holds another op instance: not reused, rewritten";
+    return cache;
+  }
+  if (old->build != build) {
+    note = r.cache_file + " was measured with another build of the kernels: not reused, rewritten";
     return cache;
   }
   for (SweepCandidate& c : old->candidates) {
@@ -195,7 +222,7 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   const OpSchema& op = **found;
 
   SweepReport report{.op = op.name, .device = base.run.device, .key = InstanceKey(base.run),
-                     .instance = InstanceText(base.run), .warmup = base.warmup, .iterations = base.iterations,
+                     .build = KernelBuild(op), .instance = InstanceText(base.run), .warmup = base.warmup, .iterations = base.iterations,
                      .repro = r.repro.empty() ? SweepCommand(r) : r.repro};
   TunableValues current;
   OPSCOPE_RETURN_IF_ERROR(Plan(op, r, report.axes, current));
@@ -219,7 +246,7 @@ StatusOr<SweepReport> RunSweep(const SweepRequest& r) {
   each.run.repro_dir.clear();
   each.run.save_outputs.clear();
 
-  std::map<TunableValues, SweepCandidate> cache = ReadCache(r, report.key, report.cache_note);
+  std::map<TunableValues, SweepCandidate> cache = ReadCache(r, report.key, report.build, report.cache_note);
   bool written = false;
   auto save = [&]() -> Status {
     if (r.cache_file.empty()) return Status::Ok();

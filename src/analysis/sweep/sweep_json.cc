@@ -81,6 +81,7 @@ std::string SweepJson(const SweepReport& r) {
             {"device", r.device},
             {"instance", r.instance},
             {"key", r.key},
+            {"build", r.build},
             {"tunables", axes},
             {"warmup", r.warmup},
             {"iterations", r.iterations},
@@ -115,6 +116,7 @@ StatusOr<SweepReport> ParseSweepJson(const std::string& text) {
     r.device = j.value("device", "");
     r.instance = j.value("instance", "");
     r.key = j.value("key", "");
+    r.build = j.value("build", "");
     r.warmup = j.value("warmup", 0);
     r.iterations = j.value("iterations", 0);
     r.total = j.value("candidates_planned", 0);
