@@ -319,6 +319,30 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C
     }
     return;
   }
+  if (sh == 1 && sw == 1 && OW < 32) {
+    // Narrow planes (mobilenet's 14x14 and 7x7): one loop over the padded
+    // grid, output p' = oh * PW + ow reading pad[p' + kh * PW + kw], then the
+    // rows copied out without the grid's extra columns. Row by row, a 7-wide
+    // row ran as scalar code with the loop's set-up around it: [1,960,7,7]
+    // took 187 us in mobilenet_v2 against a 12 us bound. The taps add in
+    // the same order, so the sums are the same bits.
+    thread_local std::vector<C> grid;
+    const int64_t n = (OH - 1) * PW + OW;
+    grid.resize(n);
+    const C* r0 = pad.data();
+    const C* r1 = r0 + PW;
+    const C* r2 = r1 + PW;
+    C* out = grid.data();
+    for (int64_t i = 0; i < n; ++i) {
+      C acc = C(0);
+      acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
+      acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
+      acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
+      out[i] = acc;
+    }
+    for (int64_t oh = 0; oh < OH; ++oh) std::copy(out + oh * PW, out + oh * PW + OW, y + oh * OW);
+    return;
+  }
   for (int64_t oh = 0; oh < OH; ++oh) {
     const C* r0 = pad.data() + oh * sh * PW;
     const C* r1 = r0 + PW;
