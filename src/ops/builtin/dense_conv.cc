@@ -530,8 +530,9 @@ bool UsesShifted(const WindowGeometry& g, int64_t K, int64_t P) {
 // input padded and split into phases once (PhaseGrid), tap (c, kd, kh, kw)
 // its phase plane shifted, and each block's output, computed on the grid
 // in a scratch tile, copied out to Y without the grid's extra columns and
-// rows. Nothing is unfolded: im2col and OpenBLAS's packing had written each
-// of K x P columns twice (a quarter of a 3x3 conv's time).
+// rows. No im2col matrix is written: each slab's panels are copied straight
+// from the grid, one copy of the K x P unfolded columns where im2col and
+// OpenBLAS's packing made two (a quarter of a 3x3 conv's time).
 Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims& d, const WindowGeometry& g,
                    const float* x, const float* w, const float* bias, const dense::Epilogue& e, int workers,
                    float* y) {
