@@ -41,7 +41,9 @@ SmallKGemmFn Avx2SmallKGemm();
 // convolution over a zero-padded input is such a product when its output is
 // computed on the padded input's grid (rows as wide as the padded rows, the
 // columns past the true output width thrown away): tap (c, kh, kw) reads the
-// padded input shifted by c * plane + kh * row + kw. No im2col matrix is
+// padded input shifted by c * plane + kh * row + kw (a strided one too,
+// once each strided dimension is split into phases: dense_conv.cc's
+// PhaseGrid). No im2col matrix is
 // written: each slab of up to kPanelK rows of B is copied straight into
 // panels of kPanel columns (16 floats a copy) and multiplied while in cache.
 // C = row_init + A * B (C += A * B without row_init), clamped to [lo, hi]
