@@ -13,6 +13,13 @@ using namespace op_test;
 
 const DType kConvFloats[] = {DType::kF32, DType::kF64, DType::kF16};
 
+// One convolution of a table: input and weight shapes, with a bias or not, attrs.
+struct ConvCase {
+  Shape x, w;
+  bool bias;
+  const char* attrs;
+};
+
 TEST(DenseConv, HandCheckedSumOfWindowsWithBias) {
   // 3x3 input 1..9, 2x2 kernel of ones: each output is the sum of a 2x2 window, plus bias 1.
   Tensor x = Values(DType::kF32, Shape({1, 1, 3, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9});
@@ -42,12 +49,7 @@ TEST(DenseConv, SameUpperPadsTheEnd) {
 }
 
 TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
-  struct Case {
-    Shape x, w;
-    bool bias;
-    const char* attrs;
-  };
-  const Case cases[] = {
+  const ConvCase cases[] = {
       {Shape({2, 3, 7, 6}), Shape({4, 3, 3, 3}), true, "pads=[1,1,1,1]"},
       {Shape({1, 4, 9, 8}), Shape({6, 2, 3, 2}), true, "group=2,strides=[2,1],dilations=[1,2],pads=[0,1,2,1]"},
       {Shape({1, 4, 6, 6}), Shape({8, 1, 3, 3}), true, "group=4,pads=[1,1,1,1],strides=[2,2]"},  // depthwise x2
@@ -66,7 +68,7 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
   };
   uint32_t seed = 1;
   for (DType t : kConvFloats) {
-    for (const Case& c : cases) {
+    for (const ConvCase& c : cases) {
       std::vector<Tensor> in = {Random(t, c.x, seed++), Random(t, c.w, seed++)};
       if (c.bias) in.push_back(Random(t, Shape({c.w[0]}), seed++));
       ExpectMatchesReference("Conv", in, c.attrs);
@@ -79,12 +81,7 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
 // phases where strided: K from 147 (one slab) to 1800 (eight), several column tiles and several row blocks,
 // dilation with asymmetric pads, no pads at all, 1-D, 3-D and grouped.
 TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
-  struct Case {
-    Shape x, w;
-    bool bias;
-    const char* attrs;
-  };
-  const Case cases[] = {
+  const ConvCase cases[] = {
       {Shape({1, 40, 12, 10}), Shape({20, 40, 3, 3}), true, "pads=[1,1,1,1]"},
       {Shape({1, 300, 6, 12}), Shape({7, 300, 2, 3}), false, ""},
       {Shape({2, 32, 20, 20}), Shape({12, 32, 3, 3}), true, "dilations=[2,2],pads=[2,1,0,3]"},
@@ -110,7 +107,7 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
   // tap read from the wrong place or a slab lost is off by whole products.
   const ToleranceSpec tolerance{.atol = 2e-4, .rtol = 1e-5};
   uint32_t seed = 100;
-  for (const Case& c : cases) {
+  for (const ConvCase& c : cases) {
     std::vector<Tensor> in = {Random(DType::kF32, c.x, seed++, -1, 1), Random(DType::kF32, c.w, seed++, -1, 1)};
     if (c.bias) in.push_back(Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1));
     ExpectMatchesReference("Conv", in, c.attrs, -1, tolerance);
