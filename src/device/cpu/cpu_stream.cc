@@ -1,5 +1,7 @@
 #include "device/cpu/cpu_stream.h"
 
+#include <pthread.h>
+
 #include <cstring>
 #include <string>
 
@@ -78,6 +80,8 @@ void CpuStream::RunFrontItem(std::unique_lock<std::mutex>& lock) {
 }
 
 void CpuStream::WorkerLoop() {
+  // Named for perf, gdb and top (15 characters at most).
+  pthread_setname_np(pthread_self(), ("opscope-strm" + std::to_string(id_)).substr(0, 15).c_str());
   tls_current_stream = this;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

@@ -1,14 +1,51 @@
 #include "device/cpu/thread_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "device/cpu/spin.h"
 
 namespace opscope {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, std::vector<int> cpus) : cpus_(std::move(cpus), threads) {
   threads_.reserve(std::max(threads, 0));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { WorkerLoop(i); });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cpus_.active()) return;
+  for (int i = 0; i < threads; ++i) Bind(i, cpus_.cpu_of(i));
+}
+
+std::vector<int> ThreadPool::BindableCpus() {
+  const char* bind = std::getenv("OPSCOPE_CPU_BIND");
+  if (bind != nullptr && std::strcmp(bind, "0") == 0) return {};
+  return AllowedCpus();
+}
+
+int ThreadPool::HelperCpu(int i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cpus_.active() ? cpus_.cpu_of(i) : -1;
+}
+
+// A failed bind (a CPU taken away since) only loses the placement: the
+// thread runs where the kernel puts it, as without binding.
+void ThreadPool::Bind(int helper, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(threads_[helper].native_handle(), sizeof(set), &set);
+}
+
+void ThreadPool::MakeRoomForLauncher() {
+  if (!cpus_.active()) return;
+  const int cpu = sched_getcpu();
+  if (cpu < 0) return;
+  const int moved = cpus_.MakeRoomFor(cpu);
+  if (moved >= 0) Bind(moved, cpus_.cpu_of(moved));
 }
 
 ThreadPool::~ThreadPool() {
@@ -46,6 +83,7 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
   job.n = n;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    MakeRoomForLauncher();
     jobs_.push_back(&job);
     open_jobs_.fetch_add(1, std::memory_order_acq_rel);
     running_.fetch_add(1, std::memory_order_acq_rel);  // under mu_: a helper deciding to join sees it
@@ -87,6 +125,8 @@ void ThreadPool::Leave() {
 }
 
 void ThreadPool::WorkerLoop(int index) {
+  // Named for perf, gdb and top (15 characters at most).
+  pthread_setname_np(pthread_self(), ("opscope-pool" + std::to_string(index)).substr(0, 15).c_str());
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     Job* job = nullptr;

@@ -14,6 +14,10 @@
 // cores and every kernel of a model ran slower with a second stream than
 // with one (mobilenet_v2 14.4 vs 13.1 ms, resnet18 40-45 vs 35 ms).
 //
+// Each pool thread is bound to a CPU of its own and one CPU is left to the
+// launcher (helper_cpus.h says why), where the process may use enough CPUs;
+// OPSCOPE_CPU_BIND=0 leaves placement to the kernel.
+//
 //   ThreadPool pool(3);
 //   pool.Run(grid, [&](int64_t block, int worker) { ... });  // returns when all ran
 #pragma once
@@ -26,12 +30,16 @@
 #include <thread>
 #include <vector>
 
+#include "device/cpu/helper_cpus.h"
+
 namespace opscope {
 
 class ThreadPool {
  public:
   // `threads` pool threads (0 is allowed: every launch then runs on its caller).
-  explicit ThreadPool(int threads);
+  explicit ThreadPool(int threads) : ThreadPool(threads, BindableCpus()) {}
+  // Bound to `cpus` (HelperCpus): helper i starts on cpus[i + 1].
+  ThreadPool(int threads, std::vector<int> cpus);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -39,6 +47,13 @@ class ThreadPool {
   // Pool threads are workers 0..size()-1; the launching thread is worker size().
   // So within one launch, worker indices are distinct and below size() + 1.
   int size() const { return static_cast<int>(threads_.size()); }
+
+  // The CPU helper `i` is bound to now, or -1 when the pool binds none.
+  int HelperCpu(int i);
+
+  // The CPUs a pool binds to by default: the process's own (AllowedCpus),
+  // none when OPSCOPE_CPU_BIND=0.
+  static std::vector<int> BindableCpus();
 
   // Calls body(i, worker) once for every i in [0, n); returns when all are done.
   void Run(int64_t n, const std::function<void(int64_t, int)>& body);
@@ -57,6 +72,9 @@ class ThreadPool {
   // running count) also stops once it is above `budget`.
   static void RunBlocks(Job& job, int worker, const std::atomic<int>* over_budget_if_above, int budget);
   void Leave();
+  // Before waking helpers: a helper bound to the launcher's CPU moves off it.
+  void MakeRoomForLauncher();
+  void Bind(int helper, int cpu);
   int budget() const { return size() + 1; }
 
   std::mutex mu_;
@@ -66,6 +84,7 @@ class ThreadPool {
   bool stop_ = false;
   std::atomic<int> running_{0};      // threads running blocks now, launchers included
   std::atomic<int> open_jobs_{0};    // jobs_.size(), readable without mu_
+  HelperCpus cpus_;                  // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

@@ -1,6 +1,9 @@
 #include "device/cpu/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
@@ -107,6 +110,53 @@ TEST(ThreadPool, APoolThreadStartsNoBlockWhileTwoLaunchersFillTheBudget) {
   for (Clock::time_point t : helper_starts) during += t > held_from && t < until;
   EXPECT_LE(during, 1) << "blocks the pool thread started while both launchers ran";
   EXPECT_GE(held_to, until);
+}
+
+// The set of CPUs the calling thread may run on.
+std::vector<int> ThreadCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+TEST(ThreadPool, APoolThreadRunsBoundToItsCpuAndTheLauncherIsNot) {
+  // The one CPU the process may surely use, twice: the spare and the
+  // helper's, so the test holds on any number of cores.
+  const int cpu = AllowedCpus().at(0);
+  ThreadPool pool(1, {cpu, cpu});
+  EXPECT_EQ(pool.HelperCpu(0), cpu);
+  const std::vector<int> launcher_before = ThreadCpus();
+  std::mutex mu;
+  std::vector<std::vector<int>> helper_sets;
+  // The helper joins only if it wakes while blocks are left: sleeping blocks
+  // leave it time, and a few launches make it sure.
+  for (int tries = 0; tries < 20 && helper_sets.empty(); ++tries) {
+    pool.Run(4, [&](int64_t, int worker) {
+      if (worker == 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        helper_sets.push_back(ThreadCpus());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+  }
+  ASSERT_FALSE(helper_sets.empty()) << "the pool thread never ran a block";
+  for (const std::vector<int>& set : helper_sets) EXPECT_EQ(set, std::vector<int>{cpu});
+  EXPECT_EQ(ThreadCpus(), launcher_before) << "the launcher's own affinity changed";
+}
+
+TEST(ThreadPool, BindingIsOffWithOpscopeCpuBindZeroAndWithTooFewCpus) {
+  ASSERT_EQ(setenv("OPSCOPE_CPU_BIND", "0", 1), 0);
+  EXPECT_TRUE(ThreadPool::BindableCpus().empty());
+  ASSERT_EQ(unsetenv("OPSCOPE_CPU_BIND"), 0);
+  EXPECT_EQ(ThreadPool::BindableCpus(), AllowedCpus());
+  ThreadPool pool(2, {AllowedCpus().at(0), AllowedCpus().at(0)});  // 2 helpers, 2 CPUs: none bound
+  EXPECT_EQ(pool.HelperCpu(0), -1);
+  EXPECT_EQ(pool.HelperCpu(1), -1);
 }
 
 TEST(ThreadPool, EmptyPoolRunsOnTheCaller) {
