@@ -271,55 +271,212 @@ bool Is3x3WithFiniteWeights(const WindowGeometry& g, const C* w) {
   return true;
 }
 
-// The 3x3 depthwise of mobilenets, a channel at a time: the plane is copied
-// into a zero-bordered buffer first, so every output sums all nine taps in
-// one pass along its row with no edge cases; at 7x7 the edges were most of
-// the work. A tap on the border adds weight * 0, which leaves every sum as
-// DepthwiseChannel leaves it (the same taps in the same order) up to the sign
-// of a zero; a non-finite weight would make that product NaN where
-// DepthwiseChannel skips the tap, hence Is3x3WithFiniteWeights.
+// One output row of a 3x3 window from three input rows: out[i] sums the taps
+// w[3 kh + kw] * rkh[i + kw] (stride 1) or, at stride 2, of rows split into
+// even and odd columns, w * ekh[i], w * okh[i], w * ekh[i + 1]; in that
+// order, from zero, a multiply then an add each (no FMA: the bits stay those
+// of DepthwiseChannel). The float forms also come as AVX2 clones: dense_conv.cc
+// is built for baseline x86-64, whose 4-wide SSE ran these loops at half speed.
+// Rows under 16 outputs stay on SSE: 8-wide, a 7- or 14-wide row runs mostly
+// as its scalar tail ([1,192,28,28] at stride 2 took 121 us against 96).
 template <typename C>
-void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C>& pad, C* y) {
+[[gnu::always_inline]] inline void DwRowS1Body(const C* r0, const C* r1, const C* r2, const C* w, C* out, int64_t n) {
+  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < n; ++i) {
+    C acc = C(0);
+    acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
+    acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
+    acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
+    out[i] = acc;
+  }
+}
+
+template <typename C>
+[[gnu::always_inline]] inline void DwRowS2Body(const C* e0, const C* e1, const C* e2, int64_t odd, const C* w, C* out,
+                                               int64_t n) {
+  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  const C *o0 = e0 + odd, *o1 = e1 + odd, *o2 = e2 + odd;
+  for (int64_t i = 0; i < n; ++i) {
+    C acc = C(0);
+    acc += w0 * e0[i], acc += w1 * o0[i], acc += w2 * e0[i + 1];
+    acc += w3 * e1[i], acc += w4 * o1[i], acc += w5 * e1[i + 1];
+    acc += w6 * e2[i], acc += w7 * o2[i], acc += w8 * e2[i + 1];
+    out[i] = acc;
+  }
+}
+
+// Padded row `src` (X's row, pw zeros before it, zeros after) split into its
+// even columns (pe of them) and odd ones (po); only the border is zeroed.
+// (Baseline code: an AVX2 clone of it ran 5% slower, 379 against 362 us at
+// [1,96,112,112], and the loop waits on X's rows coming from memory anyway.)
+template <typename C>
+void SplitRow(const C* src, int64_t W, int64_t pw, C* even, int64_t pe, C* odd, int64_t po) {
+  // Padded column p holds X's column p - pw: even[j] is p = 2j, odd[j] p = 2j + 1.
+  const int64_t even_lo = (pw + 1) / 2, even_hi = std::min(pe, (W + pw + 1) / 2);
+  const int64_t odd_lo = pw / 2, odd_hi = std::min(po, (W + pw) / 2);
+  std::fill(even, even + even_lo, C(0));
+  for (int64_t j = even_lo; j < even_hi; ++j) even[j] = src[2 * j - pw];
+  std::fill(even + even_hi, even + pe, C(0));
+  std::fill(odd, odd + odd_lo, C(0));
+  for (int64_t j = odd_lo; j < odd_hi; ++j) odd[j] = src[2 * j + 1 - pw];
+  std::fill(odd + odd_hi, odd + po, C(0));
+}
+
+#if defined(__x86_64__)
+[[gnu::target("avx2")]] void DwRowS1Avx2(const float* r0, const float* r1, const float* r2, const float* w, float* out,
+                                         int64_t n) {
+  DwRowS1Body(r0, r1, r2, w, out, n);
+}
+[[gnu::target("avx2")]] void DwRowS2Avx2(const float* e0, const float* e1, const float* e2, int64_t odd,
+                                         const float* w, float* out, int64_t n) {
+  DwRowS2Body(e0, e1, e2, odd, w, out, n);
+}
+bool HasAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+#endif
+
+template <typename C>
+void DwRowS1(const C* r0, const C* r1, const C* r2, const C* w, C* out, int64_t n) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<C, float>) {
+    if (n >= 16 && HasAvx2()) return DwRowS1Avx2(r0, r1, r2, w, out, n);
+  }
+#endif
+  DwRowS1Body(r0, r1, r2, w, out, n);
+}
+
+template <typename C>
+void DwRowS2(const C* e0, const C* e1, const C* e2, int64_t odd, const C* w, C* out, int64_t n) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<C, float>) {
+    if (n >= 16 && HasAvx2()) return DwRowS2Avx2(e0, e1, e2, odd, w, out, n);
+  }
+#endif
+  DwRowS2Body(e0, e1, e2, odd, w, out, n);
+}
+
+// The 3x3 depthwise of mobilenets, a channel at a time, with the bias and
+// activation (`e`) applied to each output row as it is written, while the
+// row is in L1. Every output sums all nine taps in one pass along its row,
+// reading zero-bordered copies of the input rows, so there are no edge cases
+// (at 7x7 the edges had been most of the work). A tap on the border adds
+// weight * 0, which leaves every sum as DepthwiseChannel leaves it (the same
+// taps in the same order) up to the sign of a zero; a non-finite weight
+// would make that product NaN where DepthwiseChannel skips the tap, hence
+// Is3x3WithFiniteWeights.
+//
+// Strides 1 (rows 32 wide and more) and 2 stream the plane: three padded
+// input rows in a ring, each row copied once, from X straight into the ring,
+// and each output row computed from them. Before, the whole plane was copied
+// into a padded buffer (and, at stride 2, split into even and odd columns in
+// a second pass) and the epilogue made one more pass: five passes over a
+// 50 KB plane, which left [1,96,112,112] at stride 2 at 36% of its memory bound.
+template <typename C>
+void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const dense::Epilogue& e,
+                  std::vector<C>& pad, C* y) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], sh = g.strides[1], sw = g.strides[2];
   const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2];
   // Padded rows and columns: the input at (ph, pw), every tap of every output inside.
   const int64_t PH = std::max(H + ph, (OH - 1) * sh + 3), PW = std::max(W + pw, (OW - 1) * sw + 3);
+  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  // The bias and activation over the rows written so far, once they make a
+  // stretch of at least 512 outputs (2 KB in float, still in L1) or the plane
+  // is done: a call per 28-wide row had cost [1,144,56,56] at stride 2 10%.
+  struct {
+    const dense::Epilogue& e;
+    C* y;
+    int64_t OW, OH, done;
+    C bias;
+    void Rows(int64_t rows) {
+      if ((rows - done) * OW < 512 && rows < OH) return;
+      e.Run(y + done * OW, (rows - done) * OW, bias);
+      done = rows;
+    }
+  } epilogue{e, y, OW, OH, 0, bias};
+  // The input row of padded row r, or null where r is padding.
+  auto input_row = [&](int64_t r) -> const C* { return r - ph >= 0 && r - ph < H ? x + (r - ph) * W : nullptr; };
+
+  if (sh == 1 && sw == 1 && OW >= 32) {
+    thread_local std::vector<C> ring;
+    ring.resize(3 * PW);
+    int64_t held[3] = {-1, -1, -1};  // the padded row each slot holds
+    auto row = [&](int64_t r) -> const C* {
+      C* dst = ring.data() + (r % 3) * PW;
+      if (held[r % 3] != r) {
+        held[r % 3] = r;
+        if (const C* src = input_row(r)) {
+          std::fill(dst, dst + pw, C(0));
+          std::copy(src, src + W, dst + pw);
+          std::fill(dst + pw + W, dst + PW, C(0));
+        } else {
+          std::fill(dst, dst + PW, C(0));
+        }
+      }
+      return dst;
+    };
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const C* r0 = row(oh);
+      const C* r1 = row(oh + 1);
+      const C* r2 = row(oh + 2);
+      DwRowS1(r0, r1, r2, w, y + oh * OW, OW);
+      epilogue.Rows(oh + 1);
+    }
+    return;
+  }
+  // At stride 2 each padded row is split into its even and odd columns, so
+  // the taps 2ow, 2ow + 1, 2ow + 2 are even[ow], odd[ow], even[ow + 1] and
+  // the loop along the row reads contiguous memory (it vectorises).
+  const int64_t PE = (PW + 1) / 2, PO = PW / 2, RS = PE + PO;
+  if (sh == 2 && sw == 2 && OW >= 32) {
+    thread_local std::vector<C> ring;
+    ring.resize(3 * RS);
+    int64_t held[3] = {-1, -1, -1};
+    auto row = [&](int64_t r) -> const C* {
+      C* even = ring.data() + (r % 3) * RS;
+      if (held[r % 3] != r) {
+        held[r % 3] = r;
+        if (const C* src = input_row(r)) {
+          SplitRow(src, W, pw, even, PE, even + PE, PO);
+        } else {
+          std::fill(even, even + RS, C(0));
+        }
+      }
+      return even;
+    };
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const C* e0 = row(2 * oh);
+      const C* e1 = row(2 * oh + 1);
+      const C* e2 = row(2 * oh + 2);
+      DwRowS2(e0, e1, e2, PE, w, y + oh * OW, OW);
+      epilogue.Rows(oh + 1);
+    }
+    return;
+  }
   pad.assign(PH * PW, C(0));
   for (int64_t ih = 0; ih < H; ++ih) std::copy(x + ih * W, x + (ih + 1) * W, pad.data() + (ih + ph) * PW + pw);
-  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  if (sw == 2) {
-    // Stride 2: each padded row split into its even and odd columns, so the
-    // taps 2ow, 2ow + 1, 2ow + 2 are even[ow], odd[ow], even[ow + 1] and the
-    // loop along the row reads contiguous memory (it vectorises).
-    const int64_t PE = (PW + 1) / 2, PO = PW / 2;
+  if (sh == 2 && sw == 2) {
+    // Narrower rows: the plane padded and split whole, then a row at a time.
+    // Streamed, a row's set-up (its zeroed borders, two calls) cost more than
+    // the 7 to 28 outputs it feeds: [1,576,14,14] took 192 us against 137.
     thread_local std::vector<C> split;
-    split.resize(PH * (PE + PO));
+    split.resize(PH * RS);
     for (int64_t r = 0; r < PH; ++r) {
       const C* src = pad.data() + r * PW;
-      C* even = split.data() + r * (PE + PO);
+      C* even = split.data() + r * RS;
       C* odd = even + PE;
       for (int64_t j = 0; j < PE; ++j) even[j] = src[2 * j];
       for (int64_t j = 0; j < PO; ++j) odd[j] = src[2 * j + 1];
     }
     for (int64_t oh = 0; oh < OH; ++oh) {
-      const C* e0 = split.data() + oh * sh * (PE + PO);
-      const C* o0 = e0 + PE;
-      const C* e1 = e0 + (PE + PO);
-      const C* o1 = e1 + PE;
-      const C* e2 = e1 + (PE + PO);
-      const C* o2 = e2 + PE;
-      C* yr = y + oh * OW;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        C acc = C(0);
-        acc += w0 * e0[ow], acc += w1 * o0[ow], acc += w2 * e0[ow + 1];
-        acc += w3 * e1[ow], acc += w4 * o1[ow], acc += w5 * e1[ow + 1];
-        acc += w6 * e2[ow], acc += w7 * o2[ow], acc += w8 * e2[ow + 1];
-        yr[ow] = acc;
-      }
+      const C* e0 = split.data() + 2 * oh * RS;
+      DwRowS2(e0, e0 + RS, e0 + 2 * RS, PE, w, y + oh * OW, OW);
+      epilogue.Rows(oh + 1);
     }
     return;
   }
-  if (sh == 1 && sw == 1 && OW < 32) {
+  if (sh == 1 && sw == 1) {
     // Narrow planes (mobilenet's 14x14 and 7x7): one loop over the padded
     // grid, output p' = oh * PW + ow reading pad[p' + kh * PW + kw], then the
     // rows copied out without the grid's extra columns. Row by row, a 7-wide
@@ -329,18 +486,10 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C
     thread_local std::vector<C> grid;
     const int64_t n = (OH - 1) * PW + OW;
     grid.resize(n);
-    const C* r0 = pad.data();
-    const C* r1 = r0 + PW;
-    const C* r2 = r1 + PW;
     C* out = grid.data();
-    for (int64_t i = 0; i < n; ++i) {
-      C acc = C(0);
-      acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
-      acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
-      acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
-      out[i] = acc;
-    }
+    DwRowS1(pad.data(), pad.data() + PW, pad.data() + 2 * PW, w, out, n);
     for (int64_t oh = 0; oh < OH; ++oh) std::copy(out + oh * PW, out + oh * PW + OW, y + oh * OW);
+    e.Run(y, OH * OW, bias);
     return;
   }
   for (int64_t oh = 0; oh < OH; ++oh) {
@@ -348,18 +497,15 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, std::vector<C
     const C* r1 = r0 + PW;
     const C* r2 = r1 + PW;
     C* yr = y + oh * OW;
-    auto row = [&](int64_t s) {
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t i = ow * s;
-        C acc = C(0);
-        acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
-        acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
-        acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
-        yr[ow] = acc;
-      }
-    };
-    if (sw == 1) row(1);  // a constant stride: the loop vectorises
-    else row(sw);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int64_t i = ow * sw;
+      C acc = C(0);
+      acc += w0 * r0[i], acc += w1 * r0[i + 1], acc += w2 * r0[i + 2];
+      acc += w3 * r1[i], acc += w4 * r1[i + 1], acc += w5 * r1[i + 2];
+      acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
+      yr[ow] = acc;
+    }
+    e.Run(yr, OW, bias);
   }
 }
 
@@ -663,12 +809,13 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
       thread_local std::vector<C> pad;
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
+        const C b = bias != nullptr ? bias[m] : C(0);
         if (Is3x3WithFiniteWeights(g, w + m * kvol)) {
-          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, pad, y + nm * P);
+          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, pad, y + nm * P);
         } else {
           DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, taps, y + nm * P);
+          e.Run(y + nm * P, P, b);
         }
-        e.Run(y + nm * P, P, bias != nullptr ? bias[m] : C(0));
       }
     }, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1))));
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;

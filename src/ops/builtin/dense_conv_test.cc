@@ -57,6 +57,13 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       // dilation, asymmetric pads, a kernel wider than the input, stride 3, 1-D and 3-D.
       {Shape({2, 6, 13, 11}), Shape({6, 1, 3, 3}), true, "group=6,pads=[1,1,1,1]"},
       {Shape({1, 6, 14, 15}), Shape({6, 1, 3, 3}), false, "group=6,pads=[1,1,1,1],strides=[2,2]"},
+      // Rows streamed through a ring of padded rows: stride 1 from 32 outputs wide (pads on one
+      // side only), stride 2 with no pads, an odd left pad, asymmetric pads, a wide row.
+      {Shape({1, 3, 5, 40}), Shape({3, 1, 3, 3}), true, "group=3,pads=[1,1,1,1]"},
+      {Shape({1, 2, 6, 37}), Shape({2, 1, 3, 3}), false, "group=2,pads=[0,2,1,0]"},
+      {Shape({1, 2, 7, 16}), Shape({2, 1, 3, 3}), true, "group=2,strides=[2,2]"},
+      {Shape({1, 2, 7, 17}), Shape({2, 1, 3, 3}), false, "group=2,pads=[2,3,0,1],strides=[2,2]"},
+      {Shape({2, 2, 5, 70}), Shape({2, 1, 3, 3}), true, "group=2,pads=[1,1,1,1],strides=[2,2]"},
       {Shape({1, 3, 9, 10}), Shape({3, 1, 3, 3}), true, "group=3,dilations=[2,3],pads=[0,2,3,1]"},
       {Shape({1, 2, 4, 3}), Shape({2, 1, 3, 5}), false, "group=2,pads=[1,2,1,3]"},
       {Shape({1, 4, 16}), Shape({4, 1, 5}), true, "group=4,strides=[3],pads=[2,4]"},

@@ -65,6 +65,10 @@ TEST(FusedConv, EveryActivationMatchesItsReferenceAcrossTheBlockCuts) {
       ExpectFusedMatches("FusedConv", {Random(t, Shape({2, 6, 9, 9}), seed++), Random(t, Shape({6, 1, 3, 3}), seed++),
                                        Random(t, Shape({6}), seed++)},
                          JoinAttrs(act, "group=6,pads=[1,1,1,1],strides=[2,2]"));
+      // Depthwise at stride 1 on rows 32 wide and more: the activation runs on each row as it is written.
+      ExpectFusedMatches("FusedConv", {Random(t, Shape({1, 3, 6, 40}), seed++), Random(t, Shape({3, 1, 3, 3}), seed++),
+                                       Random(t, Shape({3}), seed++)},
+                         JoinAttrs(act, "group=3,pads=[1,1,1,1]"));
     }
   }
 }
