@@ -2,13 +2,13 @@
 // call one name for float and double, and ParallelGemm, which spreads one
 // GEMM over the device's workers.
 //
-// One thread budget: OpenBLAS runs single-threaded in this process (the first
-// Gemm call sets it) and the kernels split their GEMMs into blocks of a
-// launch, so the cpu device's pool is the only set of threads doing the work.
-// OpenBLAS's own threads beside the pool oversubscribed the cores: a Gemm took
-// from 0.1 ms to 4 ms from run to run when two compute streams each called a
-// multithreaded OpenBLAS on 2 cores. This also sets it for anything else in
-// the process linked to the same libopenblas.
+// One thread budget: OpenBLAS runs single-threaded in this process (set as
+// libopscope loads: blas_threads.cc) and the kernels split their GEMMs into
+// blocks of a launch, so the cpu device's pool is the only set of threads
+// doing the work. OpenBLAS's own threads beside the pool oversubscribed the
+// cores: a Gemm took from 0.1 ms to 4 ms from run to run when two compute
+// streams each called a multithreaded OpenBLAS on 2 cores. This also sets it
+// for anything else in the process linked to the same libopenblas.
 //
 // The minimal build (OPSCOPE_MINIMAL: no OpenBLAS) runs plain_gemm.h's loops instead.
 #pragma once
@@ -30,13 +30,9 @@
 namespace opscope::dense {
 
 #if !defined(OPSCOPE_MINIMAL)
-inline void BlasSingleThreaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
+// OpenBLAS single-threaded, its server threads stopped (blas_threads.cc).
+// Runs once, as the library loads; later calls return at once.
+void BlasSingleThreaded();
 #endif
 
 // BLAS rejects empty problems and leading dims below 1: an empty sum leaves beta * C.
