@@ -26,6 +26,13 @@ class ModelBuilder {
     Info(m_.mutable_graph()->add_input(), name, dims);
     return *this;
   }
+  // Makes dim `d` of input `name` symbolic (dim_param), its size unknown.
+  ModelBuilder& Symbolic(const std::string& name, int d, const std::string& param) {
+    for (auto& in : *m_.mutable_graph()->mutable_input()) {
+      if (in.name() == name) in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(d)->set_dim_param(param);
+    }
+    return *this;
+  }
   ModelBuilder& Output(const std::string& name) {
     auto* v = m_.mutable_graph()->add_output();
     v->set_name(name);
@@ -141,6 +148,43 @@ TEST(GraphPasses, ConstantFoldingRunsAllConstantNodes) {
   }
   EXPECT_EQ(folded, 2);
   ExpectSameResults(m);
+}
+
+// Shape reads only dims: where they are known it folds, so the Reshape's
+// shape is a constant and the host need not wait for the device to learn it.
+TEST(GraphPasses, ConstantFoldingFoldsShapeOfAKnownShape) {
+  ModelBuilder b;
+  b.Input("x", {2, 3, 4}).Input("z", {6, 4}).Output("y");
+  b.Node("Relu", {"z"}, "t");  // computed at run time: only its dims are known
+  b.Node("Shape", {"t"}, "dims");
+  b.Node("Reshape", {"x", "dims"}, "y");
+  Model m = b.Import();
+  auto r = RunPasses(m, {"shape_inference", "constant_folding"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(m.compiled.IsConstant("dims"));
+  const Tensor& dims = *m.compiled.FindValue("dims")->constant;
+  ASSERT_EQ(dims.numel(), 2);
+  EXPECT_EQ(dims.data<int64_t>()[0], 6);
+  EXPECT_EQ(dims.data<int64_t>()[1], 4);
+  for (const Node& n : m.compiled.nodes()) EXPECT_NE(n.op_type, "Shape");
+  for (const Node& f : m.framework.nodes()) {
+    if (f.op_type == "Shape") {
+      EXPECT_EQ(f.not_executed_reason, "folded into a constant at compile time");
+    }
+  }
+  ExpectSameResults(m);
+}
+
+TEST(GraphPasses, ConstantFoldingLeavesShapeOfAnUnknownDimToTheRun) {
+  ModelBuilder b;
+  b.Input("x", {2, 3}).Symbolic("x", 0, "batch").Output("y");
+  b.Node("Shape", {"x"}, "y");
+  Model m = b.Import();
+  auto r = RunPasses(m, {"shape_inference", "constant_folding"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(m.compiled.IsConstant("y"));
+  ASSERT_EQ(m.compiled.nodes().size(), 1u);
+  EXPECT_EQ(m.compiled.nodes()[0].op_type, "Shape");
 }
 
 TEST(GraphPasses, ConvBnFoldingRewritesWeights) {
