@@ -380,7 +380,6 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2];
   // Padded rows and columns: the input at (ph, pw), every tap of every output inside.
   const int64_t PH = std::max(H + ph, (OH - 1) * sh + 3), PW = std::max(W + pw, (OW - 1) * sw + 3);
-  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
   // The bias and activation over the rows written so far, once they make a
   // stretch of at least 512 outputs (2 KB in float, still in L1) or the plane
   // is done: a call per 28-wide row had cost [1,144,56,56] at stride 2 10%.
@@ -492,6 +491,8 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
     e.Run(y, OH * OW, bias);
     return;
   }
+  // Other strides (3, or unequal ones), from the padded plane.
+  const C w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
   for (int64_t oh = 0; oh < OH; ++oh) {
     const C* r0 = pad.data() + oh * sh * PW;
     const C* r1 = r0 + PW;
@@ -505,7 +506,7 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
       acc += w6 * r2[i], acc += w7 * r2[i + 1], acc += w8 * r2[i + 2];
       yr[ow] = acc;
     }
-    e.Run(yr, OW, bias);
+    epilogue.Rows(oh + 1);
   }
 }
 

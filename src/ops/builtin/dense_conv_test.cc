@@ -64,6 +64,9 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       {Shape({1, 2, 7, 16}), Shape({2, 1, 3, 3}), true, "group=2,strides=[2,2]"},
       {Shape({1, 2, 7, 17}), Shape({2, 1, 3, 3}), false, "group=2,pads=[2,3,0,1],strides=[2,2]"},
       {Shape({2, 2, 5, 70}), Shape({2, 1, 3, 3}), true, "group=2,pads=[1,1,1,1],strides=[2,2]"},
+      // Other strides run from the whole padded plane: unequal, and 3.
+      {Shape({1, 2, 9, 10}), Shape({2, 1, 3, 3}), true, "group=2,pads=[1,1,1,1],strides=[1,2]"},
+      {Shape({1, 2, 11, 13}), Shape({2, 1, 3, 3}), true, "group=2,pads=[0,1,2,1],strides=[3,3]"},
       {Shape({1, 3, 9, 10}), Shape({3, 1, 3, 3}), true, "group=3,dilations=[2,3],pads=[0,2,3,1]"},
       {Shape({1, 2, 4, 3}), Shape({2, 1, 3, 5}), false, "group=2,pads=[1,2,1,3]"},
       {Shape({1, 4, 16}), Shape({4, 1, 5}), true, "group=4,strides=[3],pads=[2,4]"},
