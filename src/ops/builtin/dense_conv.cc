@@ -331,17 +331,13 @@ void SplitRow(const C* src, int64_t W, int64_t pw, C* even, int64_t pe, C* odd, 
                                          const float* w, float* out, int64_t n) {
   DwRowS2Body(e0, e1, e2, odd, w, out, n);
 }
-bool HasAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
 #endif
 
 template <typename C>
 void DwRowS1(const C* r0, const C* r1, const C* r2, const C* w, C* out, int64_t n) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<C, float>) {
-    if (n >= 16 && HasAvx2()) return DwRowS1Avx2(r0, r1, r2, w, out, n);
+    if (n >= 16 && dense::HasAvx2()) return DwRowS1Avx2(r0, r1, r2, w, out, n);
   }
 #endif
   DwRowS1Body(r0, r1, r2, w, out, n);
@@ -351,7 +347,7 @@ template <typename C>
 void DwRowS2(const C* e0, const C* e1, const C* e2, int64_t odd, const C* w, C* out, int64_t n) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<C, float>) {
-    if (n >= 16 && HasAvx2()) return DwRowS2Avx2(e0, e1, e2, odd, w, out, n);
+    if (n >= 16 && dense::HasAvx2()) return DwRowS2Avx2(e0, e1, e2, odd, w, out, n);
   }
 #endif
   DwRowS2Body(e0, e1, e2, odd, w, out, n);

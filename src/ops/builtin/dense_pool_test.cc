@@ -70,6 +70,36 @@ TEST(DenseMaxPool, WithoutIndicesMatchesReferenceAcrossGeometries) {
                          "kernel_shape=[2,2,2],pads=[1,0,1,0,1,1]");
 }
 
+// The separable path on rows wide enough for its AVX2 loops and their
+// tails (37 columns), bit-exact, with NaNs where the max down the rows and
+// the max along them each meet one first, in the middle and last: every
+// one-pass window (3 wide at strides 1 and 2), the general row loop (other
+// widths, dilations) and, past 64 rows in a window, the per-output loop.
+TEST(DenseMaxPool, WideRowsMatchReferenceBitExactWithNaNsAnywhere) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1]",
+                         "kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2]",
+                         "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[2,2],strides=[2,2]",
+                         "kernel_shape=[3,5],dilations=[1,2],pads=[0,2,1,3]",
+                         "kernel_shape=[5,3],strides=[1,3],ceil_mode=1",
+                         "kernel_shape=[9,9],pads=[4,4,4,4]"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 40;
+  for (DType t : {DType::kF32, DType::kF64}) {
+    for (const char* a : attrs) {
+      Tensor x = Random(t, Shape({1, 3, 11, 37}), seed++);
+      // Plane 0 clean; plane 1 NaNs at the left edge, middle and right edge
+      // of row 0; plane 2 a column of NaNs in the middle rows.
+      for (int64_t w : {0, 18, 36}) x.FlatSetFromDouble(11 * 37 + w, nan);
+      for (int64_t h = 4; h < 7; ++h) x.FlatSetFromDouble(2 * 11 * 37 + h * 37 + 23, nan);
+      ExpectMatchesReference("MaxPool", {x}, a, -1, ToleranceSpec{.rule = "exact"});
+    }
+  }
+  ExpectMatchesReference("MaxPool", {Random(DType::kF32, Shape({1, 2, 5, 6, 33}), 7)},
+                         "kernel_shape=[3,3,3],pads=[1,1,1,1,1,1],strides=[1,2,2]", -1,
+                         ToleranceSpec{.rule = "exact"});
+}
+
 TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : {DType::kF32, DType::kF64}) {

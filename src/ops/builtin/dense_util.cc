@@ -160,4 +160,13 @@ Status CheckVector(std::string_view op, const TensorDesc& d, std::string_view na
   return Status::Ok();
 }
 
+bool HasAvx2() {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
 }  // namespace opscope::dense

@@ -91,4 +91,8 @@ void StoreAs(const C* src, int64_t n, T* dst) {
 // Checks an input is 1-D with `n` elements (per-channel parameters).
 Status CheckVector(std::string_view op, const TensorDesc& d, std::string_view name, int64_t n);
 
+// Whether this CPU runs AVX2: the row loops that have `[[gnu::target("avx2")]]`
+// clones (the ops are built for baseline x86-64) take them only where it does.
+bool HasAvx2();
+
 }  // namespace opscope::dense
