@@ -530,7 +530,11 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
   // against 36-39 with 512 KiB (inspector-cli run, 3 rounds alternating).
   if (t.tile <= 0) t.tile = std::clamp<int64_t>((512 << 10) / (elem_bytes * (K + mg)) / 16 * 16, 64, 1024);
   t.tile = std::min(t.tile, P);
-  const int64_t col_blocks = (P + t.tile - 1) / t.tile;
+  int64_t col_blocks = (P + t.tile - 1) / t.tile;
+  // Whole rounds of `want` blocks: 17 blocks of a 56x56 layer on 2 workers
+  // left one running alone for a tenth of the convolution (1.55 ms against
+  // 1.40 of work). A multiple of 4 is whole rounds on 1, 2 and 4 workers.
+  if (tile_tunable <= 0 && col_blocks > 1) col_blocks = std::min(P, (col_blocks + want - 1) / want * want);
   // Even tiles, not full ones and a sliver (196 columns: 4 x 49, not 3 x 64 + 4).
   // (Rounded up to whole steps of 16 columns, resnet18's run was no faster:
   // 38.7-43.7 ms against 37.5-41.8, 3 rounds alternating.)
@@ -692,10 +696,27 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
     off[k] = grid.Offset(g, k / kvol, taps);
   }
-  GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
-  // Whole panels: a tile's last partial panel runs masked loads and stores.
-  if (ctx.tunable("tile", 0) <= 0) t.tile = (t.tile + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
-  const int64_t col_blocks = (n_cols + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
+  const bool tile_given = ctx.tunable("tile", 0) > 0;
+  const GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
+  const int64_t panels = (n_cols + dense::kPanel - 1) / dense::kPanel;
+  const int64_t col_blocks = std::min((n_cols + t.tile - 1) / t.tile, tile_given ? n_cols : panels);
+  const int64_t row_blocks = (mg + t.rows - 1) / t.rows;
+  // Column block cb's columns [p0, p1): whole panels (a partial one runs
+  // masked loads and stores), as evenly as they go into ChooseTiles' count of
+  // blocks, which rounding each tile up to whole panels would change (a
+  // 56x56 layer's 203 panels in 18 tiles of 12 make 17); or `tile` columns
+  // each where the tunable sets it.
+  auto col_range = [&](int64_t cb, int64_t& p0, int64_t& p1) {
+    if (tile_given) {
+      p0 = cb * t.tile, p1 = std::min(n_cols, p0 + t.tile);
+    } else {
+      // Rounded up, so the larger of two neighbouring blocks comes first: the
+      // workers take blocks in order, and 3, 4, 3, 4 panels on two of them
+      // ran 3 + 3 on one and 4 + 4 on the other.
+      auto start = [&](int64_t i) { return (i * panels + col_blocks - 1) / col_blocks * dense::kPanel; };
+      p0 = start(cb), p1 = std::min(n_cols, start(cb + 1));
+    }
+  };
   const StoreClamp clamp = ClampOf(e);
   std::vector<float> xgrid(grid.identity ? 0 : cg * grid.phases * grid.plane), zeros(static_cast<size_t>(mg), 0.0f);
   for (int64_t n = 0; n < d.n; ++n) {
@@ -741,7 +762,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
                                               [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> scratch;
         for (int64_t b = begin; b < end; ++b) {
-          const int64_t p0 = (b % col_blocks) * t.tile, p1 = std::min(n_cols, p0 + t.tile);
+          int64_t p0, p1;
+          col_range(b % col_blocks, p0, p1);
           const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
           if (same_grid) {
             gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), yg + m0 * P + p0, P,
