@@ -237,6 +237,39 @@ TEST(GraphPasses, BiasActivationFusionForConvGemmMatMul) {
   ExpectSameResults(m);
 }
 
+// A skip connection: a Conv's output plus a tensor of its own shape (the
+// other branch, either operand order) joins the FusedConv as Z, B left out
+// before it, with the ReLU after; an Add that broadcasts, or one that adds
+// the Conv's output to itself, does not.
+TEST(GraphPasses, ResidualAddJoinsTheConvAsZ) {
+  ModelBuilder b;
+  b.Input("x", {1, 2, 5, 5}).Input("s", {1, 2, 1, 1});
+  b.Const("w1", {2, 2, 3, 3}).Const("w2", {2, 2, 3, 3}).Const("w3", {2, 2, 3, 3});
+  b.Output("y2").Output("y3");
+  ModelBuilder::IntsAttr(b.Node("Conv", {"x", "w1"}, "c1"), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"x", "c1"}, "r1");
+  b.Node("Relu", {"r1"}, "y1");
+  ModelBuilder::IntsAttr(b.Node("Conv", {"y1", "w2"}, "c2"), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c2", "s"}, "y2");
+  ModelBuilder::IntsAttr(b.Node("Conv", {"y1", "w3"}, "c3"), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c3", "c3"}, "y3");
+  Model m = b.Import();
+  auto r = RunPasses(m, {"bias_activation_fusion"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].rewrites, 1);
+  ASSERT_EQ(CountOp(m.compiled, "FusedConv"), 1);
+  EXPECT_EQ(CountOp(m.compiled, "Conv"), 2);
+  EXPECT_EQ(CountOp(m.compiled, "Add"), 2);
+  for (const Node& n : m.compiled.nodes()) {
+    if (n.op_type != "FusedConv") continue;
+    EXPECT_EQ(n.inputs, (std::vector<std::string>{"x", "w1", "", "x"}));
+    EXPECT_EQ(n.outputs, (std::vector<std::string>{"y1"}));
+    EXPECT_EQ(n.attrs.s("activation"), "Relu");
+    EXPECT_EQ(n.fused_from.size(), 3u);
+  }
+  ExpectSameResults(m);
+}
+
 TEST(GraphPasses, LayerNormAndGeluFusion) {
   ModelBuilder b;
   b.Input("x", {2, 3, 8}).Const("two", {}, {2.0f}).Const("eps", {}, {1e-5f}).Const("gamma", {8}).Const("beta", {8});

@@ -607,6 +607,8 @@ struct StoreClamp {
 
 StoreClamp ClampOf(const dense::Epilogue& e) {
   const float inf = std::numeric_limits<float>::infinity();
+  // Z is added before the activation, so the kernel stores the raw sums.
+  if (e.residual != nullptr) return {-inf, inf, false};
   return {e.act == dense::Act::kRelu   ? 0.0f
           : e.act == dense::Act::kClip ? dense::Epilogue::Bound<float>(e.lo)
                                        : -inf,
@@ -680,9 +682,14 @@ bool UsesShifted(const WindowGeometry& g, int64_t K, int64_t P) {
 // rows. No im2col matrix is written: each slab's panels are copied straight
 // from the grid, one copy of the K x P unfolded columns where im2col and
 // OpenBLAS's packing made two (a quarter of a 3x3 conv's time).
+//
+// With FusedConv's Z (`z`, Y's shape), each block starts at bias + Z and the
+// GEMM adds the products to it (no row_init), so a ReLU is still applied as
+// the kernel stores and nothing makes a pass of its own over the block. `e`
+// carries the activation alone.
 Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims& d, const WindowGeometry& g,
-                   const float* x, const float* w, const float* bias, const dense::Epilogue& e, int workers,
-                   float* y) {
+                   const float* x, const float* w, const float* bias, const float* z, const dense::Epilogue& e,
+                   int workers, float* y) {
   const int64_t cg = d.c / d.group, mg = d.m / d.group, kvol = g.kernel_size(), K = cg * kvol;
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
   const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2], P = oD * oH * oW;
@@ -723,6 +730,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     for (int64_t grp = 0; grp < d.group; ++grp) {
       const float* xg = x + (n * d.c + grp * cg) * D * H * W;
       float* yg = y + (n * d.m + grp * mg) * P;
+      const float* zg = z != nullptr ? z + (n * d.m + grp * mg) * P : nullptr;
       const float* bg = bias != nullptr ? bias + grp * mg : zeros.data();
       if (!grid.identity) {
         OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_phases", cg, [&](int64_t c0, int64_t c1) {
@@ -765,9 +773,18 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           int64_t p0, p1;
           col_range(b % col_blocks, p0, p1);
           const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+          // With Z the block starts at bias + Z: no row_init, the GEMM adds to C.
+          const float* init = zg != nullptr ? nullptr : bg + m0;
           if (same_grid) {
+            if (zg != nullptr) {
+              for (int64_t m = m0; m < m1; ++m) {
+                const float* zr = zg + m * P;
+                float* yr = yg + m * P;
+                for (int64_t p = p0; p < p1; ++p) yr[p] = bg[m] + zr[p];
+              }
+            }
             gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), yg + m0 * P + p0, P,
-                 bg + m0, clamp.lo, clamp.hi);
+                 init, clamp.lo, clamp.hi);
             if (!clamp.applied) {
               for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, 0.0f);
             }
@@ -775,24 +792,37 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           }
           const int64_t cols = p1 - p0;
           scratch.resize(static_cast<size_t>((m1 - m0) * cols));
-          gemm(m1 - m0, cols, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), scratch.data(), cols, bg + m0,
-               clamp.lo, clamp.hi);
-          // Grid rows of the tile: each contributes its first oW columns
-          // (those inside the output) to one output row.
-          for (int64_t q = p0; q < p1;) {
-            const int64_t row = q / Wq, col = q % Wq, row_end = std::min(p1, (row + 1) * Wq);
-            const int64_t od = row / Hq, oh = row % Hq;
-            if (oh < oH && col < oW) {
-              const int64_t len = std::min(oW, row_end - row * Wq) - col;
-              const int64_t at = (od * oH + oh) * oW + col;
-              for (int64_t m = m0; m < m1; ++m) {
-                const float* s = scratch.data() + (m - m0) * cols + (q - p0);
-                std::copy(s, s + len, yg + m * P + at);
-                if (!clamp.applied) e.Run(yg + m * P + at, len, 0.0f);
-              }
+          // Grid rows of the tile: each holds its first oW columns (those
+          // inside the output) for one output row; fn(q, len, at) for each
+          // such stretch: grid column q, Y's flat position at.
+          auto for_each_stretch = [&](auto fn) {
+            for (int64_t q = p0; q < p1;) {
+              const int64_t row = q / Wq, col = q % Wq, row_end = std::min(p1, (row + 1) * Wq);
+              const int64_t od = row / Hq, oh = row % Hq;
+              if (oh < oH && col < oW) fn(q, std::min(oW, row_end - row * Wq) - col, (od * oH + oh) * oW + col);
+              q = row_end;
             }
-            q = row_end;
+          };
+          if (zg != nullptr) {
+            // The columns outside the output are computed and thrown away: zeros keep them finite.
+            std::fill(scratch.begin(), scratch.end(), 0.0f);
+            for_each_stretch([&](int64_t q, int64_t len, int64_t at) {
+              for (int64_t m = m0; m < m1; ++m) {
+                float* sr = scratch.data() + (m - m0) * cols + (q - p0);
+                const float* zr = zg + m * P + at;
+                for (int64_t i = 0; i < len; ++i) sr[i] = bg[m] + zr[i];
+              }
+            });
           }
+          gemm(m1 - m0, cols, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), scratch.data(), cols, init,
+               clamp.lo, clamp.hi);
+          for_each_stretch([&](int64_t q, int64_t len, int64_t at) {
+            for (int64_t m = m0; m < m1; ++m) {
+              const float* sr = scratch.data() + (m - m0) * cols + (q - p0);
+              std::copy(sr, sr + len, yg + m * P + at);
+              if (!clamp.applied) e.Run(yg + m * P + at, len, 0.0f);
+            }
+          });
         }
       }, 1));
     }
@@ -802,10 +832,10 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 
 template <typename T>
 Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const Tensor& wt, const Tensor* bt,
-                 const dense::Epilogue& e) {
+                 const Tensor* zt, const dense::Epilogue& epilogue) {
   using C = dense::AccOf<T>;
   const WindowGeometry g = dense::As3d(d.g);
-  std::vector<C> x_buf, w_buf, b_buf, y_buf;
+  std::vector<C> x_buf, w_buf, b_buf, y_buf, z_buf;
   const C* x = dense::LoadAs<T, C>(xt, x_buf);
   const C* w = dense::LoadAs<T, C>(wt, w_buf);
   const C* bias = bt ? dense::LoadAs<T, C>(*bt, b_buf) : nullptr;
@@ -817,6 +847,14 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     y_buf.resize(yt.numel());
     y = y_buf.data();
   }
+  // FusedConv's Z: the GEMM paths start each block at bias + Z and add the
+  // products to it, then run the activation alone (`act`); the depthwise
+  // paths, which write each output once, add it in the epilogue (`e`).
+  const C* z = zt != nullptr ? dense::LoadAs<T, C>(*zt, z_buf) : nullptr;
+  const dense::Epilogue& act = epilogue;
+  dense::Epilogue e = epilogue;
+  e.residual = z;
+  e.residual_out = y;
   const int64_t cg = d.c / d.group, mg = d.m / d.group;
   const int64_t in_sz = g.in_size(), P = g.out_size(), kvol = g.kernel_size(), K = cg * kvol;
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
@@ -840,7 +878,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
              shifted != nullptr && UsesShifted(g, K, P)) {
     if constexpr (std::is_same_v<C, float>) {
-      OPSCOPE_RETURN_IF_ERROR(ShiftedConv(ctx, shifted, d, g, x, w, bias, e, workers, y));
+      OPSCOPE_RETURN_IF_ERROR(ShiftedConv(ctx, shifted, d, g, x, w, bias, z, act, workers, y));
     }
   } else {
     const bool direct = kvol == 1 && P == in_sz && g.pads_begin == std::vector<int64_t>{0, 0, 0} &&
@@ -854,7 +892,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     }
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // What the small-k kernel applies itself: no activation, ReLU or Clip.
-    const StoreClamp clamp = ClampOf(e);
+    const StoreClamp clamp = ClampOf(act);
     const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
@@ -864,6 +902,20 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
       for (int64_t grp = 0; grp < d.group; ++grp) {
         const C* xg = x + (n * d.c + grp * cg) * in_sz;
         C* yg = y + (n * d.m + grp * mg) * P;
+        const C* zg = z != nullptr ? z + (n * d.m + grp * mg) * P : nullptr;
+        // Rows [m0, m1), columns [p0, p1) of the block at its bias (+ Z): the GEMM adds to them.
+        auto start_block = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+          for (int64_t m = m0; m < m1; ++m) {
+            const C b = bias != nullptr ? bias[grp * mg + m] : C(0);
+            C* yr = yg + m * P;
+            if (zg != nullptr) {
+              const C* zr = zg + m * P;
+              for (int64_t p = p0; p < p1; ++p) yr[p] = b + zr[p];
+            } else {
+              std::fill(yr + p0, yr + p1, b);
+            }
+          }
+        };
         if (shared_col) {
           OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_im2col", K, [&](int64_t r0, int64_t r1) {
             Im2ColTile(xg, g, taps, r0, r1, 0, P, all_cols.data() + r0 * P);
@@ -886,9 +938,12 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
               if (small_k != nullptr) {
                 // One pass: each row starts at its bias, a ReLU or Clip is
                 // applied as the kernel stores; other activations after it.
+                // With Z the block is started at bias + Z and added to.
                 thread_local std::vector<float> zeros;
                 const float* init = nullptr;
-                if (bias != nullptr) {
+                if (zg != nullptr) {
+                  start_block(m0, m1, p0, p1);
+                } else if (bias != nullptr) {
                   init = bias + grp * mg + m0;
                 } else {
                   zeros.assign(static_cast<size_t>(m1 - m0), 0.0f);
@@ -897,18 +952,16 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
                 small_k(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, cols, ldb, yg + m0 * P + p0, P, init,
                         clamp.lo, clamp.hi);
                 if (!clamp.applied) {
-                  for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
+                  for (int64_t m = m0; m < m1; ++m) act.Run(yg + m * P + p0, p1 - p0, C(0));
                 }
                 continue;
               }
             }
-            // The tile starts at its bias (dense::FillBlock says why), the GEMM adds to it.
-            for (int64_t m = m0; m < m1; ++m) {
-              std::fill(yg + m * P + p0, yg + m * P + p1, bias != nullptr ? bias[grp * mg + m] : C(0));
-            }
+            // The tile starts at its bias (dense::FillBlock says why) and Z, the GEMM adds to it.
+            start_block(m0, m1, p0, p1);
             dense::Gemm(false, false, m1 - m0, p1 - p0, K, C(1), w + (grp * mg + m0) * K, K, cols, ldb, C(1),
                         yg + m0 * P + p0, P);
-            for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, C(0));
+            for (int64_t m = m0; m < m1; ++m) act.Run(yg + m * P + p0, p1 - p0, C(0));
           }
         }, 1));
       }
@@ -929,10 +982,17 @@ Status dense::ConvCpu(KernelContext& ctx, const Epilogue& e) {
   }
   const Tensor* bp = b.defined() ? &b : nullptr;
   OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(x.shape(), w.shape(), bp ? &b.shape() : nullptr, ctx.attrs()));
+  // FusedConv's Z: Y's shape and dtype (CheckResidual refused anything else before the run).
+  Tensor z;
+  if (ctx.has_input(3)) {
+    OPSCOPE_RETURN_IF_ERROR(CheckResidual(ctx.op_name(), ctx.in(3).dtype(), ctx.in(3).shape(), x.dtype(), OutShape(d)));
+    OPSCOPE_ASSIGN_OR_RETURN(z, ctx.in(3).Contiguous());
+  }
+  const Tensor* zp = z.defined() ? &z : nullptr;
   switch (x.dtype()) {
-    case DType::kF64: return ConvTyped<double>(ctx, d, x, w, bp, e);
-    case DType::kF32: return ConvTyped<float>(ctx, d, x, w, bp, e);
-    case DType::kF16: return ConvTyped<Half>(ctx, d, x, w, bp, e);
+    case DType::kF64: return ConvTyped<double>(ctx, d, x, w, bp, zp, e);
+    case DType::kF32: return ConvTyped<float>(ctx, d, x, w, bp, zp, e);
+    case DType::kF16: return ConvTyped<Half>(ctx, d, x, w, bp, zp, e);
     default: return UnimplementedError(std::string("Conv: dtype ") + DTypeName(x.dtype()));
   }
 }

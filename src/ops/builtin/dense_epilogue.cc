@@ -27,6 +27,13 @@ StatusOr<Epilogue> Epilogue::From(std::string_view op, const Attrs& a) {
   return e;
 }
 
+Status CheckResidual(std::string_view op, DType z_dtype, const Shape& z_shape, DType y_dtype, const Shape& y_shape) {
+  if (z_dtype == y_dtype && z_shape == y_shape) return Status::Ok();
+  return InvalidArgumentError(std::string(op) + ": input Z is " + DTypeName(z_dtype) + z_shape.ToString() +
+                              "; expected the output's " + DTypeName(y_dtype) + y_shape.ToString() +
+                              " (Z is added element for element)");
+}
+
 namespace {
 
 // The activation alone over p[0, n), one loop per kind so each vectorises.
@@ -62,10 +69,18 @@ void Activate(const Epilogue& e, C* p, int64_t n) {
 }
 
 template <typename C>
+void AddResidual(const Epilogue& e, C* p, int64_t n) {
+  if (e.residual == nullptr) return;
+  const C* z = static_cast<const C*>(e.residual) + (p - static_cast<const C*>(e.residual_out));
+  for (int64_t i = 0; i < n; ++i) p[i] += z[i];
+}
+
+template <typename C>
 void RunScalarBias(const Epilogue& e, C* p, int64_t n, C bias) {
   if (bias != C(0)) {
     for (int64_t i = 0; i < n; ++i) p[i] += bias;
   }
+  AddResidual(e, p, n);
   Activate(e, p, n);
 }
 
@@ -74,6 +89,7 @@ void RunVectorBias(const Epilogue& e, C* p, int64_t n, const C* bias) {
   if (bias != nullptr) {
     for (int64_t i = 0; i < n; ++i) p[i] += bias[i];
   }
+  AddResidual(e, p, n);
   Activate(e, p, n);
 }
 

@@ -1,8 +1,8 @@
 // File: ops/builtin/dense_epilogue.h
 // The bias-and-activation tail of FusedConv, FusedGemm and FusedMatMul
 // (attributes activation, activation_alpha, activation_min/max,
-// activation_approximate), and the one kernel entry each dense op has with
-// such a tail.
+// activation_approximate; FusedConv's residual input Z), and the one kernel
+// entry each dense op has with such a tail.
 //
 // The dense kernels apply it to each stretch of output right after computing
 // it (one conv channel row, one GEMM tile), while it is still in cache: not a
@@ -27,6 +27,14 @@ enum class Act { kNone, kRelu, kSigmoid, kTanh, kLeakyRelu, kClip, kGelu, kGeluT
 struct Epilogue {
   Act act = Act::kNone;
   double alpha = 0.01, lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  // FusedConv's Z (the other branch of a skip connection), added after the
+  // bias and before the activation, element for element: a stretch p of the
+  // buffer that starts at `residual_out` gets residual[(p - residual_out) + i].
+  // The kernel entry points them at Z and at the buffer it writes (Y, or the
+  // float copy of a 16-bit Y), so each stretch of output the epilogue runs on
+  // takes its Z with it, whichever path wrote it. Null: no Z.
+  const void* residual = nullptr;
+  const void* residual_out = nullptr;
 
   // From the fused op's attributes; an unknown activation names `op`.
   static StatusOr<Epilogue> From(std::string_view op, const Attrs& a);
@@ -59,7 +67,7 @@ struct Epilogue {
     return x;
   }
 
-  // p[i] = act(p[i] + bias) for i < n: one channel's row of a convolution.
+  // p[i] = act(p[i] + bias (+ Z's element)) for i < n: one channel's row of a convolution.
   void Run(float* p, int64_t n, float bias) const;
   void Run(double* p, int64_t n, double bias) const;
   // p[i] = act(p[i] + bias[i]), bias may be null: one row of a GEMM's output.
@@ -67,9 +75,14 @@ struct Epilogue {
   void Run(double* p, int64_t n, const double* bias) const;
 };
 
+// FusedConv's Z against its output Y: the same dtype and shape, or an
+// error that names `op`, input Z and what was expected.
+Status CheckResidual(std::string_view op, DType z_dtype, const Shape& z_shape, DType y_dtype, const Shape& y_shape);
+
 // The cpu kernels of Conv, Gemm and MatMul with `e` applied to their output
 // as they write it (Epilogue{} for the plain ops). MatMul's bias, when
-// `bias` is given, is one value per output column.
+// `bias` is given, is one value per output column; ConvCpu reads FusedConv's
+// Z from input 3 where there is one.
 Status ConvCpu(KernelContext& ctx, const Epilogue& e);
 Status GemmCpu(KernelContext& ctx, const Epilogue& e);
 Status MatMulCpu(KernelContext& ctx, const Epilogue& e, const Tensor* bias);

@@ -1,14 +1,18 @@
 // FusedConv, FusedGemm, FusedMatMul: the nodes bias_activation_fusion makes
-// from Conv/Gemm/MatMul + Add(bias) + activation. One dispatch runs the dense
-// kernel of the base op, which applies the bias and activation to each block
-// of output as it writes it (dense_epilogue.h); no intermediate tensor exists
-// between them. Conv and Gemm take their bias through their own bias input;
-// MatMul's comes as input 2.
+// from Conv/Gemm/MatMul + Add(bias) + activation, and FusedConv also from a
+// Conv + Add of a skip connection's other branch (Z, ResNet's residual). One
+// dispatch runs the dense kernel of the base op, which applies the bias, Z
+// and the activation to each block of output as it writes it
+// (dense_epilogue.h); no intermediate tensor exists between them. Conv and
+// Gemm take their bias through their own bias input; MatMul's comes as input
+// 2; FusedConv's Z is input 3 (onnxruntime's com.microsoft FusedConv has it
+// there too), B may be left out before it.
 //
 // Attributes beyond the base op's: activation ("" | Relu | Sigmoid | Tanh |
 // LeakyRelu | Clip | Gelu), activation_alpha (LeakyRelu), activation_min /
 // activation_max (Clip), activation_approximate (Gelu: none | tanh).
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "ops/builtin/dense_epilogue.h"
@@ -28,12 +32,18 @@ Status FusedReference(KernelContext& ctx, const char* base, bool bias_input) {
   OPSCOPE_ASSIGN_OR_RETURN(Epilogue e, Epilogue::From(ctx.op_name(), ctx.attrs()));
   OPSCOPE_RETURN_IF_ERROR(Base(base).reference(ctx));
   Tensor& y = ctx.out(0);
-  std::vector<double> b;
+  std::vector<double> b, z;
   if (bias_input && ctx.has_input(2)) b = kernels::ToDoubles(ctx.in(2));
+  if (std::string_view(base) == "Conv" && ctx.has_input(3)) {
+    // The shape only: the reference's Y may be float64.
+    OPSCOPE_RETURN_IF_ERROR(
+        dense::CheckResidual(ctx.op_name(), ctx.in(3).dtype(), ctx.in(3).shape(), ctx.in(3).dtype(), y.shape()));
+    z = kernels::ToDoubles(ctx.in(3));
+  }
   const int64_t nb = static_cast<int64_t>(b.size());
-  if (e.act == dense::Act::kNone && nb == 0) return Status::Ok();
+  if (e.act == dense::Act::kNone && nb == 0 && z.empty()) return Status::Ok();
   for (int64_t i = 0; i < y.numel(); ++i) {
-    const double v = y.FlatGetAsDouble(i) + (nb ? b[i % nb] : 0.0);
+    const double v = y.FlatGetAsDouble(i) + (nb ? b[i % nb] : 0.0) + (z.empty() ? 0.0 : z[i]);
     y.FlatSetFromDouble(i, e.Apply<double>(v));
   }
   return Status::Ok();
@@ -60,13 +70,26 @@ ShapeFn InferAs(const char* base) {
   return [base](InferContext& c) { return Base(base).infer(c); };
 }
 
+// Conv's shape, and Z (input 3) where there is one exactly as Y.
+Status FusedConvInfer(InferContext& c) {
+  OPSCOPE_RETURN_IF_ERROR(Base("Conv").infer(c));
+  if (!c.has_input(3)) return Status::Ok();
+  const TensorDesc& y = c.outputs()[0];
+  return dense::CheckResidual("FusedConv", c.input(3).dtype, c.input(3).shape, y.dtype, y.shape);
+}
+
 CostFn CostAs(const char* base) {
   return [base](const OpCall& c) {
     std::vector<TensorDesc> in, out;
-    for (int i = 0; i < c.num_inputs(); ++i) in.push_back(c.in(i));
+    // The base op's own inputs: FusedConv's Z is counted below.
+    for (int i = 0; i < c.num_inputs() && i < 3; ++i) in.push_back(c.in(i));
     for (int i = 0; i < c.num_outputs(); ++i) out.push_back(c.out(i));
     Cost cost = Base(base).EstimateCost(in, out, c.attrs());
     cost.flops += 4.0 * static_cast<double>(c.out(0).numel());  // bias + activation
+    if (c.num_inputs() > 3 && c.in(3).present) {
+      cost.bytes_read += c.in(3).bytes();
+      cost.flops += static_cast<double>(c.out(0).numel());
+    }
     return cost;
   };
 }
@@ -98,12 +121,13 @@ OpDef& ActivationAttrs(OpDef& def) {
 static OpRegistrar fused_conv = ActivationAttrs(
     OpDef("FusedConv")
         .Domain("opscope")
-        .Doc("Y = activation(Conv(X, W) + B): Conv with its bias and activation as one kernel")
-        .Input("X", "T").Input("W", "T").OptionalInput("B", "T").Output("Y", "T")
+        .Doc("Y = activation(Conv(X, W) + B + Z): Conv with its bias, a residual Z (Y's shape) and its "
+             "activation as one kernel")
+        .Input("X", "T").Input("W", "T").OptionalInput("B", "T").OptionalInput("Z", "T").Output("Y", "T")
         .Attr("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
         .Attr("dilations", std::vector<int64_t>{}).Attr("group", 1).Attr("kernel_shape", std::vector<int64_t>{})
         .Attr("pads", std::vector<int64_t>{}).Attr("strides", std::vector<int64_t>{})
-        .Infer(InferAs("Conv"))
+        .Infer(FusedConvInfer)
         .Cost(CostAs("Conv"))
         .Tunable("tile", {0, 64, 256, 1024})  // as Conv's
         .Reference([](KernelContext& ctx) { return FusedReference(ctx, "Conv", false); })

@@ -77,6 +77,60 @@ TEST(FusedConv, EveryActivationMatchesItsReferenceAcrossTheBlockCuts) {
 // sum stays within its default bound wherever the sum cancels to near zero.
 Tensor SmallValues(DType t, const Shape& s, uint64_t seed) { return Random(t, s, seed, -1, 1); }
 
+// FusedConv's Z (a residual of Y's shape) on every path a convolution can
+// take: the shifted GEMM on a grid wider than the output and on one that is
+// the output's (float32), strided; im2col with the small-k kernel and with
+// OpenBLAS; 1x1 convolutions read in place; channels split; depthwise 3x3
+// and the general depthwise loop; with a bias and without one (B left out).
+TEST(FusedConv, ResidualZMatchesItsReferenceOnEveryPath) {
+  struct Case {
+    Shape x, w;
+    const char* attrs;
+    std::map<std::string, int64_t> tunables;
+  };
+  const Case cases[] = {
+      {Shape({1, 32, 12, 14}), Shape({20, 32, 3, 3}), "pads=[1,1,1,1]", {{"tile", 64}}},
+      {Shape({1, 32, 12, 14}), Shape({20, 32, 3, 3}), "pads=[1,1,1,1]", {}},
+      {Shape({1, 96, 10, 12}), Shape({8, 96, 3, 1}), "pads=[1,0,1,0]", {}},
+      {Shape({1, 16, 13, 13}), Shape({10, 16, 3, 3}), "pads=[1,1,1,1],strides=[2,2]", {}},
+      {Shape({1, 8, 20, 18}), Shape({20, 8, 3, 3}), "pads=[1,1,1,1]", {{"tile", 64}}},
+      {Shape({1, 40, 6, 7}), Shape({12, 40, 3, 3}), "pads=[1,1,1,1],strides=[2,1]", {}},
+      {Shape({2, 5, 12, 12}), Shape({7, 5, 1, 1}), "", {{"tile", 64}}},
+      {Shape({1, 300, 4, 5}), Shape({6, 300, 1, 1}), "", {}},
+      {Shape({1, 4, 5, 5}), Shape({64, 4, 3, 3}), "pads=[1,1,1,1]", {}},
+      {Shape({1, 3, 6, 40}), Shape({3, 1, 3, 3}), "group=3,pads=[1,1,1,1]", {}},
+      {Shape({2, 6, 9, 9}), Shape({6, 1, 3, 3}), "group=6,pads=[1,1,1,1],strides=[2,2]", {}},
+      {Shape({1, 4, 7, 7}), Shape({4, 1, 5, 5}), "group=4,pads=[2,2,2,2]", {}},
+  };
+  uint64_t seed = 300;
+  for (DType t : kFusedDtypes) {
+    for (const Case& c : cases) {
+      // Every activation kind in float32 (the clamps a kernel applies as it
+      // stores, and the others after); ReLU in the others, to keep it short.
+      for (const char* act : {"", "activation=Relu", "activation=Sigmoid", "activation=Clip,activation_min=-1"}) {
+        if (t != DType::kF32 && std::string_view(act) != "activation=Relu") continue;
+        const std::string attrs = JoinAttrs(act, c.attrs);
+        SCOPED_TRACE(std::string(DTypeName(t)) + " " + c.x.ToString() + " " + attrs);
+        const Tensor x = SmallValues(t, c.x, seed++), w = SmallValues(t, c.w, seed++);
+        const Tensor b = SmallValues(t, Shape({c.w[0]}), seed++);
+        auto y = RunReference("FusedConv", {x, w}, ParseAttrs("FusedConv", c.attrs));
+        ASSERT_TRUE(y.ok()) << y.status().ToString();
+        const Tensor z = Random(t, y->outputs[0].shape(), seed++);
+        ExpectFusedMatches("FusedConv", {x, w, b, z}, attrs, c.tunables);
+        ExpectFusedMatches("FusedConv", {x, w, Tensor(), z}, attrs, c.tunables);
+      }
+    }
+  }
+}
+
+// Z must be Y's shape and dtype: one line that names it, before any kernel runs.
+TEST(FusedConv, AResidualOfAnotherShapeIsRefused) {
+  const Tensor x = Random(DType::kF32, Shape({1, 2, 5, 5}), 1), w = Random(DType::kF32, Shape({3, 2, 3, 3}), 2);
+  const Tensor z = Random(DType::kF32, Shape({1, 3, 3, 4}), 3);
+  ExpectError(RunCpu("FusedConv", {x, w, Tensor(), z}, ParseAttrs("FusedConv", "")),
+              {"input Z is float32[1,3,3,4]", "expected the output's float32[1,3,3,3]"});
+}
+
 TEST(FusedGemm, EveryActivationMatchesItsReferenceSplitByRowsAndByColumns) {
   // The activations on the row split; the other cuts (the same epilogue
   // code) with none and one activation: Gemm's reference loops are the cost
