@@ -68,10 +68,12 @@ TEST(GraphEquivalence, ResnetSmall) {
   CompileAndCompare("resnet_small.onnx", m);
   auto ops = OpCounts(m.compiled);
   EXPECT_EQ(ops.count("BatchNormalization"), 0u);
-  // Every conv took its BN; those followed by Relu also took the Relu (3 of
-  // them: the stem and the first conv of each block).
+  // Every conv took its BN; those followed by Relu also took the Relu (the
+  // stem and the first conv of each block), and the second conv of each
+  // block the residual Add and the Relu after it: all five are FusedConv.
   EXPECT_EQ(ops["FusedConv"] + ops["Conv"], OpCounts(m.framework)["Conv"]);
-  EXPECT_EQ(ops["FusedConv"], 3);
+  EXPECT_EQ(ops["FusedConv"], 5);
+  EXPECT_EQ(ops.count("Add") + ops.count("FusedElementwise"), 0u);
   EXPECT_GT(m.compiled.memory().arena_bytes, 0);
   EXPECT_LT(m.compiled.memory().arena_bytes, m.compiled.memory().no_reuse_bytes);
 }

@@ -64,9 +64,11 @@ TEST_F(InspectorAccuracy, CorrectModelsGetNoFinding) {
       }
     }
     if (std::string(model) == "resnet_small") {
-      EXPECT_EQ(stages.size(), 5u);  // three Conv+BN+Relu (before the Relu), two Add+Relu (after the Add)
+      // Five FusedConv: three Conv+BN+Relu (their stage before the Relu),
+      // two Conv+BN+Add(residual)+Relu (theirs after the Add, before the Relu).
+      EXPECT_EQ(stages.size(), 5u);
       EXPECT_EQ(stages["/stem/conv/Conv"], std::vector<std::string>{"/stem/bn/BatchNormalization"});
-      EXPECT_EQ(stages["/layer1/add/Add"], std::vector<std::string>{"/layer1/add/Add"});
+      EXPECT_EQ(stages["/layer1/block2/conv/Conv"], std::vector<std::string>{"/layer1/add/Add"});
     }
     if (std::string(model) == "two_branch") {
       EXPECT_EQ(stages["/branch_b/fc1/MatMul"], std::vector<std::string>{"/branch_b/fc1_bias/Add"});  // MatMul+Add, then Tanh

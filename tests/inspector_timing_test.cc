@@ -435,6 +435,28 @@ TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereT
   EXPECT_NE(one.out.find("setting changed  iterations  1 -> 3"), std::string::npos) << one.out;
 }
 
+// A folder is reread with this opscope's compiler: where that compiles the
+// model to other tasks than the one that made the run (a pass added, say),
+// the refusal names the first pass whose result differs and what to do.
+TEST_F(InspectorTiming, ARunFromAnotherCompilerNamesThePassThatDiffers) {
+  const fs::path run = RunModel(Model("two_branch.onnx"), "older", "--iterations 1");
+  json capture = json::parse(Slurp(run / "capture.json"));
+  ASSERT_GE(capture["tasks"].size(), 2u);
+  ASSERT_GE(capture["passes"].size(), 3u);
+  // As if the run's compiler had left one node more from pass 3 on.
+  capture["tasks"].erase(capture["tasks"].size() - 1);
+  for (size_t i = 2; i < capture["passes"].size(); ++i) {
+    capture["passes"][i]["nodes_after"] = capture["passes"][i]["nodes_after"].get<int64_t>() + 1;
+  }
+  const json third = capture["passes"][2];
+  std::ofstream(run / "capture.json", std::ios::binary | std::ios::trunc) << capture.dump();
+  ExpectUsageError(Run("summary " + run.string()),
+                   "after pass 3 (" + third["name"].get<std::string>() + ") the run's graph had " +
+                       std::to_string(third["nodes_after"].get<int64_t>()) + " nodes, this opscope's has " +
+                       std::to_string(third["nodes_after"].get<int64_t>() - 1) +
+                       " (run the model again with this opscope to compare with it)");
+}
+
 TEST_F(InspectorTiming, PathShowsTensorsAndTreesCutAtTheDepth) {
   const std::string out = RunModel(Model("two_branch.onnx"), "run", "--iterations 1");
   Result deep = Run("path " + out + " --node /join/concat/Concat --json --depth 50");

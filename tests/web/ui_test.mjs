@@ -721,14 +721,16 @@ test('an onnxruntime run against an opscope baseline: what each engine fused, si
   assert.ok(await page.isVisible('#diff-section'));
   const rows = await page.$$eval('#diff table.diff-engines tr[data-at]', (trs) => trs.map((tr) => tr.dataset.at));
   assert.deepEqual(rows, diff.engines.fusions.slice(0, 12).map((r) => r.at));
-  assert.ok(rows.includes('/layer1/add/Add'), 'opscope fused the Add with its Relu, onnxruntime into the conv');
+  // The residual block's second conv: each engine took its BN, the Add and the Relu into one kernel.
+  const at = '/layer1/block2/conv/Conv';
+  assert.ok(rows.includes(at), 'both engines fused the conv with its residual Add and Relu');
   assert.equal(await page.textContent('#diff h4.engines'), 'engines: baseline opscope, this run onnxruntime');
-  const addRow = diff.engines.fusions.find((r) => r.at === '/layer1/add/Add');
-  assert.ok((await page.textContent('#diff tr[data-at="/layer1/add/Add"] td:nth-child(3)')).startsWith(addRow.new.op_type + '4 nodes'));
+  const addRow = diff.engines.fusions.find((r) => r.at === at);
+  assert.ok((await page.textContent(`#diff tr[data-at="${at}"] td:nth-child(3)`)).startsWith(addRow.new.op_type + '4 nodes'));
   assert.ok((await page.textContent('#diff .layouts-new')).includes('node(s) in NCHWc'));
   // A row selects its framework node; the compiled node it went into says how it was tied.
-  await page.click('#diff table.diff-engines tr[data-at="/layer1/add/Add"] a.link');
-  assert.equal(await page.textContent('#details h3'), '/layer1/add/Add');
+  await page.click(`#diff table.diff-engines tr[data-at="${at}"] a.link`);
+  assert.equal(await page.textContent('#details h3'), at);
   const graph = readGraphJson(path.join(dir, 'graph.json'));
   const conv = graph.compiled.nodes.find((n) => n.name === '/layer1/block2/bn/BatchNormalization_output_0_nchwc');
   await showWholeGraphs(page);

@@ -14,6 +14,7 @@
 #include "graph/export/trace_json.h"
 #include "graph/onnx/onnx_import.h"
 #include "graph/ort/ort_run.h"
+#include "graph/passes/pass_manager.h"
 #include "graph/run/mapping.h"
 #include "graph/run/output_checks.h"
 #include "graph/run/run_identity.h"
@@ -26,6 +27,23 @@
 
 namespace opscope::graph {
 namespace {
+
+// Why a run folder's tasks no longer match the model: the first pass whose
+// result differs between the run's compile (capture.json's "passes") and
+// this opscope's, as the folder is reread with this opscope's compiler.
+// Empty where the passes agree.
+std::string CompilerDrift(const std::vector<PassResult>& then, const std::vector<PassResult>& now) {
+  for (size_t i = 0; i < then.size() && i < now.size(); ++i) {
+    if (then[i].name == now[i].name && then[i].nodes_after == now[i].nodes_after) continue;
+    return "; this opscope compiles the model otherwise than the one that made the run: after pass " +
+           std::to_string(i + 1) + " (" + then[i].name + ") the run's graph had " +
+           std::to_string(then[i].nodes_after) + " nodes, this opscope's has " + std::to_string(now[i].nodes_after) +
+           (now[i].name == then[i].name ? "" : " (after " + now[i].name + ")") +
+           " (run the model again with this opscope to compare with it)";
+  }
+  return "";
+}
+
 
 using nlohmann::json;
 
@@ -238,12 +256,12 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["engine"].Present()) return LoadEngineRun(dir, j, file, identity, model_path, fields);
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
   run.model.layout_preferences = layouts;
-  OPSCOPE_RETURN_IF_ERROR(Compile(run.model));
+  OPSCOPE_ASSIGN_OR_RETURN(const std::vector<PassResult> compiled_now, PassManager::Default().Run(run.model));
   OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
                            ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
   if (task_count != run.schedule.tasks.size()) {
     return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
-                                std::to_string(run.schedule.tasks.size()));
+                                std::to_string(run.schedule.tasks.size()) + CompilerDrift(run.passes, compiled_now));
   }
   // Sized only once the file has shown it holds that many iterations: a
   // large "iterations" over a small file must not allocate for them.
