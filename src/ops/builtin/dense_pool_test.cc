@@ -100,6 +100,43 @@ TEST(DenseMaxPool, WideRowsMatchReferenceBitExactWithNaNsAnywhere) {
                          ToleranceSpec{.rule = "exact"});
 }
 
+// Narrow planes at stride 1 that keep their width run as one flat row: the
+// row-edge columns redone, the top and bottom output rows apart from the
+// run of rows that see the whole window. Bit-exact, NaNs at the corners and
+// edges of planes; windows with and without a left pad, wider than tall,
+// taller than the plane (every output row an edge), a plane as wide as the
+// window, and one output row fewer than input rows.
+TEST(DenseMaxPool, NarrowPlanesAsOneFlatRowMatchReferenceBitExact) {
+  struct Case {
+    Shape x;
+    const char* attrs;
+  };
+  const Case cases[] = {{Shape({1, 4, 7, 7}), "kernel_shape=[3,3],pads=[1,1,1,1]"},
+                        {Shape({1, 4, 14, 14}), "kernel_shape=[3,3],pads=[1,1,1,1],ceil_mode=1"},
+                        {Shape({1, 3, 7, 9}), "kernel_shape=[5,5],pads=[2,2,2,2]"},
+                        {Shape({1, 3, 6, 8}), "kernel_shape=[3,5],pads=[1,2,1,2]"},
+                        {Shape({1, 3, 6, 8}), "kernel_shape=[2,2],pads=[0,0,1,1]"},
+                        {Shape({1, 3, 5, 6}), "kernel_shape=[1,3],pads=[0,1,0,1]"},
+                        {Shape({1, 3, 2, 5}), "kernel_shape=[3,3],pads=[1,1,1,1]"},
+                        {Shape({1, 3, 4, 3}), "kernel_shape=[3,3],pads=[1,1,1,1]"},
+                        {Shape({1, 3, 6, 5}), "kernel_shape=[3,3],pads=[1,1,0,1]"}};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 60;
+  for (DType t : {DType::kF32, DType::kF64}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.x.ToString() + " " + c.attrs);
+      Tensor x = Random(t, c.x, seed++);
+      const int64_t H = c.x[2], W = c.x[3], plane = H * W;
+      // Plane 1: NaN in the first and last element; plane 2: at the end of row 0 and the start of the last row.
+      x.FlatSetFromDouble(plane, nan);
+      x.FlatSetFromDouble(2 * plane - 1, nan);
+      x.FlatSetFromDouble(2 * plane + W - 1, nan);
+      x.FlatSetFromDouble(2 * plane + (H - 1) * W, nan);
+      ExpectMatchesReference("MaxPool", {x}, c.attrs, -1, ToleranceSpec{.rule = "exact"});
+    }
+  }
+}
+
 TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : {DType::kF32, DType::kF64}) {
