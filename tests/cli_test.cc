@@ -77,6 +77,27 @@ TEST(OpsDebugCli, PassingRunPrintsTheVerdictAndARepeatableRepro) {
   EXPECT_EQ(ReproOf(again.out), repro);
 }
 
+// An empty shape between two leaves an optional input out, as --inputs' empty
+// entry does: FusedConv with its residual Z but no bias B. The repro line
+// says it the same way and runs pasted back; a required input, or an empty
+// first or last entry, is still refused.
+TEST(OpsDebugCli, AnEmptyShapeLeavesAnOptionalInputOutAndTheReproSaysSo) {
+  const std::string shapes = "'[1,3,6,8];[4,3,3,3];;[1,4,6,8]'";
+  ToolResult r = OpsDebug("run --op FusedConv --input-shapes " + shapes + " --attrs 'pads=[1,1,1,1],activation=Relu'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "output Y  float32[1,4,6,8]  PASSED")) << r.out;
+  const std::string repro = ReproOf(r.out);
+  EXPECT_TRUE(Contains(repro, "--input-shapes " + shapes + " --dtype float32,float32,float32,float32")) << repro;
+  ToolResult again = Shell(kBin + repro);
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(ReproOf(again.out), repro);
+
+  ExpectUsageError(OpsDebug("run --op Conv --input-shapes '[1,3,6,8];;[4]'"),
+                   "--input-shapes: entry 2 is empty, but input W of op Conv is required", kOpsDebugUsage);
+  ExpectUsageError(OpsDebug("run --op Conv --input-shapes '[1,3,6,8];[4,3,3,3];'"),
+                   "--input-shapes: shape 3 '': empty", kOpsDebugUsage);
+}
+
 // --plugin is repeatable: both libraries load, and the repro line names both
 // (CLI11 refused the second one until SweepCommandLine's round trip found it).
 TEST(OpsDebugCli, TwoPluginsBothLoad) {

@@ -47,6 +47,7 @@ struct OpRunRequest {
   std::vector<std::string> input_files;  // --inputs
   std::vector<Tensor> input_tensors;
   std::vector<Shape> input_shapes;       // --input-shapes
+  std::vector<int> omitted_inputs;       // with input_shapes: optional inputs left out ("[4,8];;[4,8]"), their shapes unused
   std::vector<DType> dtypes;             // --dtype
   FillKind fill = FillKind::kNormal;     // --fill
   uint64_t seed = 0;                     // --seed

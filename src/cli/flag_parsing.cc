@@ -32,12 +32,21 @@ std::vector<std::string> SplitList(std::string_view text, char sep) {
   return parts;
 }
 
-StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_view text) {
+StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_view text, std::vector<int>* omitted) {
   std::vector<Shape> shapes;
   std::vector<std::string> parts = SplitList(text, ';');
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string where = std::string(flag) + ": shape " + std::to_string(i + 1) + " '" + parts[i] + "'";
-    if (parts[i].empty()) return InvalidArgumentError(where + ": empty (shapes are separated by ';')");
+    if (parts[i].empty() && omitted != nullptr && i > 0 && i + 1 < parts.size()) {
+      omitted->push_back(static_cast<int>(i));
+      shapes.emplace_back();
+      continue;
+    }
+    if (parts[i].empty()) {
+      return InvalidArgumentError(where + ": empty (shapes are separated by ';'" +
+                                  (omitted != nullptr ? "; an empty one between two leaves an optional input out)"
+                                                      : ")"));
+    }
     auto s = Shape::Parse(parts[i]);
     if (!s.ok()) {
       // "[4,256,64],[64]": two shapes joined the way a list is written elsewhere.

@@ -17,8 +17,12 @@ namespace opscope::cli {
 
 // Splits on `sep`, trimming spaces; empty text gives no parts.
 std::vector<std::string> SplitList(std::string_view text, char sep);
-// "[4,256,64];[64]" -> two shapes. An empty item is an error.
-StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_view text);
+// "[4,256,64];[64]" -> two shapes. An empty item is an error, except with
+// `omitted`: then an empty item between two others ("[4,8];;[4,8]", as
+// --inputs' "x.npy,,z.npy") leaves that input out, its index added to
+// `omitted` and a scalar shape holding its place.
+StatusOr<std::vector<Shape>> ParseShapeList(std::string_view flag, std::string_view text,
+                                            std::vector<int>* omitted = nullptr);
 // "float32" or "float32,float16".
 StatusOr<std::vector<DType>> ParseDTypeList(std::string_view flag, std::string_view text);
 // "block=256,vec=4" -> {block: 256, vec: 4}; values are integers.

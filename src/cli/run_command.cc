@@ -19,7 +19,7 @@ StatusOr<OpRunRequest> RequestFromFlags(const RunFlags& f) {
   for (const std::string& item : f.inputs) {
     for (std::string& part : SplitList(item, ',')) r.input_files.push_back(std::move(part));
   }
-  OPSCOPE_ASSIGN_OR_RETURN(r.input_shapes, ParseShapeList("--input-shapes", f.input_shapes));
+  OPSCOPE_ASSIGN_OR_RETURN(r.input_shapes, ParseShapeList("--input-shapes", f.input_shapes, &r.omitted_inputs));
   OPSCOPE_ASSIGN_OR_RETURN(r.dtypes, ParseDTypeList("--dtype", f.dtypes));
   auto fill = ParseFillKind(f.fill);
   if (!fill.ok()) return std::move(fill).status().WithContext("--fill");
@@ -77,7 +77,8 @@ std::vector<std::string> ArgsForRun(const CLI::App& command, int argc, const cha
 void AddRunFlags(CLI::App& command, RunFlags& f) {
   CLI::App* run = &command;
   run->add_option("--op", f.op, "the op to run (ops-debug list shows them)")->required();
-  run->add_option("--input-shapes", f.input_shapes, "one shape per input: \"[4,256,64];[64]\"");
+  run->add_option("--input-shapes", f.input_shapes,
+                  "one shape per input: \"[4,256,64];[64]\"; an empty one between two leaves an optional input out");
   run->add_option("--dtype", f.dtypes, "float32, or one per input: float32,float16");
   run->add_option("--attrs", f.attrs, "attributes: \"eps=1e-6,axis=-1,kernel_shape=[3,3]\"");
   run->add_option("--inputs", f.inputs, "inputs from .npy files, comma-separated; an empty entry leaves an optional input out");

@@ -138,6 +138,16 @@ StatusOr<std::vector<OpRunInput>> BuildInputs(const OpSchema& op, const OpRunReq
   OPSCOPE_RETURN_IF_ERROR(CheckInputCount(op, "input_shapes", f.input_shapes.size(), "shape"));
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<DType> dtypes, ResolveDTypes(op, f.dtypes, f.input_shapes.size()));
   for (size_t i = 0; i < f.input_shapes.size(); ++i) {
+    // "[4,8];;[4,8]": an optional input left out, as --inputs' empty entry.
+    if (std::find(f.omitted_inputs.begin(), f.omitted_inputs.end(), static_cast<int>(i)) != f.omitted_inputs.end()) {
+      if (i >= op.inputs.size() || op.inputs[i].kind != ArgDef::Kind::kOptional) {
+        return InvalidArgumentError("input_shapes: entry " + std::to_string(i + 1) + " is empty, but input " +
+                                    InputName(op, i) + " of op " + op.name +
+                                    " is required (only optional inputs can be left out)");
+      }
+      inputs.push_back({InputName(op, i), Tensor(), "omitted"});
+      continue;
+    }
     if (InputArg(op, i).value_input) {
       return InvalidArgumentError("input_shapes: op " + op.name + " reads the values of input '" +
                                   InputArg(op, i).name + "': give the inputs as .npy files with `input_files`");

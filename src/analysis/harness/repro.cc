@@ -38,10 +38,20 @@ std::string ReproCommand(const OpRunRequest& f, const OpSchema& op, const Attrs&
   if (!files.empty()) {
     c.Flag("--inputs", files, ",");
   } else if (!inputs.empty()) {
+    // An input left out is an empty shape ("[4,8];;[4,8]"); its dtype entry,
+    // which --dtype needs all the same, is unused: the first present input's.
     std::vector<std::string> shapes, dtypes;
+    DType stand_in = DType::kF32;
     for (const OpRunInput& in : inputs) {
-      shapes.push_back(in.tensor.shape().ToString());
-      dtypes.push_back(DTypeName(in.tensor.dtype()));
+      if (in.tensor.defined()) {
+        stand_in = in.tensor.dtype();
+        break;
+      }
+    }
+    for (const OpRunInput& in : inputs) {
+      const bool present = in.tensor.defined();
+      shapes.push_back(present ? in.tensor.shape().ToString() : "");
+      dtypes.push_back(DTypeName(present ? in.tensor.dtype() : stand_in));
     }
     c.Flag("--input-shapes", shapes, ";").Flag("--dtype", dtypes, ",");
     if (f.input_tensors.empty()) c.Flag("--fill", FillKindName(f.fill)).Flag("--seed", std::to_string(f.seed));

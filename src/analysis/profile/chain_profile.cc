@@ -1,5 +1,6 @@
 // ProfileChain (opscope/profile.h): the stages of a --baseline-syntax chain
 // profiled one by one, then held together as a graph for the suspects.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -28,6 +29,11 @@ StatusOr<std::vector<Tensor>> StandIns(const OpRunRequest& run) {
   }
   if (run.input_shapes.empty()) return InvalidArgumentError("chain: expected `input_shapes` or `input_files` for stage 1");
   for (size_t i = 0; i < run.input_shapes.size(); ++i) {
+    if (std::find(run.omitted_inputs.begin(), run.omitted_inputs.end(), static_cast<int>(i)) !=
+        run.omitted_inputs.end()) {
+      out.emplace_back();  // "[4,8];;[4,8]": an optional input left out
+      continue;
+    }
     const DType dtype = run.dtypes.empty() ? DType::kF32 : run.dtypes[std::min(i, run.dtypes.size() - 1)];
     OPSCOPE_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, run.input_shapes[i]));
     out.push_back(std::move(t));

@@ -95,7 +95,12 @@ std::vector<TunableValues> Grid(const std::vector<SweepAxis>& axes) {
 }
 
 std::string InstanceText(const OpRunRequest& r) {
-  std::string s = JoinMapped(r.input_shapes, ";", [](const Shape& sh) { return sh.ToString(); });
+  std::string s;
+  for (size_t i = 0; i < r.input_shapes.size(); ++i) {
+    const bool omitted = std::find(r.omitted_inputs.begin(), r.omitted_inputs.end(), static_cast<int>(i)) !=
+                         r.omitted_inputs.end();
+    s += (i ? ";" : "") + (omitted ? std::string() : r.input_shapes[i].ToString());
+  }
   for (const std::string& f : r.input_files) s += (s.empty() ? "" : ";") + f;
   const std::string d = JoinMapped(r.dtypes, ",", [](DType t) { return std::string(DTypeName(t)); });
   return s + " " + (d.empty() ? "float32" : d);

@@ -1,5 +1,6 @@
 // The command that runs a sweep again, made from its request: what the
 // report, sweep.json and sweep.html keep as "repro".
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/harness/inputs.h"
@@ -25,7 +26,11 @@ std::string SweepCommand(const SweepRequest& r) {
   c.Repeated("--plugin", run.plugins).Flag("--op", run.op);
   if (!run.input_shapes.empty()) {
     std::vector<std::string> shapes;
-    for (const Shape& s : run.input_shapes) shapes.push_back(s.ToString());
+    for (size_t i = 0; i < run.input_shapes.size(); ++i) {
+      const bool omitted = std::find(run.omitted_inputs.begin(), run.omitted_inputs.end(), static_cast<int>(i)) !=
+                           run.omitted_inputs.end();
+      shapes.push_back(omitted ? "" : run.input_shapes[i].ToString());  // "[4,8];;[4,8]": left out
+    }
     c.Flag("--input-shapes", shapes, ";");
   }
   if (!run.input_files.empty()) c.Flag("--inputs", run.input_files, ",");
