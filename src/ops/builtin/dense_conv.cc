@@ -556,6 +556,32 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
   return t;
 }
 
+// The column blocks of an n-column GEMM output cut as ChooseTiles says: with
+// the tile tunable set, `tile` columns each; otherwise whole 16-column panels
+// (a partial one runs masked loads and stores, at a full panel's cost) as
+// evenly as they go into ChooseTiles' count of blocks, which rounding each
+// tile up to whole panels would change (a 56x56 layer's 203 panels in 18
+// tiles of 12 make 17). Rounded up, so the larger of two neighbouring blocks
+// comes first: the workers take blocks in order, and 3, 4, 3, 4 panels on
+// two of them ran 3 + 3 on one and 4 + 4 on the other.
+struct ColumnBlocks {
+  int64_t n, tile, count, panels;
+  bool tile_given;
+  ColumnBlocks(int64_t n_cols, int64_t t, bool given)
+      : n(n_cols), tile(t), count(0), panels((n_cols + dense::kPanel - 1) / dense::kPanel), tile_given(given) {
+    count = std::min((n + tile - 1) / tile, tile_given ? n : panels);
+  }
+  // Block b's columns [p0, p1).
+  void Range(int64_t b, int64_t& p0, int64_t& p1) const {
+    if (tile_given) {
+      p0 = b * tile, p1 = std::min(n, p0 + tile);
+      return;
+    }
+    auto start = [&](int64_t i) { return (i * panels + count - 1) / count * dense::kPanel; };
+    p0 = start(b), p1 = std::min(n, start(b + 1));
+  }
+};
+
 // Rows [r0, r1) and columns [p0, p1) of one image-group's im2col matrix into
 // col[r1 - r0, p1 - p0].
 template <typename C>
@@ -703,27 +729,9 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
     off[k] = grid.Offset(g, k / kvol, taps);
   }
-  const bool tile_given = ctx.tunable("tile", 0) > 0;
   const GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
-  const int64_t panels = (n_cols + dense::kPanel - 1) / dense::kPanel;
-  const int64_t col_blocks = std::min((n_cols + t.tile - 1) / t.tile, tile_given ? n_cols : panels);
-  const int64_t row_blocks = (mg + t.rows - 1) / t.rows;
-  // Column block cb's columns [p0, p1): whole panels (a partial one runs
-  // masked loads and stores), as evenly as they go into ChooseTiles' count of
-  // blocks, which rounding each tile up to whole panels would change (a
-  // 56x56 layer's 203 panels in 18 tiles of 12 make 17); or `tile` columns
-  // each where the tunable sets it.
-  auto col_range = [&](int64_t cb, int64_t& p0, int64_t& p1) {
-    if (tile_given) {
-      p0 = cb * t.tile, p1 = std::min(n_cols, p0 + t.tile);
-    } else {
-      // Rounded up, so the larger of two neighbouring blocks comes first: the
-      // workers take blocks in order, and 3, 4, 3, 4 panels on two of them
-      // ran 3 + 3 on one and 4 + 4 on the other.
-      auto start = [&](int64_t i) { return (i * panels + col_blocks - 1) / col_blocks * dense::kPanel; };
-      p0 = start(cb), p1 = std::min(n_cols, start(cb + 1));
-    }
-  };
+  const ColumnBlocks cols_of(n_cols, t.tile, ctx.tunable("tile", 0) > 0);
+  const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
   const StoreClamp clamp = ClampOf(e);
   std::vector<float> xgrid(grid.identity ? 0 : cg * grid.phases * grid.plane), zeros(static_cast<size_t>(mg), 0.0f);
   for (int64_t n = 0; n < d.n; ++n) {
@@ -771,7 +779,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
         thread_local std::vector<float> scratch;
         for (int64_t b = begin; b < end; ++b) {
           int64_t p0, p1;
-          col_range(b % col_blocks, p0, p1);
+          cols_of.Range(b % col_blocks, p0, p1);
           const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
           // With Z the block starts at bias + Z: no row_init, the GEMM adds to C.
           const float* init = zg != nullptr ? nullptr : bg + m0;
@@ -893,7 +901,11 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // What the small-k kernel applies itself: no activation, ReLU or Clip.
     const StoreClamp clamp = ClampOf(act);
-    const int64_t col_blocks = (P + t.tile - 1) / t.tile, row_blocks = (mg + t.rows - 1) / t.rows;
+    // The small-k kernel's blocks in whole panels ([1,192,28,28] 1x1 in 4
+    // tiles of 196 columns had run a masked 4-column panel in each); OpenBLAS's
+    // as ChooseTiles cut them.
+    const ColumnBlocks cols_of(P, t.tile, small_k == nullptr || ctx.tunable("tile", 0) > 0);
+    const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
     const bool shared_col = !direct && row_blocks > 1;
@@ -924,7 +936,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_gemm", col_blocks * row_blocks, [&](int64_t begin, int64_t end) {
           thread_local std::vector<C> col;
           for (int64_t b = begin; b < end; ++b) {
-            const int64_t p0 = (b % col_blocks) * t.tile, p1 = std::min(P, p0 + t.tile);
+            int64_t p0, p1;
+            cols_of.Range(b % col_blocks, p0, p1);
             const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
             const C* cols = (shared_col ? all_cols.data() : xg) + p0;
             int64_t ldb = P;

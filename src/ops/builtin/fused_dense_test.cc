@@ -239,6 +239,16 @@ TEST(DenseTiles, ConvAndConvTransposeMatchTheirReferencesAtEveryTile) {
                                 Random(DType::kF32, Shape({6, 2, 3, 3}), seed++), Random(DType::kF32, Shape({6}), seed++)},
                        "group=2,pads=[1,0,1,2],strides=[1,2],dilations=[2,1]", {{"tile", tile}});
   }
+  // The small-k kernel's blocks at the default tiles: whole 16-column panels
+  // shared out over ChooseTiles' count of blocks, the partial panel last
+  // (900 positions: 57 panels in blocks of 15, 14, 14, 14, the last 13.25).
+  for (const char* w : {"[12,8,1,1]", "[12,8,3,3]"}) {
+    SCOPED_TRACE(w);
+    const Shape ws = *Shape::Parse(w);
+    ExpectFusedMatches("FusedConv", {Random(DType::kF32, Shape({1, 8, 30, 30}), seed++), Random(DType::kF32, ws, seed++),
+                                     Random(DType::kF32, Shape({12}), seed++)},
+                       ws[2] == 3 ? "activation=Relu,pads=[1,1,1,1]" : "activation=Relu");
+  }
   // ConvTranspose's GEMM (64 x 625 x 32, A transposed) cut by columns, with its
   // channels-per-block tunable beside it.
   ExpectFusedMatches("ConvTranspose", {Random(DType::kF32, Shape({1, 32, 25, 25}), seed++),
