@@ -1,7 +1,9 @@
 // capture.json of an inspector-cli run folder (graph/run/captured_run.h):
 // graph::LoadCapture, which export, summary, path and diff all start from. It
 // parses the file, re-imports the model it names (checking its fingerprint),
-// recompiles and reschedules it, and lines the captured tasks up with it.
+// restores the compiled graph and the schedule the file keeps (compiled_json.h)
+// and checks them against each other, or, for a file without them, recompiles
+// and reschedules the model and lines the captured tasks up with it.
 // Seeds: the capture.json of runs of examples/models (fuzz/make_corpus.sh).
 #include <cstddef>
 #include <cstdint>

@@ -435,12 +435,15 @@ TEST_F(InspectorTiming, DiffRefusesOtherModelsReportsSettingsAndWritesOnlyWhereT
   EXPECT_NE(one.out.find("setting changed  iterations  1 -> 3"), std::string::npos) << one.out;
 }
 
-// A folder is reread with this opscope's compiler: where that compiles the
-// model to other tasks than the one that made the run (a pass added, say),
-// the refusal names the first pass whose result differs and what to do.
-TEST_F(InspectorTiming, ARunFromAnotherCompilerNamesThePassThatDiffers) {
+// A folder written before capture.json kept the compiled graph is reread
+// with this opscope's compiler: where that compiles the model to other tasks
+// than the one that made the run (a pass added, say), the refusal names the
+// first pass whose result differs and what to do.
+TEST_F(InspectorTiming, AnOldRunFromAnotherCompilerNamesThePassThatDiffers) {
   const fs::path run = RunModel(Model("two_branch.onnx"), "older", "--iterations 1");
   json capture = json::parse(Slurp(run / "capture.json"));
+  ASSERT_TRUE(capture.contains("compiled_graph"));
+  capture.erase("compiled_graph");  // as an older opscope wrote it
   ASSERT_GE(capture["tasks"].size(), 2u);
   ASSERT_GE(capture["passes"].size(), 3u);
   // As if the run's compiler had left one node more from pass 3 on.
@@ -455,6 +458,96 @@ TEST_F(InspectorTiming, ARunFromAnotherCompilerNamesThePassThatDiffers) {
                        std::to_string(third["nodes_after"].get<int64_t>()) + " nodes, this opscope's has " +
                        std::to_string(third["nodes_after"].get<int64_t>() - 1) +
                        " (run the model again with this opscope to compare with it)");
+}
+
+// capture.json keeps the compiled graph and the schedule the run executed:
+// a run compiled without a pass reads back as it ran (export rewrites its
+// graph.json unchanged), and diff against a run with the pass says which
+// pass the compilers differ by and what it fused. With the same passes, a
+// pass whose node count differs is named as another version of the compiler.
+TEST_F(InspectorTiming, ARunWithoutAPassIsReadAsItRanAndDiffNamesThePass) {
+  const fs::path full = RunModel(Model("resnet_small.onnx"), "full", "--iterations 2");
+  const fs::path lean = RunModel(Model("resnet_small.onnx"), "lean", "--iterations 2 --disable-pass bias_activation_fusion");
+  const json capture = json::parse(Slurp(lean / "capture.json"));
+  const std::string graph_before = Slurp(lean / "graph.json");
+  Result exported = Run("export --input-dir " + lean.string());
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(Slurp(lean / "graph.json"), graph_before) << "the folder was read with another graph than it ran";
+  const json graph = json::parse(graph_before);
+  ASSERT_EQ(graph["passes"].size(), 9u);
+  int64_t relus = 0;
+  for (const json& t : capture["tasks"]) relus += t["op_type"] == "Relu";
+  EXPECT_GT(relus, 0) << "without bias_activation_fusion the Relus run alone";
+  Result summary = Run("summary " + lean.string());
+  EXPECT_NE(summary.out.find("\ncompiled without bias_activation_fusion, which this opscope runs\n"), std::string::npos)
+      << summary.out;
+  EXPECT_EQ(Run("summary " + full.string()).out.find("compiled without"), std::string::npos);
+
+  Result d = Run("diff " + full.string() + " " + lean.string() + " --output " + (dir_ / "d.json").string());
+  EXPECT_EQ(d.exit_code, 1) << d.out << d.err;  // more compiled nodes: a regression by the node threshold
+  EXPECT_NE(d.out.find("compiler  the new run was compiled without bias_activation_fusion\n"), std::string::npos)
+      << d.out;
+  const json dj = json::parse(Slurp(dir_ / "d.json"));
+  EXPECT_EQ(dj["compiler"]["left_out_by_new"], json::array({"bias_activation_fusion"}));
+  EXPECT_EQ(dj["compiler"]["added_by_new"], json::array());
+  // The residual block's conv keeps its BatchNormalization (conv_bn_folding) but not its Add and Relu.
+  EXPECT_NE(std::find(dj["fusions"]["changed"].begin(), dj["fusions"]["changed"].end(),
+                      json{{"node", "/layer1/block2/conv/Conv"},
+                           {"base", "FusedConv <- Conv BatchNormalization Add Relu"},
+                           {"new", "Conv <- Conv BatchNormalization"}}),
+            dj["fusions"]["changed"].end())
+      << dj["fusions"].dump();
+  Result back = Run("diff " + lean.string() + " " + full.string());
+  EXPECT_NE(back.out.find("compiler  the base run was compiled without bias_activation_fusion\n"), std::string::npos)
+      << back.out;
+
+  // The same passes, one of which left another count: as a folder from another opscope would read.
+  json other = json::parse(Slurp(full / "capture.json"));
+  ASSERT_GE(other["passes"].size(), 7u);
+  const json seventh = other["passes"][6];
+  for (size_t i = 6; i < other["passes"].size(); ++i) {
+    other["passes"][i]["nodes_after"] = other["passes"][i]["nodes_after"].get<int64_t>() + 3;
+  }
+  fs::copy(full, dir_ / "other");
+  std::ofstream(dir_ / "other" / "capture.json", std::ios::trunc) << other.dump();
+  Result versions = Run("diff " + full.string() + " " + (dir_ / "other").string());
+  const std::string n = std::to_string(seventh["nodes_after"].get<int64_t>());
+  EXPECT_NE(versions.out.find("compiler  pass 7 (" + seventh["name"].get<std::string>() + ") left " + n +
+                              " nodes in the base run, " + std::to_string(std::stoll(n) + 3) +
+                              " in the new: another version of the compiler\n"),
+            std::string::npos) << versions.out << versions.err;
+  Result same = Run("diff " + full.string() + " " + full.string());
+  EXPECT_EQ(same.out.find("compiler  "), std::string::npos) << same.out;
+
+  ExpectUsageError(Run("run " + Model("resnet_small.onnx") + " --output-dir " + (dir_ / "bad").string() +
+                       " --disable-pass no_such_pass"),
+                   "--disable-pass: unknown pass 'no_such_pass'; the passes are shape_inference, ");
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
+// The graph and schedule capture.json keeps are checked against each other:
+// a task naming a node the graph lacks, or depending on a later task, is one
+// line naming the field.
+TEST_F(InspectorTiming, AKeptScheduleThatDisagreesWithItsGraphIsNamed) {
+  const fs::path run = RunModel(Model("two_branch.onnx"), "run", "--iterations 1");
+  const json capture = json::parse(Slurp(run / "capture.json"));
+  auto with = [&](const json& c) {
+    std::ofstream(run / "capture.json", std::ios::trunc) << c.dump();
+    return Run("summary " + run.string());
+  };
+  json c = capture;
+  c["tasks"][1]["node_id"] = 99999;
+  ExpectUsageError(with(c), "capture.json: field tasks[1].node_id: names compiled node 99999, which compiled_graph lacks");
+  c = capture;
+  c["tasks"][1]["deps"] = {5};
+  ExpectUsageError(with(c), "capture.json: field tasks[1].deps[0]: expected an earlier task's id");
+  c = capture;
+  c["tasks"][1]["events"] = {-1, 100000};
+  ExpectUsageError(with(c), "capture.json: field tasks[1].events[1]: expected -1 or an event id below num_events");
+  c = capture;
+  c["compiled_graph"]["nodes"][0]["inputs"] = {"nowhere"};
+  ExpectUsageError(with(c), "capture.json: field compiled_graph: ");
+  EXPECT_EQ(with(capture).exit_code, 0);
 }
 
 TEST_F(InspectorTiming, PathShowsTensorsAndTreesCutAtTheDepth) {

@@ -156,6 +156,8 @@ var opscope = window.opscope || (window.opscope = {});
     parts.push(h('p', {class: 'status ' + (d.passed ? 'ok' : 'bad'), id: 'diff-verdict'},
       d.passed ? 'passed: no regression beyond the thresholds and the noise' : 'FAILED: ' + d.regressions.join('; ')));
     if (d.models && !d.models.same) parts.push(h('p', {class: 'status bad'}, 'the two runs are of different models'));
+    // What the compilers did differently: what the diff below is of (not a setting that spoils it).
+    if (d.compiler) parts.push(h('p', {class: 'diff-compiler'}, 'compiler: ' + d.compiler.summary));
     const settings = d.changed_settings || [];
     if (settings.length) {
       parts.push(h('h4', {}, 'settings changed (the times are not comparable)'), h('table', {class: 'mini diff-settings'},

@@ -46,6 +46,10 @@ struct ModelRunRequest {
   int warmup = 0;
   int iterations = 1;
   bool dump_passes = false;          // --dump-passes: DIR/passes/NN_<pass>.json
+  // --disable-pass: compile without these passes (names as `inspector-cli
+  // accuracy --disable-pass` takes them), to measure what a pass buys:
+  // `inspector-cli diff` of a run with and without it.
+  std::vector<std::string> disable_passes;
   // Graph inputs: files in graph input order ("x.npy") or by name
   // ("name=x.npy"), and/or tensors by name; the rest are filled from `seed`.
   std::vector<std::string> input_files;  // --inputs
@@ -256,6 +260,9 @@ struct RunDiffReport {
   bool same_model = true;
   std::string base_model, new_model;     // the model files' paths
   std::vector<SettingDiff> changed_settings;
+  // How the runs' compilers differed (passes left out with --disable-pass,
+  // or another opscope's pass), in words; empty: they compiled alike.
+  std::string compiler;
   std::vector<LayerNodesDiff> layers;    // framework, then compiled
   std::vector<OpTypeCountDiff> op_type_mix;
   std::vector<FusionDiff> fusions;

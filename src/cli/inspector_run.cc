@@ -71,6 +71,10 @@ CLI::App* AddInspectorRun(CLI::App& app, InspectorRunFlags& flags) {
                   "timed iterations, all kept (default 5): times are their medians with the quartiles as noise; "
                   "the trace shows the median one");
   cmd->add_flag("--dump-passes", flags.dump_passes, "also write DIR/passes/NN_<pass>.json");
+  cmd->add_option("--disable-pass", flags.disable_passes,
+                  "compile without this pass (repeatable, or a,b); `inspector-cli diff` against a run with it "
+                  "shows what it buys")
+      ->delimiter(',');
   cmd->add_option("--inputs", flags.inputs, "x.npy[,...] in graph input order, or name=x.npy");
   AddSeedOption(cmd, flags.seed, "seed of the fill for inputs not given");
   cmd->add_option("--save-outputs", flags.save_outputs, "write each graph output as DIR2/<name>.npy");
@@ -99,6 +103,7 @@ StatusOr<int> RunInspectorRun(const InspectorRunFlags& flags, std::ostream& out)
                           .warmup = flags.warmup,
                           .iterations = flags.iterations,
                           .dump_passes = flags.dump_passes,
+                          .disable_passes = flags.disable_passes,
                           .input_files = SplitList(flags.inputs, ','),
                           .seed = flags.seed,
                           .save_outputs = flags.save_outputs,

@@ -33,6 +33,7 @@ struct InspectorRunFlags {
   int warmup = 1;
   int iterations = 5;
   bool dump_passes = false;
+  std::vector<std::string> disable_passes;
   std::string inputs;  // "a.npy,b.npy" (graph input order) or "name=a.npy,..."
   uint64_t seed = 0;
   std::string save_outputs;

@@ -8,6 +8,7 @@
 #include "core/text_format.h"
 #include "graph/export/capture_json.h"
 #include "graph/export/session_export.h"
+#include "graph/passes/pass_manager.h"
 #include "graph/harness/accuracy_json.h"
 #include "graph/run/captured_run.h"
 #include "graph/run/node_path.h"
@@ -190,6 +191,17 @@ Status RunInspectorSummary(const InspectorSummaryFlags& flags, std::ostream& out
   out << "model " << run.model.path << "  tasks " << run.schedule.tasks.size() << "\n";
   // Shown, never loaded: the folder may come from someone else (captured_run.h).
   if (!run.plugins.empty()) out << "plugins the run loaded (not loaded here): " << JoinStrings(run.plugins, ", ") << "\n";
+  // Its times are of the graph it ran: one compiled without some of the passes
+  // (run --disable-pass, or an older opscope) says so.
+  std::vector<std::string> left_out;
+  const graph::PassManager compiler = graph::PassManager::Default();
+  for (const graph::Pass& p : compiler.passes()) {
+    const auto ran = [&](const graph::PassResult& r) { return r.name == p.name; };
+    if (std::none_of(run.passes.begin(), run.passes.end(), ran)) left_out.push_back(p.name);
+  }
+  if (!run.source && !left_out.empty()) {
+    out << "compiled without " << JoinStrings(left_out, ", ") << ", which this opscope runs\n";
+  }
   out << "\n";
   PrintTables(run.schedule, flags.top, out, &run);
   // `inspector-cli accuracy` written beside this run: its top nodes.

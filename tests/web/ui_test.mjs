@@ -460,7 +460,8 @@ before(async () => {
     // A baseline and two runs to compare with it: the same model on another
     // stream count, and another model.
     makeRun('base', 'two_branch.onnx', ['--streams', '1', '--iterations', '3']),
-    makeRun('vs', 'two_branch.onnx', ['--streams', '2', '--iterations', '3']),
+    // Compiled without a pass, so the diff has nodes added and fusions undone.
+    makeRun('vs', 'two_branch.onnx', ['--streams', '2', '--iterations', '3', '--disable-pass', 'bias_activation_fusion']),
     makeRun('other', 'const_if.onnx', ['--iterations', '3']),
     launched,
   ]);
@@ -749,6 +750,9 @@ test('report.html against a baseline: the diff on the graphs, the timeline and i
   assert.ok((await page.textContent('#diff-facts')).includes(`(${diff.span.verdict})`));
   assert.ok((await page.textContent('#diff-verdict')).startsWith(diff.passed ? 'passed' : 'FAILED'));
   assert.deepEqual(await page.$$eval('#diff table.diff-settings tr', (trs) => trs.map((tr) => tr.textContent)), ['streams1→2']);
+  assert.equal(await page.textContent('#diff .diff-compiler'), 'compiler: the new run was compiled without bias_activation_fusion');
+  assert.deepEqual(diff.compiler.left_out_by_new, ['bias_activation_fusion']);
+  assert.ok(diff.nodes.compiled.added.length > 0 && diff.fusions.changed.length + diff.fusions.removed.length > 0);
   await showWholeGraphs(page);
   const drawn = vs.graph.compiled.nodes.filter((n) => n.scope !== undefined);
   assert.deepEqual(await badges(page, 'compiled'),
@@ -761,8 +765,10 @@ test('report.html against a baseline: the diff on the graphs, the timeline and i
   const verdict = new Map(diff.node_times.filter((e) => e.verdict !== 'within noise').map((e) => [e.node, e.verdict]));
   const byKey = new Map();
   for (const t of await drawnTasks(page)) {
+    // A node the baseline lacks is coloured as added, whatever its time's verdict.
+    const name = nodeName.get(t.node_id);
     const key = t.op_type === 'data movement' ? t.op_type : t.node_id < 0 ? '(no node)'
-      : verdict.get(nodeName.get(t.node_id)) || 'unchanged';
+      : diff.nodes.compiled.added.includes(name) ? 'added node' : verdict.get(name) || 'unchanged';
     byKey.set(key, [...(byKey.get(key) || []), t.fill]);
   }
   assert.deepEqual((await page.$$eval('#timeline-legend .legend-item', (is) => is.map((i) => i.dataset.key))).sort(),

@@ -9,6 +9,7 @@
 #include "core/file_util.h"
 #include "core/json_field.h"
 #include "core/json_text.h"
+#include "graph/export/compiled_json.h"
 #include "graph/export/graph_json.h"
 #include "graph/export/run_folder.h"
 #include "graph/export/trace_json.h"
@@ -78,7 +79,16 @@ json TaskJson(const ScheduledTask& t, const std::vector<IterationTimes>& iterati
             {"start_us", t.desc.start_us},
             {"start_us_raw", t.start_us_raw},
             {"duration_us_raw", t.desc.duration_us_raw},
-            {"duration_us_calibrated", t.desc.duration_us_calibrated}};
+            {"duration_us_calibrated", t.desc.duration_us_calibrated},
+            // The schedule itself, so that a folder is read with the schedule it ran.
+            {"kind", TaskKindName(t.desc.kind)},
+            {"op_type", t.op_type},
+            {"node_name", t.node_name},
+            {"label", t.desc.label},
+            {"value", t.value},
+            {"deps", t.deps},
+            {"wait_events", t.wait_events},
+            {"events", {t.desc.event_before, t.desc.event_after}}};
   j["launch"] = t.launch_known ? LaunchJson(t.launch) : json(nullptr);
   if (iterations.empty()) return j;
   json its = json::array();
@@ -133,6 +143,50 @@ Status RestoreTask(const JsonField& j, ScheduledTask& t, const JsonFields& field
     t.desc.launch = t.launch;
   }
   return fields.status();
+}
+
+std::vector<int64_t> Ids(const JsonField& f, int64_t lo, int64_t hi, const char* what) {
+  std::vector<int64_t> ids(f.Size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = f[i].Int();
+    if (ids[i] < lo || ids[i] >= hi) f[i].Fail("expected " + std::string(what));
+  }
+  return ids;
+}
+
+// The schedule the run executed, as capture.json keeps it (a folder written
+// since "compiled_graph" was kept): every task's node, stream, kind,
+// dependencies and events, checked against the graph they come with.
+Schedule ScheduleFromJson(const JsonField& tasks, int streams, int64_t num_events, const Graph& compiled) {
+  Schedule s;
+  s.compute_streams = streams;
+  s.copy_stream = streams;
+  s.num_events = num_events;
+  for (size_t i = 0; i < tasks.Size(); ++i) {
+    const JsonField j = tasks[i];
+    ScheduledTask t;
+    t.desc.task_id = static_cast<int64_t>(i);
+    if (j["task_id"].Int() != t.desc.task_id) j["task_id"].Fail("expected " + std::to_string(i) + " (tasks in order)");
+    t.desc.op_node_id = j["node_id"].Int();
+    if (t.desc.op_node_id != -1 && !compiled.FindNode(t.desc.op_node_id)) {
+      j["node_id"].Fail("names compiled node " + std::to_string(t.desc.op_node_id) + ", which compiled_graph lacks");
+    }
+    t.desc.stream_id = j["stream_id"].IntInRange(0, streams);
+    const std::optional<TaskKind> kind = TaskKindFromName(j["kind"].String());
+    if (!kind) j["kind"].Fail("expected \"kernel\", \"memcpy_h2d\", \"memcpy_d2h\", \"transdata\" or \"event\"");
+    t.desc.kind = kind.value_or(TaskKind::kKernel);
+    t.op_type = j["op_type"].String();
+    t.node_name = j["node_name"].String();
+    t.desc.label = j["label"].String();
+    t.value = j["value"].String();
+    t.deps = Ids(j["deps"], 0, t.desc.task_id, "an earlier task's id");
+    t.wait_events = Ids(j["wait_events"], 0, num_events, "an event id below num_events");
+    const std::vector<int64_t> events = Ids(j["events"], -1, num_events, "-1 or an event id below num_events");
+    if (events.size() != 2) j["events"].Fail("expected [event before, event after]");
+    else t.desc.event_before = events[0], t.desc.event_after = events[1];
+    s.tasks.push_back(std::move(t));
+  }
+  return s;
 }
 
 json PeaksJson(const RoofPeaks& p) {
@@ -256,12 +310,25 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["engine"].Present()) return LoadEngineRun(dir, j, file, identity, model_path, fields);
   OPSCOPE_ASSIGN_OR_RETURN(run.model, ImportOnnx(model_path));
   run.model.layout_preferences = layouts;
-  OPSCOPE_ASSIGN_OR_RETURN(const std::vector<PassResult> compiled_now, PassManager::Default().Run(run.model));
-  OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
-                           ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
-  if (task_count != run.schedule.tasks.size()) {
-    return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
-                                std::to_string(run.schedule.tasks.size()) + CompilerDrift(run.passes, compiled_now));
+  if (j.Has("compiled_graph")) {
+    // The graph and the schedule the run executed, whichever compiler made them.
+    OPSCOPE_RETURN_IF_ERROR(RestoreCompiledGraph(j["compiled_graph"], run.model, fields));
+    const int64_t num_events = j["num_events"].Int();
+    if (num_events < 0 || num_events > static_cast<int64_t>(2 * task_count)) {
+      j["num_events"].Fail("expected 0 to twice the number of tasks");
+    }
+    run.schedule = ScheduleFromJson(tasks, streams, num_events, run.model.compiled);
+    OPSCOPE_RETURN_IF_ERROR(fields.status());
+  } else {
+    // A folder written before capture.json kept the graph: compiled again,
+    // which gives the run's graph only while the compiler is the same.
+    OPSCOPE_ASSIGN_OR_RETURN(const std::vector<PassResult> compiled_now, PassManager::Default().Run(run.model));
+    OPSCOPE_ASSIGN_OR_RETURN(run.schedule,
+                             ScheduleGraph(run.model.compiled, {.compute_streams = streams, .replay = true}));
+    if (task_count != run.schedule.tasks.size()) {
+      return InvalidArgumentError(file + ": " + std::to_string(task_count) + " tasks captured, the model schedules " +
+                                  std::to_string(run.schedule.tasks.size()) + CompilerDrift(run.passes, compiled_now));
+    }
   }
   // Sized only once the file has shown it holds that many iterations: a
   // large "iterations" over a small file must not allocate for them.
@@ -323,7 +390,12 @@ Status WriteCapture(const CapturedRun& run) {
             {"layout_preferences", layouts.empty() ? json(nullptr) : layouts},
             {"passes", std::move(passes)},
             {"tasks", std::move(tasks)}};
-  if (run.source) j["engine"] = EngineJson(*run.source);
+  if (run.source) {
+    j["engine"] = EngineJson(*run.source);
+  } else {
+    j["compiled_graph"] = CompiledGraphJson(run.model);
+    j["num_events"] = run.schedule.num_events;
+  }
   return WriteFileAtomic(run.dir + "/" + kCaptureFile, JsonText(j) + "\n");
 }
 

@@ -17,10 +17,16 @@
 // "profile": {path, fingerprint}}: loading reads those files again (each must
 // still have its fingerprint) instead of compiling the model.
 //
-// Loading re-imports and recompiles the model and schedules it again (all
-// deterministic), checks that the tasks line up with the captured ones, puts
-// the measured fields back and maps tasks to nodes: the graph layers come from
-// the model, the times from the run. A model changed since the run is refused,
+// It also keeps the compiled graph the run executed ("compiled_graph",
+// compiled_json.h) and its schedule (each task's kind, dependencies and
+// events, and "num_events"). Loading re-imports the model as the framework
+// graph and takes the compiled graph and the schedule from the file, checked
+// against each other, so that a folder made by another opscope, or compiled
+// with passes left out (`run --disable-pass`), is read as it ran; then it
+// puts the measured fields back and maps tasks to nodes. A folder written
+// before the graph was kept is compiled and scheduled again (deterministic)
+// and must line up task for task; where it does not, the error names the
+// first pass whose result differs. A model changed since the run is refused,
 // and so is a folder whose run files are not all of the run capture.json
 // records (run_identity.h). A malformed capture.json, or a field missing or
 // of the wrong kind, is one line naming the file and the field.

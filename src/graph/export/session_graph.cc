@@ -20,11 +20,8 @@ namespace {
 
 using nlohmann::json;
 
-TaskKind TaskKindFromName(const std::string& name) {
-  for (TaskKind k : {TaskKind::kKernel, TaskKind::kMemcpyH2D, TaskKind::kMemcpyD2H, TaskKind::kTransdata,
-                     TaskKind::kEvent}) {
-    if (name == TaskKindName(k)) return k;
-  }
+TaskKind KnownTaskKind(const std::string& name) {
+  if (std::optional<TaskKind> k = TaskKindFromName(name)) return *k;
   throw std::invalid_argument("unknown task kind '" + name + "'");
 }
 
@@ -81,7 +78,7 @@ ScheduledTask SessionTaskFromJson(const json& j) {
   t.desc.task_id = j.at("task_id").get<int64_t>();
   t.desc.op_node_id = j.at("node_id").get<int64_t>();
   t.desc.stream_id = j.at("stream_id").get<int>();
-  t.desc.kind = TaskKindFromName(j.at("kind").get<std::string>());
+  t.desc.kind = KnownTaskKind(j.at("kind").get<std::string>());
   t.op_type = j.at("op_type").get<std::string>();
   t.node_name = j.at("node_name").get<std::string>();
   t.desc.label = j.at("label").get<std::string>();

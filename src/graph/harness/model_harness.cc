@@ -69,6 +69,7 @@ std::string RunCommand(const ModelRunRequest& r) {
   if (!r.input_files.empty()) c.Flag("--inputs", r.input_files, ",");
   if (!r.expected_files.empty()) c.Flag("--expected", r.expected_files, ",").Append(ToleranceSpecFlags(r.tolerance));
   c.Repeated("--plugin", r.plugins);
+  if (!r.disable_passes.empty()) c.Flag("--disable-pass", r.disable_passes, ",");
   if (r.peak_bw_gbs) c.Flag("--peak-bw", ShortNum(*r.peak_bw_gbs));
   if (r.peak_gflops) c.Flag("--peak-flops", ShortNum(*r.peak_gflops));
   return c.str();
@@ -163,7 +164,9 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
     snapshots.emplace_back(p, m);
     return Status::Ok();
   };
-  OPSCOPE_ASSIGN_OR_RETURN(run.passes, graph::PassManager::Default().Run(run.model, r.dump_passes ? keep : nullptr));
+  graph::PassManager compiler = graph::PassManager::Default();
+  OPSCOPE_RETURN_IF_ERROR(compiler.Disable(r.disable_passes).WithContext("disable_passes"));
+  OPSCOPE_ASSIGN_OR_RETURN(run.passes, compiler.Run(run.model, r.dump_passes ? keep : nullptr));
   OPSCOPE_RETURN_IF_ERROR(graph::CheckExecutable(run.model));
   OPSCOPE_ASSIGN_OR_RETURN(auto inputs, graph::ReadInputs(r.input_files, r.input_tensors, run.model.compiled));
   // The expected outputs and the rule for each, checked before the model runs.

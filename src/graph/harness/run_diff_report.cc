@@ -172,6 +172,7 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.same_model = j["models"]["same"].get<bool>();
   d.base_model = j["models"]["base"].get<std::string>();
   d.new_model = j["models"]["new"].get<std::string>();
+  if (j.contains("compiler") && j["compiler"].is_object()) d.compiler = j["compiler"]["summary"].get<std::string>();
   for (const json& s : j["changed_settings"]) {
     d.changed_settings.push_back({s["setting"].get<std::string>(), Scalar(s["base"]), Scalar(s["new"])});
   }
@@ -204,6 +205,7 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
   for (const SettingDiff& s : d.changed_settings) {
     out << "setting changed  " << s.setting << "  " << s.base << " -> " << s.now << "\n";
   }
+  if (!d.compiler.empty()) out << "compiler  " << d.compiler << "\n";
   for (const LayerNodesDiff& n : d.layers) {
     out << n.layer << " nodes  " << n.base << " -> " << n.now << "\n";
     // Another engine's compiled nodes share no names with ours: PrintEngines lines them up.

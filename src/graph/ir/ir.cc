@@ -34,6 +34,14 @@ const char* TaskKindName(TaskKind k) {
   return "kernel";
 }
 
+std::optional<TaskKind> TaskKindFromName(std::string_view name) {
+  for (TaskKind k : {TaskKind::kKernel, TaskKind::kMemcpyH2D, TaskKind::kMemcpyD2H, TaskKind::kTransdata,
+                     TaskKind::kEvent}) {
+    if (name == TaskKindName(k)) return k;
+  }
+  return std::nullopt;
+}
+
 bool Value::shape_known() const {
   if (!rank_known) return false;
   for (int64_t d : dims) {

@@ -187,6 +187,7 @@ struct Model {
 // engineer fills these; the graph side only carries them.
 enum class TaskKind { kKernel, kMemcpyH2D, kMemcpyD2H, kTransdata, kEvent };
 const char* TaskKindName(TaskKind k);  // "kernel" | "memcpy_h2d" | "memcpy_d2h" | "transdata" | "event"
+std::optional<TaskKind> TaskKindFromName(std::string_view name);  // nullopt: none of those
 
 struct TaskDesc {
   int64_t task_id = -1;

@@ -83,10 +83,7 @@ PassManager PassManager::Default() {
   return pm;
 }
 
-namespace {
-
-// Framework nodes learn which compiled node took their place.
-void MapBack(Model& model, const std::map<int64_t, std::string>& removed) {
+void MapFrameworkToCompiled(Model& model, const std::map<int64_t, std::string>& removed) {
   for (Node& f : model.framework.mutable_nodes()) {
     f.absorbed_into = -1;
     f.executed = true;
@@ -111,8 +108,6 @@ void MapBack(Model& model, const std::map<int64_t, std::string>& removed) {
     f.not_executed_reason = it != removed.end() ? it->second : "removed by the compiler";
   }
 }
-
-}  // namespace
 
 StatusOr<std::vector<PassResult>> PassManager::Run(Model& model, const AfterPassFn& after) const {
   model.compiled = model.framework;
@@ -145,7 +140,7 @@ StatusOr<std::vector<PassResult>> PassManager::Run(Model& model, const AfterPass
     results.push_back(r);
     if (after) OPSCOPE_RETURN_IF_ERROR(after(r, model));
   }
-  MapBack(model, ctx.removed());
+  MapFrameworkToCompiled(model, ctx.removed());
   return results;
 }
 

@@ -90,6 +90,13 @@ class PassManager {
   std::vector<Pass> passes_;
 };
 
+// Framework nodes learn which compiled node took their place (absorbed_into;
+// executed=false with "fused into ..." where it stands for several), and
+// those no compiled node stands for why they went (`removed`, by framework
+// id; else "removed by the compiler"). Run calls it after the passes, and so
+// does a run folder's compiled graph read back (compiled_json.h).
+void MapFrameworkToCompiled(Model& model, const std::map<int64_t, std::string>& removed);
+
 // Import's companion: the default pipeline, no callback.
 Status Compile(Model& model);
 

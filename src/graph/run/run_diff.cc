@@ -86,6 +86,53 @@ json ChangedSettings(const CapturedRun& b, const CapturedRun& n) {
   return out;
 }
 
+// How the two runs' compilers differed, from the passes each recorded (see
+// run_diff.h); null when they compiled alike, and for another engine's run,
+// which records no passes of ours.
+json CompilerChange(const CapturedRun& b, const CapturedRun& n) {
+  if (b.source || n.source) return nullptr;
+  auto names = [](const CapturedRun& r) {
+    std::vector<std::string> v;
+    for (const PassResult& p : r.passes) v.push_back(p.name);
+    return v;
+  };
+  auto missing = [](const std::vector<std::string>& from, const std::vector<std::string>& in) {
+    json out = json::array();
+    for (const std::string& x : from) {
+      if (std::find(in.begin(), in.end(), x) == in.end()) out.push_back(x);
+    }
+    return out;
+  };
+  const std::vector<std::string> nb = names(b), nn = names(n);
+  json j = {{"left_out_by_new", missing(nb, nn)}, {"added_by_new", missing(nn, nb)}, {"first_difference", nullptr}};
+  std::vector<std::string> words;
+  auto list = [](const json& a) {
+    std::vector<std::string> v;
+    for (const json& x : a) v.push_back(x.get<std::string>());
+    return JoinStrings(v, ", ");
+  };
+  if (!j["left_out_by_new"].empty()) words.push_back("the new run was compiled without " + list(j["left_out_by_new"]));
+  if (!j["added_by_new"].empty()) words.push_back("the base run was compiled without " + list(j["added_by_new"]));
+  // With the same passes, the first whose result differs is where the
+  // compilers part (another opscope's version of that pass). With other
+  // passes, every later count differs as a consequence: not reported.
+  if (words.empty()) {
+    for (size_t i = 0; i < b.passes.size() && i < n.passes.size(); ++i) {
+      const PassResult &pb = b.passes[i], &pn = n.passes[i];
+      if (pb.nodes_after == pn.nodes_after) continue;
+      j["first_difference"] = {{"pass", pb.name}, {"index", pb.index}, {"base_nodes_after", pb.nodes_after},
+                               {"new_nodes_after", pn.nodes_after}};
+      words.push_back("pass " + std::to_string(pb.index) + " (" + pb.name + ") left " +
+                      std::to_string(pb.nodes_after) + " nodes in the base run, " + std::to_string(pn.nodes_after) +
+                      " in the new: another version of the compiler");
+      break;
+    }
+  }
+  if (words.empty()) return nullptr;
+  j["summary"] = JoinStrings(words, "; ");
+  return j;
+}
+
 // `loaded`: other processes took enough of the machine during either run
 // that a time change is theirs as likely as the model's: within the noise.
 json Compare(const Spread& b, const Spread& n, double threshold_pct, bool noise_known, bool loaded) {
@@ -151,6 +198,7 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                  {"base", base.identity.model_fingerprint},
                  {"new", now.identity.model_fingerprint}};
   j["changed_settings"] = ChangedSettings(base, now);
+  j["compiler"] = CompilerChange(base, now);
   json reasons = json::array();
   json nodes = json::object();
   for (auto [layer, b, n] : {std::tuple{"framework", &base.model.framework, &now.model.framework},

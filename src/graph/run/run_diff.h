@@ -1,7 +1,10 @@
 // File: graph/run/run_diff.h
 // What changed between two runs of a model (capture.json folders): first the
 // settings that make their times incomparable (streams, iterations, warm-up,
-// device, plugins and their fingerprints), then node counts per layer with
+// device, plugins and their fingerprints), then how the two compilers
+// differed ("compiler": the passes one run left out, as with `inspector-cli
+// run --disable-pass`, or, with the same passes, the first whose node count
+// after it differs: a folder from another opscope), then node counts per layer with
 // the names added and removed, the compiled op-type mix, fusions added,
 // removed or changed (a compiled node standing for several framework nodes,
 // keyed by its name), and the times: span, total task time, per op type and
