@@ -65,6 +65,22 @@ TEST(ProfileCli, TheWarningIsYellowOnATerminalOnlyAndNoColorTurnsItOff) {
   ToolResult near = OnTerminal("", kRelu + " --peak-bw 0.000001 --peak-flops 0.000001");
   ASSERT_EQ(near.exit_code, 0) << near.out << near.err;
   EXPECT_FALSE(Contains(near.out, "its lower bound")) << near.out;
+  EXPECT_FALSE(Contains(plain.out, "above the")) << plain.out;
+}
+
+// A kernel faster than its "lower bound" is told apart: past 100% the line
+// says which roof it beat and why, never a bare efficiency over 100%.
+TEST(ProfileCli, AKernelAboveItsRoofSaysWhichRoofAndWhy) {
+  ToolResult memory = OpsDebug(kRelu + " --peak-bw 0.000001 --peak-flops 1000000");
+  ASSERT_EQ(memory.exit_code, 0) << memory.out << memory.err;
+  EXPECT_TRUE(Contains(memory.out, "memory-bound  lower bound ")) << memory.out;
+  EXPECT_TRUE(Contains(memory.out, "%  (above the memory roof: its data came from cache, not DRAM)\n")) << memory.out;
+  ToolResult compute = OpsDebug(
+      "profile --op MatMul --input-shapes '[64,64];[64,64]' --warmup 1 --iters 3 --peak-bw 1000000 --peak-flops 0.000001");
+  ASSERT_EQ(compute.exit_code, 0) << compute.out << compute.err;
+  EXPECT_TRUE(Contains(compute.out, "compute-bound  lower bound ")) << compute.out;
+  EXPECT_TRUE(Contains(compute.out, "%  (above the compute roof, which is then too low for this machine: ")) << compute.out;
+  EXPECT_FALSE(Contains(OpsDebug(kRelu + kFarRoofs).out, "above the")) << "a kernel under its roof";
 }
 
 TEST(ProfileCli, BadInputIsOneLineAndExitTwoAndWritesNothing) {

@@ -68,6 +68,11 @@ struct RooflinePoint {
 std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& inputs,
                            const std::vector<TensorDesc>& outputs, const Attrs& attrs);
 
+// Past an efficiency of 100% the lower bound was beaten: which roof and why,
+// for the line that prints it ("above the memory roof: its data came from
+// cache, not DRAM"); empty at or under 100%.
+std::string AboveRoofNote(const RooflinePoint& r);
+
 // `cost` empty: the op has no cost model (has_cost = false, bound kNone).
 RooflinePoint Roofline(const std::optional<Cost>& cost, DType dtype, double measured_us, const RoofPeaks& peaks);
 

@@ -37,6 +37,14 @@ StatusOr<RoofPeaks> ObtainRoofPeaks(const std::string& device, double peak_bw_gb
   return peaks;
 }
 
+std::string AboveRoofNote(const RooflinePoint& r) {
+  if (!(r.efficiency() > 1)) return "";
+  return r.bound == Bound::kMemory ? "above the memory roof: its data came from cache, not DRAM"
+                                   : "above the compute roof, which is then too low for this machine: calibrated "
+                                     "on a loaded machine, or --peak-flops; `ops-debug calibrate --refresh` when "
+                                     "it is quiet";
+}
+
 const char* BoundName(Bound b) {
   switch (b) {
     case Bound::kMemory: return "memory";

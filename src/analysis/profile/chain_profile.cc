@@ -188,6 +188,7 @@ void PrintChainProfile(const ChainProfile& c, std::ostream& out, bool color) {
         std::snprintf(eff, sizeof eff, "%.1f%%", 100 * p.efficiency());
         out << "  " << Mib(static_cast<double>(p.bytes)) << "  " << BoundName(p.bound) << "-bound  lower bound "
             << FormatMicros(p.lower_bound_us) << "  efficiency " << (p.efficiency() >= 0 ? eff : "n/a");
+        if (const std::string note = AboveRoofNote(p); !note.empty()) out << "  (" << note << ")";
         if (p.slowdown() > 2) {
           char warn[48];
           std::snprintf(warn, sizeof warn, "%.1fx its lower bound", p.slowdown());

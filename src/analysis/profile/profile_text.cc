@@ -48,6 +48,9 @@ void PrintKernelLine(const OpRunReport& r, const OpProfile& p, std::ostream& out
       << Fixed(roof.achieved_gbs, 1) << " GB/s  " << Fixed(roof.achieved_gflops, 2) << " GFLOP/s  "
       << BoundName(roof.bound) << "-bound  lower bound " << FormatMicros(roof.lower_bound_us);
   if (roof.efficiency() >= 0) out << "  efficiency " << Fixed(100 * roof.efficiency(), 1) << "%";
+  // Past 100% the "lower bound" was beaten: say which roof and why, so the
+  // figure is not read as a bound the kernel cannot pass.
+  if (const std::string note = AboveRoofNote(roof); !note.empty()) out << "  (" << note << ")";
   if (roof.slowdown() > kWarnSlowdown) {
     const std::string warn = Fixed(roof.slowdown(), 1) + "x its lower bound";
     out << "  " << (color ? "\033[33m" + warn + "\033[0m" : warn);
