@@ -460,6 +460,20 @@ TEST_F(InspectorTiming, AnOldRunFromAnotherCompilerNamesThePassThatDiffers) {
                        " (run the model again with this opscope to compare with it)");
 }
 
+// Time lost below zero is a bound beaten: the summary says so once, with why.
+TEST_F(InspectorTiming, OpTypesAboveTheirRoofAreSaidOnce) {
+  const std::string low = (dir_ / "low").string(), far = (dir_ / "far").string();
+  ASSERT_EQ(Run("run " + Model("two_branch.onnx") + " --output-dir " + low + " --iterations 1 --peak-bw 0.000001 "
+                "--peak-flops 0.000001").exit_code, 0);
+  Result below = Run("summary " + low);
+  ASSERT_EQ(below.exit_code, 0) << below.err;
+  EXPECT_NE(below.out.find(" op type(s) above their roof (eff. over 100%, time lost below 0): "), std::string::npos)
+      << below.out;
+  ASSERT_EQ(Run("run " + Model("two_branch.onnx") + " --output-dir " + far + " --iterations 1 --peak-bw 1000000 "
+                "--peak-flops 1000000").exit_code, 0);
+  EXPECT_EQ(Run("summary " + far).out.find("above their roof"), std::string::npos);
+}
+
 // capture.json keeps the compiled graph and the schedule the run executed:
 // a run compiled without a pass reads back as it ran (export rewrites its
 // graph.json unchanged), and diff against a run with the pass says which

@@ -58,6 +58,13 @@ void PrintRoofline(const graph::RooflineSummary& r, int top, std::ostream& out) 
     out << line;
   }
   More(n, r.lost.size(), out);
+  // A negative time lost is a bound beaten: said once, with why, so it is not read as a bound.
+  const auto above = std::count_if(r.lost.begin(), r.lost.end(), [](const graph::OpTypeLoss& l) { return l.efficiency > 1; });
+  if (above > 0) {
+    out << "  " << above << " op type(s) above their roof (eff. over 100%, time lost below 0): a memory-bound "
+        << "kernel whose data came from cache, or a compute roof too low for this machine (calibrated under load, "
+        << "or --peak-flops; `ops-debug calibrate --refresh` when it is quiet)\n";
+  }
 }
 
 void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, const graph::CapturedRun* run) {
