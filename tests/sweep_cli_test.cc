@@ -87,6 +87,21 @@ TEST(SweepCli, TheTrapsFastWrongBlockIsFailedAndNeverBest) {
   EXPECT_FALSE(Contains(html, "<g class=\"cell failed best")) << html;
 }
 
+// Candidates faster than their "lower bound" are said once, with why.
+TEST(SweepCli, CandidatesAboveTheirRoofAreSaidOnce) {
+  TempDir tmp;
+  const std::string line = kOpsDebug + " sweep --plugin " + kPerfOps +
+                           " --op sweep_trap --input-shapes '[3001]' --warmup 1 --iters 3 --output-dir ";
+  ToolResult low = testing::Shell(line + (tmp.path() / "low").string() + " --peak-bw 0.000001 --peak-flops 0.000001");
+  ASSERT_EQ(low.exit_code, 0) << low.out << low.err;
+  EXPECT_TRUE(std::regex_search(low.out, std::regex("\n  5 candidate\\(s\\) above the memory roof: its data came "
+                                                    "from cache, not DRAM\n")))
+      << low.out;
+  ToolResult far = testing::Shell(line + (tmp.path() / "far").string() + " --peak-bw 1000000 --peak-flops 1000000");
+  ASSERT_EQ(far.exit_code, 0) << far.out << far.err;
+  EXPECT_FALSE(Contains(far.out, "above the")) << far.out;
+}
+
 TEST(SweepCli, ARerunResumesFromSweepJson) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "out";

@@ -278,6 +278,14 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
     if (!c.why.empty()) out << "  " << c.why << (c.status == CandidateStatus::kFailed ? "; never best" : "");
     out << "\n";
   }
+  // An efficiency over 100% is a bound beaten: said once, with why (roofline.h).
+  int above = 0;
+  std::string why;
+  for (const SweepCandidate& c : r.candidates) {
+    if (c.device_us.count == 0 || AboveRoofNote(c.roofline).empty()) continue;
+    if (above++ == 0) why = AboveRoofNote(c.roofline);
+  }
+  if (above > 0) out << "  " << above << " candidate(s) " << why << "\n";
   const SweepCandidate* cur = r.current_candidate();
   // The right column: the best, or the fastest when it is not called best.
   const bool within_noise = !r.faster && r.fastest >= 0 && r.fastest != r.best;
