@@ -26,9 +26,11 @@ done
 # One calibration into a cache of the build's own, before ctest runs anything
 # in parallel, serves them all (ASan's too: the cache key is the machine's),
 # so no two calibrations compete and none measures under another test's load.
+# Measured afresh each time (3 s): a cache kept from a run under load would
+# give every roof in the suite's output that load's figures.
 export XDG_CACHE_HOME=$PWD/build/test-cache
 echo "== calibrating the cpu once for the tests (cache: build/test-cache)"
-build/bin/ops-debug calibrate
+build/bin/ops-debug calibrate --refresh
 
 status=0
 echo "== tests (build/)"

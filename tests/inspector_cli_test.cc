@@ -358,6 +358,9 @@ TEST_F(InspectorCli, RunHoldsEachTaskAgainstTheRoofline) {
     EXPECT_EQ(args["bound"], t["bound"]);
     EXPECT_NEAR(args["lower_bound_us"].get<double>(), t["lower_bound_us"].get<double>(), 1e-12);
     EXPECT_NEAR(args["efficiency"].get<double>(), t["efficiency"].get<double>(), 1e-12);
+    // Which roof a task beat is said exactly when it beat one, in both files.
+    EXPECT_EQ(args.contains("above_roof"), args["efficiency"].get<double>() > 1) << args.dump();
+    EXPECT_EQ(t.contains("above_roof"), args.contains("above_roof")) << t.dump();
     // The efficiency is of the task's median over the iterations (summary.json's
     // "figures"), which the event carries beside the median iteration's dur.
     EXPECT_NEAR(args["efficiency"].get<double>() * args["median_us"].get<double>(), args["lower_bound_us"].get<double>(),

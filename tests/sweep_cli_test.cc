@@ -94,12 +94,15 @@ TEST(SweepCli, CandidatesAboveTheirRoofAreSaidOnce) {
                            " --op sweep_trap --input-shapes '[3001]' --warmup 1 --iters 3 --output-dir ";
   ToolResult low = testing::Shell(line + (tmp.path() / "low").string() + " --peak-bw 0.000001 --peak-flops 0.000001");
   ASSERT_EQ(low.exit_code, 0) << low.out << low.err;
-  EXPECT_TRUE(std::regex_search(low.out, std::regex("\n  5 candidate\\(s\\) above the memory roof: its data came "
-                                                    "from cache, not DRAM\n")))
+  EXPECT_TRUE(std::regex_search(low.out, std::regex("\n  5 candidate\\(s\\) above their roof \\(efficiency over 100%\\):\n"
+                                                    "    block=[0-9]+(, block=[0-9]+){4}: above the memory "
+                                                    "roof: its data came from cache, not DRAM\n")))
       << low.out;
+  EXPECT_TRUE(Contains(Slurp(tmp.path() / "low" / "sweep.html"), "<pre id=\"above-roof\">5 candidate(s) above their roof"));
   ToolResult far = testing::Shell(line + (tmp.path() / "far").string() + " --peak-bw 1000000 --peak-flops 1000000");
   ASSERT_EQ(far.exit_code, 0) << far.out << far.err;
   EXPECT_FALSE(Contains(far.out, "above the")) << far.out;
+  EXPECT_FALSE(Contains(Slurp(tmp.path() / "far" / "sweep.html"), "above-roof"));
 }
 
 TEST(SweepCli, ARerunResumesFromSweepJson) {

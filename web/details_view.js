@@ -176,8 +176,7 @@ var opscope = window.opscope || (window.opscope = {});
     if (typeof a.lower_bound_us === 'number' && a.lower_bound_us >= 0) rows.push(['lower bound', opscope.formatUs(a.lower_bound_us)]);
     if (opscope.hasEfficiency(a)) {
       const e = a.efficiency;
-      const note = e > 1 ? 'faster than the memory roof: its data stayed in cache'
-        : e > 0 ? `${(1 / e).toFixed(1)}× its lower bound` : '';
+      const note = e > 1 ? opscope.aboveRoofNote(a) : e > 0 ? `${(1 / e).toFixed(1)}× its lower bound` : '';
       rows.push(['efficiency', h('span', {class: 'efficiency'}, h('b', {}, opscope.formatEfficiency(e)),
         note ? h('span', {class: 'muted'}, ' (' + note + ')') : null)]);
     }

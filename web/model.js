@@ -273,12 +273,27 @@ var opscope = window.opscope || (window.opscope = {});
   };
 
   // args.efficiency is lower bound / measured: 0.01 -> "1.0 %"; above 100 %
-  // the kernel beat the memory roof (its data stayed in cache).
+  // the kernel beat a roof, and args.above_roof says which and why.
   opscope.formatEfficiency = function (efficiency) {
     const pct = efficiency * 100;
     return (pct < 1 ? pct.toPrecision(2) : pct.toFixed(1)) + ' %';
   };
   opscope.hasEfficiency = (args) => typeof args.efficiency === 'number' && args.efficiency >= 0;
+
+  // Past 100 % the bound was beaten: which roof and why, from args.above_roof
+  // (roofline.h's AboveRoofNote, as a kind); a trace older than that field
+  // says only which roof, from args.bound. '' at or under 100 %.
+  const kAboveRoof = {
+    cache: 'above the memory roof: its data came from cache, not DRAM',
+    beats_gemm: "above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak",
+    roof_too_low: 'above the compute roof, which is then too low for this machine: calibrated on a loaded ' +
+      'machine, or given by --peak-flops',
+  };
+  opscope.aboveRoofNote = function (args) {
+    if (!opscope.hasEfficiency(args) || !(args.efficiency > 1)) return '';
+    if (Object.prototype.hasOwnProperty.call(kAboveRoof, args.above_roof)) return kAboveRoof[args.above_roof];
+    return args.bound === 'memory' ? kAboveRoof.cache : 'above the ' + String(args.bound) + ' roof';
+  };
 
   opscope.formatBytes = function (bytes) {
     if (typeof bytes !== 'number') return '–';

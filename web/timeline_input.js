@@ -100,7 +100,8 @@ var opscope = window.opscope || (window.opscope = {});
       !t.instant && ['start', opscope.formatUs(t.ts)], ['stream', t.lane.name],
       model.hasGraph && ['node', node ? `${node.name} (node ${node.node_id})` : 'none: inserted by the compiler (' + t.cat + ')'],
       typeof a.bound === 'string' && ['bound', a.bound],
-      opscope.hasEfficiency(a) && ['efficiency', opscope.formatEfficiency(a.efficiency)],
+      opscope.hasEfficiency(a) && ['efficiency', opscope.formatEfficiency(a.efficiency) +
+        (a.efficiency > 1 ? ` (above the ${a.bound} roof)` : '')],
       perf && ['achieved', opscope.formatRate(perf.gbs, 'GB/s') + ' · ' + opscope.formatRate(perf.gflops, 'GFLOP/s')]];
     for (const [k, v] of rows.filter(Boolean)) {
       const row = document.createElement('div');

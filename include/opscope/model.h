@@ -85,6 +85,7 @@ struct OpTypeLoss {
   int64_t count = 0;
   double measured_us = 0, lower_bound_us = 0, lost_us = 0;  // lost: measured - lower bound
   double efficiency = 0;                                     // lower bound / measured
+  std::string above_roof;  // over 100%: which roof was beaten and why (AboveRoofNote)
 };
 
 // One compiled node that ran a kernel: its time (the median iteration's,

@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opscope/calibrate.h"
@@ -26,13 +27,18 @@ namespace opscope {
 
 // The roofs a kernel is held against. Bandwidth is the STREAM triad (the
 // rate a kernel that reads and writes streams reaches); compute is the rate
-// OpenBLAS's GEMM reaches (the practical roof, not the FMA loop's paper one).
+// OpenBLAS's GEMM reaches (the practical roof the bound is taken from). The
+// FMA loop's rate, the hardware's peak, is kept beside it: a kernel faster
+// than the practical roof but not than the hardware's beat OpenBLAS, one
+// faster than both says the roofs were measured under load.
 struct RoofPeaks {
   double bandwidth_gbs = 0;   // 1e9 bytes/s
   double gflops_f32 = 0;      // float32 and every narrower float
   double gflops_f64 = 0;
+  double fma_gflops_f32 = 0, fma_gflops_f64 = 0;  // the FMA loop's; 0: unknown (a roof given by flag)
   std::string source;         // "calibrated (cache file)", "--peak-bw/--peak-flops"
   double GflopsFor(DType dtype) const { return dtype == DType::kF64 ? gflops_f64 : gflops_f32; }
+  double FmaGflopsFor(DType dtype) const { return dtype == DType::kF64 ? fma_gflops_f64 : fma_gflops_f32; }
 };
 
 RoofPeaks RoofPeaksFrom(const DevicePeaks& peaks);
@@ -56,6 +62,7 @@ struct RooflinePoint {
   Bound bound = Bound::kNone;
   double achieved_gbs = 0, achieved_gflops = 0;  // over measured_us; 0 when untimed
   double intensity = 0;       // FLOPs per byte; 0 when no bytes
+  double fma_bound_us = 0;    // the FLOPs at the FMA loop's peak; 0 when that peak is unknown
   // lower bound / measured, in (0, ...): above 1 means faster than the DRAM
   // roof (the data stayed in cache). -1 when untimed or without a cost model.
   double efficiency() const;
@@ -70,8 +77,24 @@ std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& in
 
 // Past an efficiency of 100% the lower bound was beaten: which roof and why,
 // for the line that prints it ("above the memory roof: its data came from
-// cache, not DRAM"); empty at or under 100%.
+// cache, not DRAM"; above the compute roof, either faster than OpenBLAS but
+// under the FMA loop's peak, or faster than both: roofs measured under
+// load); empty at or under 100%.
 std::string AboveRoofNote(const RooflinePoint& r);
+
+// The same as a kind, for files (a trace's args.above_roof): kNo at or under
+// 100%; kCache above the memory roof; kBeatsGemm above the practical compute
+// roof, under the FMA loop's; kRoofTooLow above both, or above a given one.
+enum class AboveRoof { kNo, kCache, kBeatsGemm, kRoofTooLow };
+AboveRoof AboveRoofOf(const RooflinePoint& r);
+const char* AboveRoofName(AboveRoof a);  // "no", "cache", "beats_gemm", "roof_too_low"
+
+// Names (op types, sweep candidates) beside their AboveRoofNote, grouped by
+// note in the order first met, one line each: "<indent>Add, Relu: above the
+// memory roof: ..." (past six names, "and N more"). Empty notes are skipped;
+// "" when none is left.
+std::string AboveRoofGroups(const std::vector<std::pair<std::string, std::string>>& named_notes,
+                            const std::string& indent);
 
 // `cost` empty: the op has no cost model (has_cost = false, bound kNone).
 RooflinePoint Roofline(const std::optional<Cost>& cost, DType dtype, double measured_us, const RoofPeaks& peaks);

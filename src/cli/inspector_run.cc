@@ -9,6 +9,7 @@
 #include "core/text_format.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/model.h"
+#include "opscope/roofline.h"
 
 namespace opscope::cli {
 
@@ -50,6 +51,12 @@ void PrintModelRun(const ModelRunReport& r, std::ostream& out) {
     std::snprintf(line, sizeof(line), "  %-22s %5lld  %10.1f us over its bound  efficiency %5.1f%%\n",
                   l.op_type.c_str(), static_cast<long long>(l.count), l.lost_us, 100 * l.efficiency);
     out << line;
+  }
+  // The same three, said once with why when one beat its bound (summary's rule).
+  std::vector<std::pair<std::string, std::string>> notes;
+  for (size_t i = 0; i < r.lost.size() && i < 3; ++i) notes.emplace_back(r.lost[i].op_type, r.lost[i].above_roof);
+  if (const std::string groups = AboveRoofGroups(notes, "    "); !groups.empty()) {
+    out << "  above their roof (efficiency over 100%):\n" << groups;
   }
   // Races between streams: a line each, nothing when there are none.
   const RaceCheckOutcome& rc = r.race_check;

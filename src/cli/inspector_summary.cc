@@ -15,6 +15,7 @@
 #include "graph/run/summary.h"
 #include "graph/run/run_summary.h"
 #include "opscope/profile.h"
+#include "opscope/roofline.h"
 
 namespace opscope::cli {
 
@@ -59,11 +60,11 @@ void PrintRoofline(const graph::RooflineSummary& r, int top, std::ostream& out) 
   }
   More(n, r.lost.size(), out);
   // A negative time lost is a bound beaten: said once, with why, so it is not read as a bound.
-  const auto above = std::count_if(r.lost.begin(), r.lost.end(), [](const graph::OpTypeLoss& l) { return l.efficiency > 1; });
-  if (above > 0) {
-    out << "  " << above << " op type(s) above their roof (eff. over 100%, time lost below 0): a memory-bound "
-        << "kernel whose data came from cache, or a compute roof too low for this machine (calibrated under load, "
-        << "or --peak-flops; `ops-debug calibrate --refresh` when it is quiet)\n";
+  std::vector<std::pair<std::string, std::string>> notes;
+  for (const graph::OpTypeLoss& l : r.lost) notes.emplace_back(l.op_type, l.above_roof);
+  if (const std::string groups = AboveRoofGroups(notes, "    "); !groups.empty()) {
+    const auto above = std::count_if(r.lost.begin(), r.lost.end(), [](const auto& l) { return !l.above_roof.empty(); });
+    out << "  " << above << " op type(s) above their roof (eff. over 100%, time lost below 0):\n" << groups;
   }
 }
 

@@ -332,11 +332,14 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   assert.ok(!/compiled node|inserted by the compiler/.test(details), details);
   // A device kernel's resources sit in its launch line; a host kernel has none.
   assert.ok(details.includes('40 registers/thread · 1,536 B shared/block · occupancy 94% (3 blocks/SM)'), details);
-  // One faster than the memory roof says so.
+  // One faster than its roof says which roof and why (args.above_roof), in the details and the tooltip.
   const [fast, fi] = kernels.find(([e]) => e.args.efficiency > 1);
+  assert.equal(fast.args.above_roof, 'beats_gemm');
   await clickTask(page, (t) => t.index === fi);
-  assert.match(await page.textContent('#details'),
-    new RegExp(`efficiency${(fast.args.efficiency * 100).toFixed(1)} % \\(faster than the memory roof`));
+  assert.ok((await page.textContent('#details')).includes(`efficiency${(fast.args.efficiency * 100).toFixed(1)} % ` +
+    "(above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak)"));
+  await hoverTask(page, (t) => t.index === fi);
+  assert.match(await page.textContent('#tooltip'), /efficiency120\.0 % \(above the compute roof\)/);
   // A phase has none of a kernel's figures.
   const phase = events.findIndex((e) => e.cat === 'phase' && e.dur >= 5);
   await clickTask(page, (t) => t.index === phase);
@@ -448,6 +451,10 @@ before(async () => {
   const fixture = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'timeline.json'), 'utf8'));
   Object.assign(fixture.traceEvents.find((e) => e.ph === 'X' && e.cat === 'kernel' && e.args.efficiency < 1).args,
     {registers_per_thread: 40, shared_bytes_per_block: 1536, active_blocks_per_sm: 3, occupancy: 0.9375});
+  // Its kernel above the memory roof is made one above the compute roof, as
+  // a newer opscope writes it: args.above_roof says which roof and why.
+  Object.assign(fixture.traceEvents.find((e) => e.ph === 'X' && e.cat === 'kernel' && e.args.efficiency > 1).args,
+    {bound: 'compute', above_roof: 'beats_gemm'});
   fs.writeFileSync(path.join(profileDir, 'timeline.json'), JSON.stringify(fixture));
   runs.profile = readTimeline(profileDir);
   const diagnosisDir = path.join(work, 'diagnosis');

@@ -14,6 +14,8 @@ RoofPeaks RoofPeaksFrom(const DevicePeaks& p) {
   return RoofPeaks{.bandwidth_gbs = p.triad_gbs,
                    .gflops_f32 = p.gemm_gflops_f32,
                    .gflops_f64 = p.gemm_gflops_f64,
+                   .fma_gflops_f32 = p.fma_gflops_f32,
+                   .fma_gflops_f64 = p.fma_gflops_f64,
                    .source = std::string("calibrated") + (p.from_cache ? " (" + p.cache_file + ")" : "")};
 }
 
@@ -32,17 +34,60 @@ StatusOr<RoofPeaks> ObtainRoofPeaks(const std::string& device, double peak_bw_gb
   if (peak_bw_gbs > 0) peaks.bandwidth_gbs = peak_bw_gbs, peaks.source += "; memory roof given (--peak-bw)";
   if (peak_gflops > 0) {
     peaks.gflops_f32 = peaks.gflops_f64 = peak_gflops;
+    // A roof given by hand has no hardware peak beside it to say it is beaten by a better kernel.
+    peaks.fma_gflops_f32 = peaks.fma_gflops_f64 = 0;
     peaks.source += "; compute roof given (--peak-flops)";
   }
   return peaks;
 }
 
+AboveRoof AboveRoofOf(const RooflinePoint& r) {
+  if (!(r.efficiency() > 1)) return AboveRoof::kNo;
+  if (r.bound == Bound::kMemory) return AboveRoof::kCache;
+  return r.fma_bound_us > 0 && r.measured_us >= r.fma_bound_us ? AboveRoof::kBeatsGemm : AboveRoof::kRoofTooLow;
+}
+
+const char* AboveRoofName(AboveRoof a) {
+  switch (a) {
+    case AboveRoof::kCache: return "cache";
+    case AboveRoof::kBeatsGemm: return "beats_gemm";
+    case AboveRoof::kRoofTooLow: return "roof_too_low";
+    case AboveRoof::kNo: break;
+  }
+  return "no";
+}
+
 std::string AboveRoofNote(const RooflinePoint& r) {
-  if (!(r.efficiency() > 1)) return "";
-  return r.bound == Bound::kMemory ? "above the memory roof: its data came from cache, not DRAM"
-                                   : "above the compute roof, which is then too low for this machine: calibrated "
-                                     "on a loaded machine, or --peak-flops; `ops-debug calibrate --refresh` when "
-                                     "it is quiet";
+  switch (AboveRoofOf(r)) {
+    case AboveRoof::kCache: return "above the memory roof: its data came from cache, not DRAM";
+    case AboveRoof::kBeatsGemm:
+      return "above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak";
+    case AboveRoof::kRoofTooLow:
+      return "above the compute roof, which is then too low for this machine: calibrated on a loaded machine, or "
+             "--peak-flops; `ops-debug calibrate --refresh` when it is quiet";
+    case AboveRoof::kNo: break;
+  }
+  return "";
+}
+
+std::string AboveRoofGroups(const std::vector<std::pair<std::string, std::string>>& named_notes,
+                            const std::string& indent) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // note, names
+  for (const auto& [name, note] : named_notes) {
+    if (note.empty()) continue;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == note; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {note, {}});
+    g->second.push_back(name);
+  }
+  constexpr size_t kNames = 6;
+  std::string out;
+  for (const auto& [note, names] : groups) {
+    out += indent;
+    for (size_t i = 0; i < names.size() && i < kNames; ++i) out += (i ? ", " : "") + names[i];
+    if (names.size() > kNames) out += " and " + std::to_string(names.size() - kNames) + " more";
+    out += ": " + note + "\n";
+  }
+  return out;
 }
 
 const char* BoundName(Bound b) {
@@ -83,6 +128,7 @@ RooflinePoint Roofline(const std::optional<Cost>& cost, DType dtype, double meas
   const double bandwidth = peaks.bandwidth_gbs, compute = peaks.GflopsFor(dtype);
   if (bandwidth > 0) r.memory_bound_us = static_cast<double>(r.bytes) / (bandwidth * 1e3);
   if (compute > 0) r.compute_bound_us = r.flops / (compute * 1e3);
+  if (const double fma = peaks.FmaGflopsFor(dtype); fma > 0) r.fma_bound_us = r.flops / (fma * 1e3);
   // A roof the op needs is unknown, or the op costs nothing: no bound to hold it to.
   const bool memory_known = r.bytes <= 0 || bandwidth > 0, compute_known = r.flops <= 0 || compute > 0;
   if (!memory_known || !compute_known || (r.bytes <= 0 && r.flops <= 0)) return r;

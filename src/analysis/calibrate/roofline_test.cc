@@ -146,7 +146,39 @@ TEST(Roofline, PeaksFromCalibration) {
   EXPECT_EQ(r.gflops_f64, 95);
   EXPECT_EQ(r.GflopsFor(DType::kBF16), 190);
   EXPECT_EQ(r.GflopsFor(DType::kF64), 95);
+  EXPECT_EQ(r.FmaGflopsFor(DType::kF32), 220);  // the hardware's peak, kept beside the practical roof
   EXPECT_FALSE(r.source.empty());
+}
+
+// Past 100% a bound was beaten, and which roof and why follow from the point:
+// a memory-bound kernel read from cache; a compute-bound one between the
+// GEMM's roof and the FMA loop's beat OpenBLAS; past both (or with no FMA
+// peak beside a given roof) the roof is too low.
+TEST(Roofline, AboveWhichRoofAndWhy) {
+  RoofPeaks peaks = kPeaks;
+  peaks.fma_gflops_f32 = 2000;  // 1e9 FLOPs: 1000 us at the GEMM's roof, 500 at the FMA loop's
+  const Cost gemm{.bytes_read = 1000, .flops = 1e9};
+  EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF32, 1000, peaks)), AboveRoof::kNo);
+  EXPECT_EQ(AboveRoofNote(Roofline(gemm, DType::kF32, 1000, peaks)), "");
+  const RooflinePoint beats = Roofline(gemm, DType::kF32, 600, peaks);
+  EXPECT_DOUBLE_EQ(beats.fma_bound_us, 500);
+  EXPECT_EQ(AboveRoofOf(beats), AboveRoof::kBeatsGemm);
+  EXPECT_NE(AboveRoofNote(beats).find("faster than OpenBLAS"), std::string::npos);
+  EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF32, 400, peaks)), AboveRoof::kRoofTooLow);
+  EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF32, 600, kPeaks)), AboveRoof::kRoofTooLow);  // no FMA peak known
+  EXPECT_EQ(AboveRoofOf(Roofline(Cost{.bytes_read = 12'000'000}, DType::kF32, 60, peaks)), AboveRoof::kCache);
+  EXPECT_STREQ(AboveRoofName(AboveRoof::kBeatsGemm), "beats_gemm");
+  // The float64 kernel against the float64 FMA peak, unknown here.
+  EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF64, 1500, peaks)), AboveRoof::kRoofTooLow);
+}
+
+TEST(Roofline, AboveRoofGroupsNamesUnderTheirNote) {
+  EXPECT_EQ(AboveRoofGroups({{"Relu", ""}, {"Gemm", ""}}, "  "), "");
+  EXPECT_EQ(AboveRoofGroups({{"Relu", "cache"}, {"Gemm", "gemm"}, {"Add", "cache"}, {"Mul", ""}}, "  "),
+            "  Relu, Add: cache\n  Gemm: gemm\n");
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i < 8; ++i) many.emplace_back("k" + std::to_string(i), "cache");
+  EXPECT_EQ(AboveRoofGroups(many, ""), "k0, k1, k2, k3, k4, k5 and 2 more: cache\n");
 }
 
 // Every element closed in order, every attribute quoted: enough of XML to

@@ -88,7 +88,12 @@ void PrintProfile(const OpRunReport& r, std::ostream& out, bool color) {
       << ", "
       << (p.cold_cache ? "last-level cache flushed before each" : "caches warm") << "\n";
   out << "peaks     memory " << Fixed(p.peaks.bandwidth_gbs, 1) << " GB/s, compute " << Fixed(p.peaks.GflopsFor(p.dtype), 1)
-      << " GFLOP/s " << DTypeName(p.dtype) << "  (" << p.peaks_note << ")\n";
+      << " GFLOP/s " << DTypeName(p.dtype);
+  // The hardware's peak beside the practical roof, when it differs (a cpu's; a GPU's is the same).
+  if (const double fma = p.peaks.FmaGflopsFor(p.dtype); fma > 0 && fma != p.peaks.GflopsFor(p.dtype)) {
+    out << " (FMA loop " << Fixed(fma, 1) << ")";
+  }
+  out << "  (" << p.peaks_note << ")\n";
   PrintKernelLine(r, p, out, color);
   for (const KernelLaunchInfo& l : p.launches) {
     const std::string res = l.ResourcesText();

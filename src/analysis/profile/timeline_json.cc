@@ -54,6 +54,7 @@ nlohmann::json KernelArgs(const TimelineInput& in, const ProfiledCall& c) {
     args["bound"] = BoundName(r.bound);
     args["lower_bound_us"] = r.lower_bound_us;
     if (r.efficiency() >= 0) args["efficiency"] = r.efficiency();
+    if (const AboveRoof a = AboveRoofOf(r); a != AboveRoof::kNo) args["above_roof"] = AboveRoofName(a);
   }
   return args;
 }

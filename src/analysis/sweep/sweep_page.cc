@@ -76,6 +76,19 @@ std::string Colour(double ratio) {
   return "hsl(" + Fmt("%.0f", 120 * (1 - t)) + ",65%,55%)";
 }
 
+// The candidates that beat their bound, grouped by which roof and why
+// (AboveRoofGroups), under a line that counts them; "" when none did.
+std::string AboveRoofText(const SweepReport& r, const std::string& indent) {
+  std::vector<std::pair<std::string, std::string>> notes;
+  for (const SweepCandidate& c : r.candidates) {
+    if (c.device_us.count > 0) notes.emplace_back(CandidateText(c.tunables), AboveRoofNote(c.roofline));
+  }
+  const std::string groups = AboveRoofGroups(notes, indent + "  ");
+  if (groups.empty()) return "";
+  const auto above = std::count_if(notes.begin(), notes.end(), [](const auto& n) { return !n.second.empty(); });
+  return indent + std::to_string(above) + " candidate(s) above their roof (efficiency over 100%):\n" + groups;
+}
+
 }  // namespace
 
 std::string SweepHeatmapSvg(const SweepReport& r) {
@@ -242,6 +255,9 @@ std::string SweepHtml(const SweepReport& r) {
       << "</td><td>" << EscapeXml(note) << "</td></tr>\n";
   }
   s << "</table>\n";
+  if (const std::string above = AboveRoofText(r, ""); !above.empty()) {
+    s << "<pre id=\"above-roof\">" << EscapeXml(above) << "</pre>\n";
+  }
   if (!r.repro.empty()) s << "<p>Run again: <code>" << EscapeXml(r.repro) << "</code></p>\n";
   s << "</body></html>\n";
   return s.str();
@@ -279,13 +295,7 @@ void PrintSweep(const SweepReport& r, std::ostream& out, bool color) {
     out << "\n";
   }
   // An efficiency over 100% is a bound beaten: said once, with why (roofline.h).
-  int above = 0;
-  std::string why;
-  for (const SweepCandidate& c : r.candidates) {
-    if (c.device_us.count == 0 || AboveRoofNote(c.roofline).empty()) continue;
-    if (above++ == 0) why = AboveRoofNote(c.roofline);
-  }
-  if (above > 0) out << "  " << above << " candidate(s) " << why << "\n";
+  out << AboveRoofText(r, "  ");
   const SweepCandidate* cur = r.current_candidate();
   // The right column: the best, or the fastest when it is not called best.
   const bool within_noise = !r.faster && r.fastest >= 0 && r.fastest != r.best;

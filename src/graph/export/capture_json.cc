@@ -191,13 +191,17 @@ Schedule ScheduleFromJson(const JsonField& tasks, int streams, int64_t num_event
 
 json PeaksJson(const RoofPeaks& p) {
   return {{"bandwidth_gbs", p.bandwidth_gbs}, {"gflops_f32", p.gflops_f32}, {"gflops_f64", p.gflops_f64},
-          {"source", p.source}};
+          {"fma_gflops_f32", p.fma_gflops_f32}, {"fma_gflops_f64", p.fma_gflops_f64}, {"source", p.source}};
 }
 
 RoofPeaks PeaksFromJson(const JsonField& j) {
+  // A folder from before the FMA loop's peaks were kept has none (0: unknown).
+  auto optional = [&](std::string_view key) { return j[key].Present() ? j[key].Number() : 0.0; };
   return RoofPeaks{.bandwidth_gbs = j["bandwidth_gbs"].Number(),
                    .gflops_f32 = j["gflops_f32"].Number(),
                    .gflops_f64 = j["gflops_f64"].Number(),
+                   .fma_gflops_f32 = optional("fma_gflops_f32"),
+                   .fma_gflops_f64 = optional("fma_gflops_f64"),
                    .source = j["source"].String()};
 }
 

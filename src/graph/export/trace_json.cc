@@ -229,6 +229,11 @@ char* Task(char* p, std::string_view prefix, const TraceTask& t) {
     p = Real(p, known ? t.lower_bound_us : -1);
     p = Lit(p, ",\"efficiency\":");
     p = Real(p, known ? t.efficiency : -1);
+    if (t.above_roof != AboveRoof::kNo) {
+      p = Lit(p, ",\"above_roof\":\"");
+      p = Bytes(p, AboveRoofName(t.above_roof));
+      p = Lit(p, "\"");
+    }
     p = Lit(p, ",\"bytes\":");
     p = I64(p, t.bytes);
     p = Lit(p, ",\"flops\":");
@@ -329,6 +334,7 @@ void AddRoofline(TraceData& data, const std::vector<TaskRoof>& roofs) {
     t.bound = p.bound;
     t.lower_bound_us = p.lower_bound_us;
     t.efficiency = p.efficiency();
+    t.above_roof = AboveRoofOf(p);
     t.bytes = p.bytes;
     t.flops = p.flops;
   }

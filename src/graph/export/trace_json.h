@@ -49,6 +49,7 @@ struct TraceTask {
   bool has_cost = false;  // the roofline args are written only then
   Bound bound = Bound::kNone;
   double lower_bound_us = 0, efficiency = -1;
+  AboveRoof above_roof = AboveRoof::kNo;  // written (args.above_roof) only when a roof was beaten
   int64_t bytes = 0;  // the cost model's bytes read + written, and FLOPs: the page's GB/s and GFLOP/s
   double flops = 0;
   Spread spread;  // over the run's iterations (AddTiming); samples 0: not written

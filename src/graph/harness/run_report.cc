@@ -45,7 +45,7 @@ ModelRunReport ReportOfRun(const CapturedRun& run, const RunSummary& summarized,
   if (s.roofline) {
     out.tasks_with_bound = s.roofline->tasks_with_bound;
     for (const OpTypeLoss& l : s.roofline->lost) {
-      out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency});
+      out.lost.push_back({l.op_type, l.count, l.measured_us, l.lower_bound_us, l.lost_us, l.efficiency, l.above_roof});
     }
   }
   for (const SuspectNode& n : facts.nodes) {

@@ -116,6 +116,7 @@ void AddTiming(Summary& s, const Schedule& schedule, const RunTiming& timing, in
 void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoof>& roofs, const RoofPeaks& peaks) {
   RooflineSummary r{.peaks = peaks};
   std::map<std::string, OpTypeLoss> by_type;
+  std::map<std::string, double> most_beaten_us;  // by op type: the most a task beat its bound by
   for (size_t i = 0; i < roofs.size() && i < schedule.tasks.size(); ++i) {
     const RooflinePoint& p = roofs[i].point;
     if (!(p.measured_us >= 0)) continue;
@@ -125,9 +126,13 @@ void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoo
     const std::string& type = schedule.tasks[i].op_type;
     r.tasks.push_back({.task_id = static_cast<int64_t>(i), .op_type = type, .bound = p.bound,
                        .duration_us = p.measured_us, .lower_bound_us = p.lower_bound_us,
-                       .efficiency = p.efficiency()});
+                       .efficiency = p.efficiency(), .above_roof = AboveRoofNote(p)});
     if (p.bound == Bound::kNone) continue;
     OpTypeLoss& l = by_type[type];
+    if (double& beaten = most_beaten_us[type]; p.lower_bound_us - p.measured_us > beaten) {
+      beaten = p.lower_bound_us - p.measured_us;
+      l.above_roof = r.tasks.back().above_roof;
+    }
     ++l.count;
     l.measured_us += p.measured_us;
     l.lower_bound_us += p.lower_bound_us;
@@ -136,6 +141,7 @@ void AddRoofline(Summary& s, const Schedule& schedule, const std::vector<TaskRoo
     l.op_type = type;
     l.lost_us = l.measured_us - l.lower_bound_us;
     l.efficiency = l.measured_us > 0 ? l.lower_bound_us / l.measured_us : 0;
+    if (!(l.efficiency > 1)) l.above_roof.clear();  // some tasks beat their bound, the type as a whole did not
     r.lost.push_back(l);
   }
   std::stable_sort(r.lost.begin(), r.lost.end(),
@@ -160,6 +166,8 @@ nlohmann::json RooflineJson(const RooflineSummary& r) {
   j["peaks"] = {{"bandwidth_gbs", r.peaks.bandwidth_gbs},
                 {"gflops_f32", r.peaks.gflops_f32},
                 {"gflops_f64", r.peaks.gflops_f64},
+                {"fma_gflops_f32", r.peaks.fma_gflops_f32},
+                {"fma_gflops_f64", r.peaks.fma_gflops_f64},
                 {"source", r.peaks.source}};
   j["tasks_with_bound"] = r.tasks_with_bound;
   j["tasks_without_bound"] = r.tasks_without_bound;
@@ -171,6 +179,7 @@ nlohmann::json RooflineJson(const RooflineSummary& r) {
                                     {"lower_bound_us", l.lower_bound_us},
                                     {"lost_us", l.lost_us},
                                     {"efficiency", l.efficiency}});
+    if (!l.above_roof.empty()) j["lost_by_op_type"].back()["above_roof"] = l.above_roof;
   }
   j["tasks"] = nlohmann::json::array();
   for (const TaskBoundRow& t : r.tasks) {
@@ -180,6 +189,7 @@ nlohmann::json RooflineJson(const RooflineSummary& r) {
                           {"duration_us", t.duration_us},
                           {"lower_bound_us", Known(t.bound == Bound::kNone ? -1 : t.lower_bound_us)},
                           {"efficiency", Known(t.efficiency)}});
+    if (!t.above_roof.empty()) j["tasks"].back()["above_roof"] = t.above_roof;
   }
   return j;
 }

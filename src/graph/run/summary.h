@@ -63,6 +63,7 @@ struct TaskBoundRow {
   std::string op_type;
   Bound bound = Bound::kNone;
   double duration_us = 0, lower_bound_us = 0, efficiency = -1;
+  std::string above_roof;  // AboveRoofNote: which roof it beat and why; empty under 100%
 };
 
 // An op type's tasks that have a bound: what they took, what they could
@@ -72,6 +73,8 @@ struct OpTypeLoss {
   int64_t count = 0;
   double measured_us = 0, lower_bound_us = 0, lost_us = 0;
   double efficiency = 0;  // lower_bound_us / measured_us
+  // Over 100%: AboveRoofNote of the task that beat its bound by the most.
+  std::string above_roof;
 };
 
 struct RooflineSummary {
