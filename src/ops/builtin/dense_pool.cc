@@ -9,6 +9,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -87,6 +91,28 @@ template <typename T>
 inline T MaxKeepNan(T a, T b) {
   return (b > a || b != b) ? b : a;
 }
+
+// MaxKeepNan for a loop the compiler leaves scalar: as written, a compare
+// and a branch, which random data mispredicts half the time (the edge
+// columns of MaxPoolPlaneFlatBody: 40% of [1,480,14,14]'s time); here the
+// same choice as masks, with SSE2 (x86-64's baseline).
+#if defined(__x86_64__)
+inline float MaxKeepNanScalar(float a, float b) {
+  const __m128 va = _mm_set_ss(a), vb = _mm_set_ss(b);
+  const __m128 take = _mm_or_ps(_mm_cmpgt_ss(vb, va), _mm_cmpunord_ss(vb, vb));
+  return _mm_cvtss_f32(_mm_or_ps(_mm_and_ps(take, vb), _mm_andnot_ps(take, va)));
+}
+inline double MaxKeepNanScalar(double a, double b) {
+  const __m128d va = _mm_set_sd(a), vb = _mm_set_sd(b);
+  const __m128d take = _mm_or_pd(_mm_cmpgt_sd(vb, va), _mm_cmpunord_sd(vb, vb));
+  return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(take, vb), _mm_andnot_pd(take, va)));
+}
+#else
+template <typename T>
+inline T MaxKeepNanScalar(T a, T b) {
+  return MaxKeepNan(a, b);
+}
+#endif
 
 // MaxPool of one plane for float types without Indices, separably: for each
 // output row, the max down the window's input rows into `row` (X's columns,
@@ -189,7 +215,7 @@ template <typename T>
       if (c >= pw && c < W - right) continue;  // an interior column (W - right <= pw: every column is an edge)
       const int64_t t0 = std::max<int64_t>(0, pw - c), t1 = std::min<int64_t>(kw, W - c + pw);
       T m = xr[c - pw + t0];
-      for (int64_t t = t0 + 1; t < t1; ++t) m = MaxKeepNan(m, xr[c - pw + t]);
+      for (int64_t t = t0 + 1; t < t1; ++t) m = MaxKeepNanScalar(m, xr[c - pw + t]);
       h[r * W + c] = m;
     }
   }
@@ -222,7 +248,113 @@ template <typename T>
   }
 }
 
+// Floats of slack past each row of MaxPoolPlaneNarrowAvx2's buffer: it loads
+// whole vectors past a row's last window and stores only the lanes it owns.
+constexpr int64_t kRowSlack = 32;
+
 #if defined(__x86_64__)
+// MaxKeepNan, 8 lanes: b where b > a or b is NaN, else a.
+[[gnu::target("avx2")]] inline __m256 MaxKeepNan8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(a, b, _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ), _mm256_cmp_ps(b, b, _CMP_UNORD_Q)));
+}
+
+// Lanes [0, n) of 8 set, for maskload and maskstore.
+[[gnu::target("avx2")]] inline __m256i FirstLanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// MaxPoolPlaneBody for 2- and 3-wide windows at stride 1 or 2 (the pools of
+// resnets and inceptions), with the tails masked. On narrow planes the
+// compiler's loops were mostly their scalar tails, each tap a compare and a
+// branch that random data mispredicts half the time ([1,832,14,14] to 7x7
+// at stride 2: 255 us, 0.3 us a plane). Here a row's tail is one vector:
+// loads from X are masked (nothing past its end is touched), loads from a
+// row run into its kRowSlack, a store runs into what is written after it
+// (no masked stores: Zen 2 microcodes them), and the last vector of the
+// plane's output is stored lane by lane. A `group` of output rows at a time
+// is taken down the window first, into `rows` (one row of `stride` floats
+// per output row, bordered by -inf that no store touches), then along: a
+// load right after the stores it spans cannot be forwarded from them, and
+// stalled each row's second pass when the two ran row by row on narrow
+// planes (googlenet's [1,832,14,14] pool to 7x7: 111 -> 86 us in the model).
+// A group fills at most 16 KiB, half of L1. Wide rows go one at a time
+// (group 1): there the stall is a small part of a row, and grouped, resnet18's
+// [1,64,112,112] pool took 228 us in the model against 195 row by row. The same taps in the same order as
+// MaxPoolPlaneBody: the same bits.
+[[gnu::target("avx2")]] void MaxPoolPlaneNarrowAvx2(const float* plane, const WindowGeometry& g, float* y, float* rows,
+                                                    int64_t stride, int64_t group) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2], sw = g.strides[2], pw = g.pads_begin[2];
+  const int64_t kw = g.kernel[2], span = (OW - 1) * sw + kw;
+  const int64_t lo = std::min(pw, span), cols = std::clamp<int64_t>(span - pw, 0, W);
+  const __m256i cols_tail = FirstLanes(cols % 8);
+  const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t cols_whole = cols - cols % 8, out_whole = OW - OW % 8, out_rows = g.out[0] * g.out[1];
+  const int64_t plane_out = out_rows * OW;
+  for (int64_t first = 0; first < out_rows; first += group) {
+    const int64_t last = std::min(out_rows, first + group);
+    for (int64_t o = first; o < last; ++o) {
+      const int64_t od = o / g.out[1], oh = o % g.out[1];
+      const float* in[64];
+      in[0] = plane;  // (n >= 1 always; this quiets -Wmaybe-uninitialized)
+      int n = 0;
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+        if (id < 0 || id >= D) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+          if (ih >= 0 && ih < H) in[n++] = plane + (id * H + ih) * W;
+        }
+      }
+      float* in_row = rows + (o - first) * stride + lo;
+      for (int64_t j = 0; j < cols_whole; j += 8) {
+        __m256 m = _mm256_loadu_ps(in[0] + j);
+        for (int i = 1; i < n; ++i) m = MaxKeepNan8(m, _mm256_loadu_ps(in[i] + j));
+        _mm256_storeu_ps(in_row + j, m);
+      }
+      if (cols_whole < cols) {
+        // Lanes past X's columns become -inf, the border they stand on (or
+        // columns past the last window, which no window reads).
+        __m256 m = _mm256_maskload_ps(in[0] + cols_whole, cols_tail);
+        for (int i = 1; i < n; ++i) m = MaxKeepNan8(m, _mm256_maskload_ps(in[i] + cols_whole, cols_tail));
+        _mm256_storeu_ps(in_row + cols_whole, _mm256_blendv_ps(minus_inf, m, _mm256_castsi256_ps(cols_tail)));
+      }
+    }
+    // Along each row: 8 outputs a step, each the max of row[s*ow .. s*ow + kw).
+    for (int64_t o = first; o < last; ++o) {
+      const float* row = rows + (o - first) * stride;
+      float* yr = y + o * OW;
+      for (int64_t ow = 0; ow < OW; ow += 8) {
+        const float* r = row + ow * sw;
+        __m256 m;
+        if (sw == 1) {
+          m = MaxKeepNan8(_mm256_loadu_ps(r), _mm256_loadu_ps(r + 1));
+          if (kw == 3) m = MaxKeepNan8(m, _mm256_loadu_ps(r + 2));
+        } else {
+          // Even and odd columns of r[0..16) and the evens of r[2..18), each
+          // in the order shuffle_ps leaves them (pairs of lanes swapped across
+          // the halves), put in order once after the max.
+          const __m256 a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
+          m = MaxKeepNan8(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+          if (kw == 3) {
+            const __m256 c = _mm256_loadu_ps(r + 2), d = _mm256_loadu_ps(r + 10);
+            m = MaxKeepNan8(m, _mm256_shuffle_ps(c, d, _MM_SHUFFLE(2, 0, 2, 0)));
+          }
+          m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), _MM_SHUFFLE(3, 1, 2, 0)));
+        }
+        if (ow < out_whole || (o * OW + ow + 8) <= plane_out) {
+          _mm256_storeu_ps(yr + ow, m);  // a row's tail runs into the next rows, written after it
+        } else {
+          alignas(32) float tail[8];  // not past the plane's end: Y's next plane may be another thread's
+          _mm256_store_ps(tail, m);
+          std::copy(tail, tail + (OW - ow), yr + ow);
+        }
+      }
+    }
+  }
+}
+
 // dense_pool.cc is built for baseline x86-64: 4-wide SSE compares and blends.
 [[gnu::target("avx2")]] void MaxPoolPlaneAvx2(const float* plane, const WindowGeometry& g, float* y, float* row) {
   MaxPoolPlaneBody(plane, g, y, row);
@@ -235,26 +367,58 @@ template <typename T>
 // Whether a plane's windows fit MaxPoolPlaneBody's list of rows.
 bool FitsSeparable(const WindowGeometry& g) { return g.kernel[0] * g.kernel[1] <= 64; }
 
+// MaxPool of planes [begin, end) of X for float types without Indices,
+// each by the fastest body that fits, with `buffer` set up once for all.
 template <typename T>
-void MaxPoolPlaneSeparable(const T* plane, const WindowGeometry& g, T* y, std::vector<T>& buffer) {
+void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t begin, int64_t end,
+                            std::vector<T>& buffer) {
+  const int64_t in_sz = g.in_size(), out_sz = g.out_size();
+  const bool avx2 = std::is_same_v<T, float> && dense::HasAvx2();
   if (FitsFlat(g)) {
     buffer.resize(static_cast<size_t>(g.in[1] * g.in[2]));
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<T, float>) {
-      if (dense::HasAvx2()) return MaxPoolPlaneFlatAvx2(plane, g, y, buffer.data());
+      if (avx2) {
+        for (int64_t nc = begin; nc < end; ++nc) {
+          MaxPoolPlaneFlatAvx2(x + nc * in_sz, g, y + nc * out_sz, buffer.data());
+        }
+        return;
+      }
     }
 #endif
-    return MaxPoolPlaneFlatBody(plane, g, y, buffer.data());
+    for (int64_t nc = begin; nc < end; ++nc) MaxPoolPlaneFlatBody(x + nc * in_sz, g, y + nc * out_sz, buffer.data());
+    return;
   }
-  // [0, span): the padded columns the row's windows read; outside X they stay -inf.
+  // [0, span): the padded columns a row's windows read; outside X they stay -inf
+  // (the bodies store only inside X's columns, so one fill serves every plane).
   const int64_t span = (g.out[2] - 1) * g.strides[2] + (g.kernel[2] - 1) * g.dilations[2] + 1;
-  buffer.assign(static_cast<size_t>(span), -std::numeric_limits<T>::infinity());
+  constexpr T kLowest = -std::numeric_limits<T>::infinity();
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
-    if (dense::HasAvx2()) return MaxPoolPlaneAvx2(plane, g, y, buffer.data());
+    const int64_t kw = g.kernel[2], sw = g.strides[2];
+    if (avx2 && (kw == 2 || kw == 3) && g.dilations[2] == 1 && (sw == 1 || sw == 2)) {
+      // Narrow rows in groups (MaxPoolPlaneNarrowAvx2); wide ones row by row, as their reads from X then
+      // overlap the stores: googlenet's [1,192,56,56] pool took 148 us in groups, 135 row by row.
+      const int64_t stride = span + kRowSlack;
+      const int64_t group = span <= 32 ? std::clamp<int64_t>(4096 / stride, 1, g.out[0] * g.out[1]) : 1;
+      buffer.assign(static_cast<size_t>(group * stride), kLowest);
+      for (int64_t nc = begin; nc < end; ++nc) {
+        MaxPoolPlaneNarrowAvx2(x + nc * in_sz, g, y + nc * out_sz, buffer.data(), stride, group);
+      }
+      return;
+    }
   }
 #endif
-  MaxPoolPlaneBody(plane, g, y, buffer.data());
+  buffer.assign(static_cast<size_t>(span), kLowest);
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (avx2) {
+      for (int64_t nc = begin; nc < end; ++nc) MaxPoolPlaneAvx2(x + nc * in_sz, g, y + nc * out_sz, buffer.data());
+      return;
+    }
+  }
+#endif
+  for (int64_t nc = begin; nc < end; ++nc) MaxPoolPlaneBody(x + nc * in_sz, g, y + nc * out_sz, buffer.data());
 }
 
 template <typename T>
@@ -269,8 +433,8 @@ Status MaxPoolTyped(KernelContext& ctx, const WindowGeometry& g) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (ip == nullptr && FitsSeparable(g) && EveryWindowReachesX(g)) {
       return ctx.ParallelFor("maxpool_rows", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
-        thread_local std::vector<T> row;
-        for (int64_t nc = begin; nc < end; ++nc) MaxPoolPlaneSeparable(xp + nc * in_sz, g, yp + nc * out_sz, row);
+        thread_local std::vector<T> buffer;
+        MaxPoolPlanesSeparable(xp, g, yp, begin, end, buffer);
       }, 16);
     }
   }

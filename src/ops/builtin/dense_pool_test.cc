@@ -137,6 +137,47 @@ TEST(DenseMaxPool, NarrowPlanesAsOneFlatRowMatchReferenceBitExact) {
   }
 }
 
+// 2- and 3-wide windows at strides 1 and 2 run a float32 AVX2 body whose row
+// tails are single vectors (masked loads, the plane's last output row stored
+// lane by lane, the right border rewritten as -inf). Every width from the
+// window's to past five vectors, so each tail length meets each stride and
+// padding; NaNs in the last column of the first plane and at the start of
+// the last row of the last, both of which a tail lane takes; and planes
+// taller than one group of rows. Bit-exact.
+TEST(DenseMaxPool, NarrowWindowsAtEveryWidthMatchReferenceBitExact) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1],strides=[2,2]",
+                         "kernel_shape=[3,3],pads=[0,0,1,1],strides=[2,2]",
+                         "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[3,3],strides=[2,2]",
+                         "kernel_shape=[3,3]",
+                         "kernel_shape=[3,3],pads=[1,1,1,1]",
+                         "kernel_shape=[3,3],pads=[1,0,1,1],strides=[1,2]",
+                         "kernel_shape=[2,2],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[2,2],pads=[0,1,0,0]"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 80;
+  for (int64_t w = 3; w <= 42; ++w) {
+    for (const char* a : attrs) {
+      SCOPED_TRACE("width " + std::to_string(w) + " " + a);
+      const int64_t h = 5 + w % 3, plane = h * w;
+      Tensor x = Random(DType::kF32, Shape({1, 3, h, w}), seed++);
+      x.FlatSetFromDouble(w - 1, nan);
+      x.FlatSetFromDouble(2 * plane + (h - 1) * w, nan);
+      ExpectMatchesReference("MaxPool", {x}, a, -1, ToleranceSpec{.rule = "exact"});
+    }
+  }
+  // Narrow planes taller than one group of rows (rows of up to 32 columns go
+  // down the window a group at a time, 4096 floats of buffer at most).
+  for (int64_t w : {5, 13, 30}) {
+    for (const char* a : attrs) {
+      SCOPED_TRACE("tall, width " + std::to_string(w) + " " + a);
+      Tensor x = Random(DType::kF32, Shape({1, 2, 301, w}), seed++);
+      x.FlatSetFromDouble(250 * w + w - 1, nan);
+      ExpectMatchesReference("MaxPool", {x}, a, -1, ToleranceSpec{.rule = "exact"});
+    }
+  }
+}
+
 TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : {DType::kF32, DType::kF64}) {
