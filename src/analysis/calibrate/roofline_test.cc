@@ -202,6 +202,26 @@ bool WellFormed(const std::string& s, std::string* why) {
   return true;
 }
 
+// The FMA loop's peak is drawn dashed above the practical float32 roof when
+// it is higher, and a point above its roof says which and why in its tooltip.
+TEST(RooflineSvg, TheFmaPeakDashedAboveThePracticalRoof) {
+  RoofPeaks peaks = kPeaks;
+  peaks.fma_gflops_f32 = 2000;
+  const Cost gemm{.bytes_read = 1000, .flops = 1e9};
+  const std::string svg = RooflineSvg(peaks, {{"fast", DType::kF32, Roofline(gemm, DType::kF32, 600, peaks)}});
+  std::string why;
+  EXPECT_TRUE(WellFormed(svg, &why)) << why << "\n" << svg;
+  EXPECT_EQ(CountOccurrences(svg, "class=\"fma-peak\""), 1u) << svg;
+  EXPECT_NE(svg.find(">float32 FMA peak 2000 GFLOP/s</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("efficiency 166.7% (compute bound, float32); above the compute roof (OpenBLAS&apos;s GEMM rate)"),
+            std::string::npos)
+      << svg;
+  // No FMA peak known, or none above the roof: no dashed line.
+  EXPECT_EQ(RooflineSvg(kPeaks, {}).find("fma-peak"), std::string::npos);
+  peaks.fma_gflops_f32 = kPeaks.gflops_f32;
+  EXPECT_EQ(RooflineSvg(peaks, {}).find("fma-peak"), std::string::npos);
+}
+
 TEST(RooflineSvg, OneCirclePerDrawablePointLabelsEscaped) {
   const Cost stream{.bytes_read = 8'000'000, .bytes_written = 4'000'000, .flops = 1e6};
   const Cost gemm{.bytes_read = 1'000'000, .flops = 2e9};
