@@ -73,11 +73,12 @@ std::string AboveRoofNote(const RooflinePoint& r) {
 std::string AboveRoofGroups(const std::vector<std::pair<std::string, std::string>>& named_notes,
                             const std::string& indent) {
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // note, names
-  for (const auto& [name, note] : named_notes) {
+  for (const auto& named : named_notes) {
+    const std::string& note = named.second;
     if (note.empty()) continue;
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == note; });
     if (g == groups.end()) g = groups.insert(groups.end(), {note, {}});
-    g->second.push_back(name);
+    g->second.push_back(named.first);
   }
   constexpr size_t kNames = 6;
   std::string out;
