@@ -484,7 +484,8 @@ TEST_F(InspectorTiming, OpTypesAboveTheirRoofAreSaidOnce) {
   }
   EXPECT_GT(with_why, 0);
   // Every task beat a roof given that low: the trace names which, for the page.
-  for (const json& e : json::parse(Slurp(fs::path(low) / "trace.json"))["traceEvents"]) {
+  const json trace = json::parse(Slurp(fs::path(low) / "trace.json"));
+  for (const json& e : trace["traceEvents"]) {
     if (e["ph"] != "X" || !e["args"].contains("bound") || e["args"]["bound"] == "none") continue;
     EXPECT_EQ(e["args"]["above_roof"], e["args"]["bound"] == "memory" ? "cache" : "roof_too_low") << e.dump();
   }
