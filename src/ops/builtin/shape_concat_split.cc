@@ -2,7 +2,10 @@
 // axis (sizes from the optional split input, else equal parts over the number
 // of outputs requested). Kernels: one strided copy per input/output part, with
 // the destination/source pointer moved to the part's offset along the axis.
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 #include "ops/builtin/shape_util.h"
 #include "ops/kernel_util.h"
@@ -43,10 +46,66 @@ int ConcatAxis(KernelContext& ctx) {
   return static_cast<int>(a < 0 ? a + ctx.out(0).rank() : a);
 }
 
+// Contiguous inputs whose parts are few runs of bytes (outer dims before the
+// axis times the inputs, up to kMaxRuns): every run in one launch, its bytes
+// cut evenly over the blocks. One launch per input had run each small input
+// as a single block on one worker, and paid a launch each: an inception
+// block's concat of four [1,c,28,28] inputs took 57 us in googlenet, a
+// block of 64 KiB on one worker for three of the four.
+constexpr int64_t kMaxRuns = 4096;
+
+struct CopyRun {
+  char* dst;
+  const char* src;
+  int64_t start;  // its first byte's position in the launch's byte range
+};
+
+bool ConcatInOneLaunch(KernelContext& ctx, int axis, std::vector<CopyRun>& runs, int64_t& total) {
+  const Tensor& y = ctx.out(0);
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= y.dim(d);
+  if (outer * ctx.num_inputs() > kMaxRuns) return false;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.in(i).is_contiguous()) return false;
+  }
+  const int64_t row = y.nbytes() / std::max<int64_t>(outer, 1);  // Y's bytes per outer index
+  total = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t at = 0;  // the part's offset in Y's row
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      const Tensor& x = ctx.in(i);
+      const int64_t part = x.nbytes() / std::max<int64_t>(outer, 1);
+      if (part > 0) {
+        runs.push_back({static_cast<char*>(ctx.out(0).raw_data()) + o * row + at,
+                        static_cast<const char*>(x.raw_data()) + o * part, total});
+      }
+      at += part;
+      total += part;
+    }
+  }
+  return true;
+}
+
 Status ConcatCpu(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   const int axis = ConcatAxis(ctx);
   const size_t es = y.element_size();
+  std::vector<CopyRun> runs;
+  int64_t total = 0;
+  if (ConcatInOneLaunch(ctx, axis, runs, total)) {
+    if (total == 0) return Status::Ok();
+    // One block per worker (in pages), none under 64 KiB.
+    const int64_t workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
+    // Bytes [b, e) of the launch: from the run holding b on, each clipped to the range.
+    return ctx.ParallelFor("concat_cpu", total, [&](int64_t b, int64_t e) {
+      auto r = std::upper_bound(runs.begin(), runs.end(), b, [](int64_t v, const CopyRun& x) { return v < x.start; });
+      for (--r; r != runs.end() && r->start < e; ++r) {
+        const int64_t end = std::next(r) != runs.end() ? std::next(r)->start : total;
+        const int64_t from = std::max(b, r->start), to = std::min(e, end);
+        std::memcpy(r->dst + (from - r->start), r->src + (from - r->start), static_cast<size_t>(to - from));
+      }
+    }, std::max<int64_t>(int64_t{64} << 10, (total / workers + 4095) / 4096 * 4096));
+  }
   std::vector<int64_t> out_strides = shape_ops::ContiguousByteStrides(y.shape(), es);
   int64_t offset = 0;
   for (int i = 0; i < ctx.num_inputs(); ++i) {

@@ -94,6 +94,25 @@ TEST_P(ShapeOpsAllDTypes, KernelsMatchReference) {
 INSTANTIATE_TEST_SUITE_P(AllDTypes, ShapeOpsAllDTypes, ::testing::ValuesIn(AllDTypes()),
                          [](const auto& info) { return std::string(DTypeName(info.param)); });
 
+// Contiguous parts run as one launch whose blocks of 64 KiB cut across the
+// parts' runs (three rows of two inputs, 1.4 MB in all), an empty part among
+// them; past 4096 runs (rows times inputs), and with a strided input, the
+// per-input copies. Each against the reference, bit for bit.
+TEST(ShapeConcat, OneLaunchAcrossPartsAndTheStridedCopiesMatchReference) {
+  const Tensor wide = Random(DType::kF32, Shape({3, 70001}), 21), narrow = Random(DType::kF32, Shape({3, 49999}), 22);
+  const Tensor none = Random(DType::kF32, Shape({3, 0}), 23);
+  ExpectMatchesReference("Concat", {wide, none, narrow, wide}, A({{"axis", I{1}}}));
+  ExpectMatchesReference("Concat", {Random(DType::kF32, Shape({1, 96, 28, 28}), 24),
+                                    Random(DType::kF32, Shape({1, 32, 28, 28}), 25)},
+                         A({{"axis", I{1}}}));
+  ExpectMatchesReference("Concat", {Random(DType::kI8, Shape({5000, 2}), 26), Random(DType::kI8, Shape({5000, 3}), 27)},
+                         A({{"axis", I{1}}}));
+  auto strided = Random(DType::kF32, Shape({40, 30}), 28).Permute({1, 0});
+  ASSERT_TRUE(strided.ok());
+  ASSERT_FALSE(strided->is_contiguous());
+  ExpectMatchesReference("Concat", {*strided, Random(DType::kF32, Shape({30, 7}), 29)}, A({{"axis", I{1}}}));
+}
+
 TEST(ShapeConcat, HandCheckedWithEmptyInputAndMismatch) {
   Tensor a = F32(Shape({2, 1}), {1, 2});
   Tensor b = F32(Shape({2, 2}), {3, 4, 5, 6});
