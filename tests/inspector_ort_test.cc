@@ -360,6 +360,51 @@ TEST_F(ImportOrt, DiffShowsWhatEachEngineFusedSideBySide) {
   EXPECT_NE(Slurp(ort / "report.html").find("\"framework_op_types\""), std::string::npos);
 }
 
+// Across engines the compiled nodes are named apart (onnxruntime's NCHWc
+// Conv "..._output_0_nchwc", opscope's FusedConv after the Conv): diff
+// pairs them by the framework node each is built around, so every node of
+// torchvision's mobilenet_v2 has both times; and a fused group whose
+// members one engine folded away (the Clip's Constant bounds, the
+// Identity) shows once, not again beside a missing node.
+TEST_F(ImportOrt, DiffAcrossEnginesPairsNodesByTheFrameworkNodeTheyAreBuiltAround) {
+  const fs::path ort = Import("mobilenet_v2", "ort");
+  const fs::path ours = dir_ / "ours";
+  ToolResult r = Run("run " + ModelPath("mobilenet_v2") + " --output-dir " + ours.string() +
+                     " --warmup 0 --iterations 1 --streams 1 --peak-bw 10 --peak-flops 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ToolResult d = Run("diff " + ours.string() + " " + ort.string() + " --output " + (dir_ / "diff.json").string());
+  ASSERT_NE(d.exit_code, 2) << d.err;
+  const json j = Read(dir_ / "diff.json");
+  int64_t paired = 0, renamed = 0;
+  for (const json& e : j["node_times"]) {
+    const std::string key = e["framework"];
+    if (key.starts_with("inserted ")) continue;  // onnxruntime's ReorderOutput: no framework node
+    EXPECT_NE(e["verdict"], "new") << e.dump();
+    EXPECT_NE(e["verdict"], "gone") << e.dump();
+    ++paired;
+    if (e.contains("base_node")) {
+      ++renamed;
+      EXPECT_TRUE(e["node"].get<std::string>().ends_with("_nchwc") || e["node"] == "/classifier/classifier.1/Gemm")
+          << e.dump();
+    }
+  }
+  EXPECT_GE(paired, 50);  // 52 convolutions, the pool, the flatten, the classifier
+  EXPECT_GT(renamed, 40);
+  std::set<std::string> paired_nodes;
+  for (const json& row : j["engines"]["fusions"]) {
+    if (!row["base"].is_null() && !row["new"].is_null()) {
+      paired_nodes.insert("b:" + row["base"]["node"].get<std::string>());
+      paired_nodes.insert("n:" + row["new"]["node"].get<std::string>());
+    }
+  }
+  for (const json& row : j["engines"]["fusions"]) {
+    EXPECT_FALSE(row["base"].is_null() && paired_nodes.count("n:" + row["new"]["node"].get<std::string>()))
+        << row.dump();
+    EXPECT_FALSE(row["new"].is_null() && paired_nodes.count("b:" + row["base"]["node"].get<std::string>()))
+        << row.dump();
+  }
+}
+
 // Bad input: one line naming the file or flag, exit 2, nothing written.
 TEST_F(ImportOrt, BadFilesAreOneLineAndWriteNothing) {
   const fs::path rs = Ort("resnet_small"), tb = Ort("two_branch");

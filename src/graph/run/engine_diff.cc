@@ -47,23 +47,41 @@ json Side(const CapturedRun& run, const RunTiming& t, const Node* c) {
 // The op type a compiled node's time is counted under (see the header).
 std::string FrameworkOpType(const Model& m, const Node* c) {
   if (c == nullptr) return "unmapped";
-  const Node* first = nullptr;
-  for (int64_t id : c->fused_from) {
-    const Node* f = m.framework.FindNode(id);
-    if (f == nullptr) continue;
-    if (first == nullptr) first = f;
-    if (!IsShapeOrLayoutOp(f->op_type)) return f->op_type;
-  }
-  return first != nullptr ? first->op_type : "inserted " + c->op_type;
+  const Node* principal = PrincipalFrameworkNode(m, *c);
+  return principal != nullptr ? principal->op_type : "inserted " + c->op_type;
 }
 
 }  // namespace
 
 std::string EngineOf(const CapturedRun& run) { return run.source ? run.source->engine : "opscope"; }
 
+const Node* PrincipalFrameworkNode(const Model& m, const Node& c) {
+  const Node* first = nullptr;
+  for (int64_t id : c.fused_from) {
+    const Node* f = m.framework.FindNode(id);
+    if (f == nullptr) continue;
+    if (first == nullptr) first = f;
+    if (!IsShapeOrLayoutOp(f->op_type) && f->op_type != "Constant") return f;
+  }
+  return first;
+}
+
+std::map<std::string, std::pair<std::string, Spread>> NodeTimesByFramework(const CapturedRun& run,
+                                                                          const RunTiming& t) {
+  std::map<std::string, std::pair<std::string, Spread>> out;
+  for (const auto& [id, spread] : t.nodes) {
+    const Node* n = run.model.compiled.FindNode(id);
+    if (n == nullptr) continue;
+    const Node* principal = PrincipalFrameworkNode(run.model, *n);
+    out.emplace(principal != nullptr ? principal->name : "inserted " + n->name, std::pair{n->name, spread});
+  }
+  return out;
+}
+
 json EngineFusions(const CapturedRun& base, const RunTiming& tb, const CapturedRun& now, const RunTiming& tn) {
   const auto ob = Owners(base.model), on = Owners(now.model);
   std::set<std::pair<const Node*, const Node*>> seen;
+  std::vector<std::pair<const Node*, const Node*>> pairs;  // each row's (base, new)
   json rows = json::array();
   for (const Node& f : base.model.framework.nodes()) {
     const Node* cb = Owner(ob, f.name);
@@ -81,8 +99,22 @@ json EngineFusions(const CapturedRun& base, const RunTiming& tb, const CapturedR
       if (members.count(g.name) > 0) names.push_back(g.name);
     }
     rows.push_back({{"at", f.name}, {"framework", names}, {"base", Side(base, tb, cb)}, {"new", Side(now, tn, cn)}});
+    pairs.emplace_back(cb, cn);
   }
-  return rows;
+  // A member one engine folded away (a Clip's Constant bounds, an Identity)
+  // has no owner on that side: its row would show the other side's node
+  // alone, beside the row that pairs that node with its counterpart.
+  std::set<const Node*> paired;
+  for (const auto& [b, n] : pairs) {
+    if (b != nullptr && n != nullptr) paired.insert(b), paired.insert(n);
+  }
+  json kept = json::array();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const auto [b, n] = pairs[i];
+    if ((b == nullptr && paired.count(n) > 0) || (n == nullptr && paired.count(b) > 0)) continue;
+    kept.push_back(std::move(rows[i]));
+  }
+  return kept;
 }
 
 json LayoutChanges(const CapturedRun& run, const RunTiming& t) {

@@ -26,6 +26,21 @@ namespace opscope::graph {
 // "opscope" for a run of opscope's own, else the engine it was read from.
 std::string EngineOf(const CapturedRun& run);
 
+// The framework node compiled node `c` is built around: its first member
+// that computes (not a reshape, a layout helper or a Constant), else its
+// first member; nullptr when it stands for none (inserted by a compiler).
+// Two engines' nodes built around the same framework node are the same
+// work: onnxruntime's NCHWc Conv "..._output_0_nchwc" with members
+// [Identity_0, Conv, Constant, Constant_1, Clip] and opscope's FusedConv
+// [Conv, Clip] are both the Conv's.
+const Node* PrincipalFrameworkNode(const Model& m, const Node& c);
+
+// Compiled node name -> per-iteration total of its tasks, keyed for a
+// comparison across engines by the principal framework node's name
+// ("inserted <name>" for a node that stands for none): {key, {name, spread}}.
+std::map<std::string, std::pair<std::string, Spread>> NodeTimesByFramework(const CapturedRun& run,
+                                                                          const RunTiming& t);
+
 // [{"at": the first framework node where the two sides' grouping differs,
 // "framework": [names], "base": side, "new": side}], side =
 // {"node", "op_type", "framework": [names], "time_us"}: one row per group

@@ -258,7 +258,28 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
     reasons.push_back(s);
   }
   j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known, loaded);
-  j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known, loaded);
+  if (base.source || now.source) {
+    // Across engines the compiled nodes' names differ ("..._output_0_nchwc"
+    // against the Conv's own): nodes are paired by the framework node each
+    // is built around, and named as in the new run (the base's beside it).
+    const auto b = NodeTimesByFramework(base, tb), n = NodeTimesByFramework(now, tn);
+    std::set<std::string> keys;
+    for (const auto& [k, v] : b) keys.insert(k);
+    for (const auto& [k, v] : n) keys.insert(k);
+    json rows = json::array();
+    for (const std::string& k : keys) {
+      const auto bi = b.find(k), ni = n.find(k);
+      json e = Compare(bi == b.end() ? Spread{} : bi->second.second, ni == n.end() ? Spread{} : ni->second.second, th,
+                       noise_known, loaded);
+      e["node"] = ni != n.end() ? ni->second.first : bi->second.first;
+      if (bi != b.end() && ni != n.end() && bi->second.first != ni->second.first) e["base_node"] = bi->second.first;
+      e["framework"] = k;
+      rows.push_back(std::move(e));
+    }
+    j["node_times"] = std::move(rows);
+  } else {
+    j["node_times"] = CompareAll(NodeTimes(base, tb), NodeTimes(now, tn), "node", th, noise_known, loaded);
+  }
 
   // The fields of diffs before iterations were kept, from the same medians.
   const Summary sn = [&] {
