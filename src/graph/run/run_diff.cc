@@ -258,7 +258,8 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
     reasons.push_back(s);
   }
   j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known, loaded);
-  if (base.source || now.source) {
+  const bool engines = EngineOf(base) != EngineOf(now);
+  if (engines) {
     // Across engines the compiled nodes' names differ ("..._output_0_nchwc"
     // against the Conv's own): nodes are paired by the framework node each
     // is built around, and named as in the new run (the base's beside it).
@@ -311,7 +312,11 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
   }
   j["top_tasks"] = top;
   json added = json::array(), removed = json::array(), changed = json::array();
-  const auto fb = Fusions(base.model), fn = Fusions(now.model);
+  // By compiled node name: across engines every name differs, and a fusion
+  // both made read as added (the page badged onnxruntime's NCHWc Conv+Clip
+  // "fusion added" beside opscope's FusedConv); `engines` compares them there.
+  const auto fb = engines ? std::map<std::string, std::string>{} : Fusions(base.model);
+  const auto fn = engines ? std::map<std::string, std::string>{} : Fusions(now.model);
   for (const auto& [name, what] : fn) {
     auto it = fb.find(name);
     if (it == fb.end()) added.push_back({{"node", name}, {"fusion", what}});
@@ -322,7 +327,7 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
   }
   j["fusions"] = {{"added", added}, {"removed", removed}, {"changed", changed}};
   // Two engines name and build their compiled nodes apart: compared through the framework graph instead.
-  if (EngineOf(base) != EngineOf(now)) {
+  if (engines) {
     j["engines"] = {{"base", EngineOf(base)},
                     {"new", EngineOf(now)},
                     {"fusions", EngineFusions(base, tb, now, tn)},
