@@ -390,6 +390,8 @@ TEST_F(ImportOrt, DiffAcrossEnginesPairsNodesByTheFrameworkNodeTheyAreBuiltAroun
   }
   EXPECT_GE(paired, 50);  // 52 convolutions, the pool, the flatten, the classifier
   EXPECT_GT(renamed, 40);
+  // The new run's top tasks find their time in the base run the same way.
+  for (const json& t : j["top_tasks"]) EXPECT_FALSE(t["base_us"].is_null()) << t.dump();
   // Fusions are compared through the framework graph (engines), not by name.
   for (const char* kind : {"added", "removed", "changed"}) EXPECT_TRUE(j["fusions"][kind].empty()) << j["fusions"].dump();
   std::set<std::string> paired_nodes;

@@ -296,16 +296,24 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
   j["op_type_time"] = times;
   j["total_task_us"] = {{"base", tb.total_task.median_us}, {"new", tn.total_task.median_us},
                         {"change_pct", j["total_task"]["change_pct"]}};
-  // Top tasks of the new run, matched by name to the base run's tasks.
+  // Top tasks of the new run, matched by name to the base run's tasks
+  // (across engines, by the framework node each task's node is built around).
+  auto match_key = [&](const CapturedRun& run, int64_t node_id, const std::string& name) {
+    const Node* n = engines && node_id >= 0 ? run.model.compiled.FindNode(node_id) : nullptr;
+    const Node* principal = n != nullptr ? PrincipalFrameworkNode(run.model, *n) : nullptr;
+    return principal != nullptr ? principal->name : name;
+  };
   std::map<std::string, double> base_by_name;
   for (const auto& t : base.schedule.tasks) {
     const size_t id = static_cast<size_t>(t.desc.task_id);
-    if (id < tb.tasks.size()) base_by_name[t.node_name.empty() ? t.desc.label : t.node_name] = tb.tasks[id].median_us;
+    if (id >= tb.tasks.size()) continue;
+    base_by_name[match_key(base, t.desc.op_node_id, t.node_name.empty() ? t.desc.label : t.node_name)] =
+        tb.tasks[id].median_us;
   }
   json top = json::array();
   for (const TopTask& t : sn.top_tasks) {
     json e = {{"name", t.name}, {"op_type", t.op_type}, {"new_us", t.duration_us}};
-    auto it = base_by_name.find(t.name);
+    auto it = base_by_name.find(match_key(now, t.node_id, t.name));
     e["base_us"] = it == base_by_name.end() ? json(nullptr) : json(it->second);
     if (it != base_by_name.end()) e["change_pct"] = ChangePct(it->second, t.duration_us);
     top.push_back(std::move(e));
