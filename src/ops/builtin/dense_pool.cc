@@ -114,6 +114,26 @@ inline T MaxKeepNanScalar(T a, T b) {
 }
 #endif
 
+// The input rows of output row (od, oh)'s window that lie inside X, into
+// rows[0..n) (n >= 1: every window reaches X, EveryWindowReachesX); at most
+// 64 (FitsSeparable).
+template <typename T>
+[[gnu::always_inline]] inline int WindowRows(const T* plane, const WindowGeometry& g, int64_t od, int64_t oh,
+                                             const T** rows) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
+  rows[0] = rows[1] = plane;  // (read before written, to the compiler's eye: this quiets -Wmaybe-uninitialized)
+  int n = 0;
+  for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+    const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
+    if (id < 0 || id >= D) continue;
+    for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+      const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
+      if (ih >= 0 && ih < H) rows[n++] = plane + (id * H + ih) * W;
+    }
+  }
+  return n;
+}
+
 // MaxPool of one plane for float types without Indices, separably: for each
 // output row, the max down the window's input rows into `row` (X's columns,
 // bordered by -inf where the window reaches into the padding), then the max
@@ -128,7 +148,7 @@ inline T MaxKeepNanScalar(T a, T b) {
 template <typename T>
 [[gnu::always_inline]] inline void MaxPoolPlaneBody(const T* plane, const WindowGeometry& g, T* __restrict y,
                                                     T* __restrict row) {
-  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2];
+  const int64_t W = g.in[2], OW = g.out[2];
   const int64_t sw = g.strides[2], dw = g.dilations[2], kw = g.kernel[2], pw = g.pads_begin[2];
   const int64_t span = (OW - 1) * sw + (kw - 1) * dw + 1;
   const int64_t lo = std::min(pw, span), cols = std::clamp<int64_t>(span - pw, 0, W);
@@ -138,16 +158,7 @@ template <typename T>
       // The window's rows inside X (at least one), then their max in one
       // pass for the first two and one more pass per further row.
       const T* rows[64];
-      rows[0] = rows[1] = plane;  // (n >= 1 always; this quiets -Wmaybe-uninitialized)
-      int n = 0;
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-        const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
-        if (id < 0 || id >= D) continue;
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
-          if (ih >= 0 && ih < H) rows[n++] = plane + (id * H + ih) * W;
-        }
-      }
+      const int n = WindowRows(plane, g, od, oh, rows);
       if (n == 1) {
         std::copy(rows[0], rows[0] + cols, in_row);
       } else {
@@ -284,7 +295,7 @@ constexpr int64_t kRowSlack = 32;
 // MaxPoolPlaneBody: the same bits.
 [[gnu::target("avx2")]] void MaxPoolPlaneNarrowAvx2(const float* plane, const WindowGeometry& g, float* y, float* rows,
                                                     int64_t stride, int64_t group) {
-  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], OW = g.out[2], sw = g.strides[2], pw = g.pads_begin[2];
+  const int64_t W = g.in[2], OW = g.out[2], sw = g.strides[2], pw = g.pads_begin[2];
   const int64_t kw = g.kernel[2], span = (OW - 1) * sw + kw;
   const int64_t lo = std::min(pw, span), cols = std::clamp<int64_t>(span - pw, 0, W);
   const __m256i cols_tail = FirstLanes(cols % 8);
@@ -294,18 +305,8 @@ constexpr int64_t kRowSlack = 32;
   for (int64_t first = 0; first < out_rows; first += group) {
     const int64_t last = std::min(out_rows, first + group);
     for (int64_t o = first; o < last; ++o) {
-      const int64_t od = o / g.out[1], oh = o % g.out[1];
       const float* in[64];
-      in[0] = plane;  // (n >= 1 always; this quiets -Wmaybe-uninitialized)
-      int n = 0;
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-        const int64_t id = od * g.strides[0] - g.pads_begin[0] + kd * g.dilations[0];
-        if (id < 0 || id >= D) continue;
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          const int64_t ih = oh * g.strides[1] - g.pads_begin[1] + kh * g.dilations[1];
-          if (ih >= 0 && ih < H) in[n++] = plane + (id * H + ih) * W;
-        }
-      }
+      const int n = WindowRows(plane, g, o / g.out[1], o % g.out[1], in);
       float* in_row = rows + (o - first) * stride + lo;
       for (int64_t j = 0; j < cols_whole; j += 8) {
         __m256 m = _mm256_loadu_ps(in[0] + j);
