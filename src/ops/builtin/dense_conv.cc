@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
+#include "ops/builtin/dense_depthwise8.h"
 #include "ops/builtin/dense_epilogue.h"
 #include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/dense_util.h"
@@ -452,7 +453,8 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   pad.assign(PH * PW, C(0));
   for (int64_t ih = 0; ih < H; ++ih) std::copy(x + ih * W, x + (ih + 1) * W, pad.data() + (ih + ph) * PW + pw);
   if (sh == 2 && sw == 2) {
-    // Narrower rows: the plane padded and split whole, then a row at a time.
+    // Narrower rows (where eight channels at a time cannot run,
+    // dense_depthwise8.h): the plane padded and split whole, then a row at a time.
     // Streamed, a row's set-up (its zeroed borders, two calls) cost more than
     // the 7 to 28 outputs it feeds: [1,576,14,14] took 192 us against 137.
     thread_local std::vector<C> split;
@@ -472,7 +474,8 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
     return;
   }
   if (sh == 1 && sw == 1) {
-    // Narrow planes (mobilenet's 14x14 and 7x7): one loop over the padded
+    // Narrow planes (mobilenet's 14x14, and its 7x7 where eight channels at a
+    // time cannot run, dense_depthwise8.h): one loop over the padded
     // grid, output p' = oh * PW + ow reading pad[p' + kh * PW + kw], then the
     // rows copied out without the grid's extra columns. Row by row, a 7-wide
     // row ran as scalar code with the loop's set-up around it: [1,960,7,7]
@@ -869,11 +872,29 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
 
   if (cg == 1 && d.group > 1) {
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
-    // A block is whole channels, at least 16K outputs of them.
+    // Small float planes, one input channel per output channel: eight
+    // channels at a time where all their weights are finite (dense_depthwise8.h).
+    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g);
+    // A block is whole channels, at least 16K outputs of them (whole runs of eight for `eight`).
+    int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1));
+    if (eight) grain = (grain + 7) / 8 * 8;
     OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_depthwise", d.n * d.m, [&](int64_t begin, int64_t end) {
       thread_local std::vector<C> pad;
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
+        if constexpr (std::is_same_v<C, float>) {
+          // Eight channels of one image, each with finite 3x3 weights.
+          bool run8 = eight && m % 8 == 0 && m + 8 <= d.m && nm + 8 <= end;
+          for (int64_t i = 0; run8 && i < 8 * 9; ++i) run8 = std::isfinite(w[m * 9 + i]);
+          if (run8) {
+            const float* next = nm + 16 <= end ? x + (n * d.c + c + 8) * in_sz : nullptr;
+            if (next != nullptr && m + 16 > d.m) next = nullptr;  // the next image's: not worth the arithmetic
+            dense::Depthwise3x3Eight(x + (n * d.c + c) * in_sz, in_sz, w + m * kvol, g, y + nm * P, P, next, pad);
+            for (int64_t j = 0; j < 8; ++j) e.Run(y + (nm + j) * P, P, bias != nullptr ? bias[m + j] : C(0));
+            nm += 7;
+            continue;
+          }
+        }
         const C b = bias != nullptr ? bias[m] : C(0);
         if (Is3x3WithFiniteWeights(g, w + m * kvol)) {
           Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, pad, y + nm * P);
@@ -882,7 +903,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
           e.Run(y + nm * P, P, b);
         }
       }
-    }, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(P, 1))));
+    }, grain));
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
              shifted != nullptr && UsesShifted(g, K, P)) {
     if constexpr (std::is_same_v<C, float>) {

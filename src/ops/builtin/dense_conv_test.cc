@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/builtin/dense_smallk.h"
+#include "ops/builtin/dense_util.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -129,6 +130,62 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
     for (const KernelLaunchInfo& l : r->launches) shifted |= l.name == "conv_shifted_gemm";
     EXPECT_TRUE(shifted) << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
   }
+}
+
+// The 3x3 depthwise of small planes eight channels at a time gives the bits
+// a channel at a time gives: eight channels (one run of eight) against the
+// same channels in two runs of seven (too few for eight, so a channel at a
+// time), at stride 2 on planes from 7 to 63 wide with even, odd and one-sided
+// pads, and at stride 1 on the narrowest planes; NaNs in X included.
+TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
+  if (!dense::HasAvx2()) GTEST_SKIP() << "no AVX2: every channel runs one at a time";
+  struct Case {
+    int64_t h, w;
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {14, 14, "strides=[2,2],pads=[1,1,1,1]"}, {13, 13, "strides=[2,2],pads=[1,1,1,1]"},
+      {28, 28, "strides=[2,2],pads=[1,1,1,1]"}, {56, 56, "strides=[2,2],pads=[1,1,1,1]"},
+      {15, 9, "strides=[2,2],pads=[0,0,1,1]"},  {63, 63, "strides=[2,2],pads=[1,1,1,1]"},
+      {7, 7, "strides=[2,2]"},                  {7, 7, "pads=[1,1,1,1]"},
+      {5, 8, "pads=[1,1,1,1]"},                 {6, 6, "pads=[0,1,0,1]"},
+  };
+  uint32_t seed = 500;
+  for (const Case& c : cases) {
+    const std::string attrs = std::string("group=8,") + c.attrs;
+    const std::string attrs7 = std::string("group=7,") + c.attrs;
+    SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
+    Tensor x = Random(DType::kF32, Shape({1, 8, c.h, c.w}), seed++, -2, 2);
+    x.FlatSetFromDouble(3 * c.h * c.w + c.w + 2, std::nan(""));  // channel 3, row 1
+    const Tensor w = Random(DType::kF32, Shape({8, 1, 3, 3}), seed++, -1, 1);
+    auto eight = RunCpu("Conv", {x, w}, attrs);
+    ASSERT_TRUE(eight.ok()) << eight.status().ToString();
+    const Tensor& y8 = eight->outputs[0];
+    const int64_t plane = y8.numel() / 8;
+    for (int64_t first : {0, 1}) {
+      // Channels first .. first + 6, a channel at a time.
+      Tensor x7 = Random(DType::kF32, Shape({1, 7, c.h, c.w}), 1), w7 = Random(DType::kF32, Shape({7, 1, 3, 3}), 2);
+      for (int64_t i = 0; i < x7.numel(); ++i) x7.FlatSetFromDouble(i, x.FlatGetAsDouble(first * c.h * c.w + i));
+      for (int64_t i = 0; i < w7.numel(); ++i) w7.FlatSetFromDouble(i, w.FlatGetAsDouble(first * 9 + i));
+      auto seven = RunCpu("Conv", {x7, w7}, attrs7);
+      ASSERT_TRUE(seven.ok()) << seven.status().ToString();
+      const Tensor& y7 = seven->outputs[0];
+      ASSERT_EQ(y7.numel(), 7 * plane);
+      for (int64_t i = 0; i < y7.numel(); ++i) {
+        const double a = y8.FlatGetAsDouble(first * plane + i), b = y7.FlatGetAsDouble(i);
+        ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b)))
+            << "channel " << first + i / plane << " output " << i % plane << ": " << a << " against " << b;
+      }
+    }
+    ExpectMatchesReference("Conv", {x, w}, attrs);
+  }
+  // Two images of 20 channels: two runs of eight in each and four left over,
+  // one run with an infinite weight (it goes a channel at a time).
+  Tensor x = Random(DType::kF32, Shape({2, 20, 14, 14}), seed++, -2, 2);
+  Tensor w = Random(DType::kF32, Shape({20, 1, 3, 3}), seed++, -1, 1);
+  w.FlatSetFromDouble(9 * 10 + 4, std::numeric_limits<double>::infinity());
+  ExpectMatchesReference("Conv", {x, w, Random(DType::kF32, Shape({20}), seed++)},
+                         "group=20,strides=[2,2],pads=[1,1,1,1]");
 }
 
 TEST(DenseConv, DepthwiseWithAnInfiniteWeightSkipsTheTapsOutsideX) {

@@ -81,7 +81,7 @@ Tensor SmallValues(DType t, const Shape& s, uint64_t seed) { return Random(t, s,
 // take: the shifted GEMM on a grid wider than the output and on one that is
 // the output's (float32), strided; im2col with the small-k kernel and with
 // OpenBLAS; 1x1 convolutions read in place; channels split; depthwise 3x3
-// and the general depthwise loop. Every path with a ReLU (applied as the
+// a channel and eight channels at a time, and the general depthwise loop. Every path with a ReLU (applied as the
 // kernel stores), with a bias and without one (B left out); every activation
 // kind on one path of each family; float64 and float16 on those too. (All
 // of it on every path took a minute under ASan: the references are naive loops.)
@@ -105,6 +105,9 @@ TEST(FusedConv, ResidualZMatchesItsReferenceOnEveryPath) {
       {Shape({1, 3, 6, 40}), Shape({3, 1, 3, 3}), "group=3,pads=[1,1,1,1]", {}, true},
       {Shape({2, 6, 9, 9}), Shape({6, 1, 3, 3}), "group=6,pads=[1,1,1,1],strides=[2,2]", {}, false},
       {Shape({1, 4, 7, 7}), Shape({4, 1, 5, 5}), "group=4,pads=[2,2,2,2]", {}, false},
+      // Depthwise eight channels at a time (dense_depthwise8.h), the rest one at a time.
+      {Shape({2, 16, 13, 13}), Shape({16, 1, 3, 3}), "group=16,pads=[1,1,1,1],strides=[2,2]", {}, true},
+      {Shape({1, 12, 7, 7}), Shape({12, 1, 3, 3}), "group=12,pads=[1,1,1,1]", {}, false},
   };
   uint64_t seed = 300;
   for (const Case& c : cases) {
