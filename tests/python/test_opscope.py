@@ -271,7 +271,11 @@ def test_an_onnxruntime_run_reads_as_a_run_folder(tmp_path):
     assert set(run.tasks()["stream"]) == {"ort CPU"}
     nodes = run.nodes().set_index("name")
     conv = nodes.loc["/layer1/block2/bn/BatchNormalization_output_0_nchwc"]
-    assert len(conv["fused_from"]) == 4 and "Sum input" in conv["mapped_by"]
+    # How the fused Conv maps depends on where onnxruntime put its layout
+    # reorders, which depends on the CPU (NCHWc blocks of 8 floats with AVX2,
+    # 16 with AVX-512): by its Sum input, or by its output through a reorder.
+    assert len(conv["fused_from"]) == 4
+    assert "Sum input" in conv["mapped_by"] or "through ReorderOutput" in conv["mapped_by"], conv["mapped_by"]
     d = run.diff(run_model(tmp_path, "ours", "resnet_small.onnx"))
     assert d.to_dict()["engines"]["base"] == "opscope" and d.to_dict()["engines"]["new"] == "onnxruntime"
     assert "engines  base opscope, new onnxruntime" in str(d)
