@@ -86,6 +86,7 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int)>& body) {
     MakeRoomForLauncher();
     jobs_.push_back(&job);
     open_jobs_.fetch_add(1, std::memory_order_acq_rel);
+    launches_.fetch_add(1, std::memory_order_acq_rel);
     running_.fetch_add(1, std::memory_order_acq_rel);  // under mu_: a helper deciding to join sees it
   }
   // Wake only as many helpers as there are blocks beyond the caller's own.
@@ -128,6 +129,8 @@ void ThreadPool::WorkerLoop(int index) {
   // Named for perf, gdb and top (15 characters at most).
   pthread_setname_np(pthread_self(), ("opscope-pool" + std::to_string(index)).substr(0, 15).c_str());
   std::unique_lock<std::mutex> lock(mu_);
+  bool ran = false;    // this thread has just run blocks
+  bool polled = false;  // and then polled for the next launch
   for (;;) {
     Job* job = nullptr;
     for (Job* j : jobs_) {
@@ -140,9 +143,28 @@ void ThreadPool::WorkerLoop(int index) {
     // other streams count): sleep until a job arrives or a thread leaves.
     if (job == nullptr || running_.load(std::memory_order_acquire) >= budget()) {
       if (stop_) return;
+      // Just out of a launch, with a core to spare: poll a while for the
+      // next launch (kPoolSpinAfterWork), and stop as soon as one arrives or
+      // launchers (of other streams) fill every core.
+      if (ran && job == nullptr && running_.load(std::memory_order_acquire) < budget()) {
+        ran = false;
+        polled = true;
+        const int64_t seen = launches_.load(std::memory_order_acquire);
+        lock.unlock();
+        SpinUntil([&] {
+          return launches_.load(std::memory_order_acquire) != seen ||
+                 running_.load(std::memory_order_acquire) >= budget();
+        }, kPoolSpinAfterWork);
+        lock.lock();
+        continue;
+      }
+      ran = polled = false;
       work_cv_.wait(lock);
       continue;
     }
+    if (polled) joined_polling_.fetch_add(1, std::memory_order_relaxed);
+    ran = true;
+    polled = false;
     job->helpers.fetch_add(1, std::memory_order_relaxed);
     running_.fetch_add(1, std::memory_order_acq_rel);
     lock.unlock();

@@ -50,6 +50,28 @@ TEST(ThreadPool, SpreadsSleepingBlocksOverThreads) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
 }
 
+// Launches back to back, as a model's kernels come: the pool thread, polling
+// after each (kPoolSpinAfterWork), joins the next without being woken. The
+// launcher's block waits for the pool thread to take the other, so every
+// launch has it in; the launches come microseconds apart, far inside the
+// 100 us it polls, so a wake-up instead happens only where the machine takes
+// a core away that long (ctest runs two tests at once): a tenth is asked.
+// Without the polling none is joined so (broken on purpose: 0 of 200).
+TEST(ThreadPool, APoolThreadJustOutOfALaunchJoinsTheNextWithoutAWakeUp) {
+  ThreadPool pool(1);
+  for (int r = 0; r < 200; ++r) {
+    std::atomic<bool> helper_in{false};
+    pool.Run(2, [&](int64_t, int worker) {
+      if (worker == 0) {
+        helper_in = true;
+      } else {
+        while (!helper_in.load()) std::this_thread::yield();
+      }
+    });
+  }
+  EXPECT_GE(pool.joined_polling(), 20);
+}
+
 TEST(ThreadPool, TwoLaunchersAtOnceBothFinish) {
   // Each launcher runs its own blocks too, so neither can starve the other,
   // even on a pool with a single thread.
