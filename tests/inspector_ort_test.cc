@@ -102,6 +102,30 @@ class ImportOrt : public InspectorToolTest {
 
   static json Read(const fs::path& p) { return json::parse(Slurp(p)); }
 
+  // What onnxruntime's optimized model for `model` holds in NCHWc: its layout
+  // conversions (ReorderInput/ReorderOutput) and the other nodes it runs
+  // blocked. Both depend on the CPU: blocks of 8 floats with AVX2, of 16
+  // with AVX-512, where resnet_small's 8-channel layers each convert back.
+  struct Nchwc {
+    size_t conversions = 0;
+    int64_t other = 0;
+  };
+  static Nchwc NchwcOf(const std::string& model) {
+    onnx::ModelProto proto;
+    std::ifstream in(Ort(model) / "optimized.onnx", std::ios::binary);
+    EXPECT_TRUE(proto.ParseFromIstream(&in));
+    Nchwc n;
+    for (const onnx::NodeProto& node : proto.graph().node()) {
+      if (node.domain() != "com.microsoft.nchwc") continue;
+      if (node.op_type().rfind("Reorder", 0) == 0) {
+        ++n.conversions;
+      } else {
+        ++n.other;
+      }
+    }
+    return n;
+  }
+
   // Compiled node name -> the names of the framework nodes it stands for.
   static std::map<std::string, std::vector<std::string>> FusedFrom(const json& graph) {
     std::map<int64_t, std::string> names;
@@ -144,9 +168,14 @@ TEST_F(ImportOrt, ResnetNchwcConvsStandForTheirConvBatchNormAddAndRelu) {
                    "/layer1/relu/Relu"}));
   const json& sum = Compiled(g, "/layer2/block2/bn/BatchNormalization_output_0_nchwc");
   EXPECT_EQ(sum["kind"], "fused");
-  EXPECT_NE(sum["mapped_by"].get<std::string>().find("of its Sum input, then its activation Relu '/layer2/relu/Relu'"),
-            std::string::npos)
-      << sum["mapped_by"];
+  // Through its Sum input where the block stays in NCHWc (AVX2); where
+  // onnxruntime converts each conv's output back (AVX-512's 16-float
+  // blocks over 8 channels), by its output through that conversion.
+  const std::string how = sum["mapped_by"];
+  EXPECT_TRUE(how.find("of its Sum input, then its activation Relu '/layer2/relu/Relu'") != std::string::npos ||
+              how.find("is the framework's '/layer2/relu/Relu_output_0' in another layout, through ReorderOutput") !=
+                  std::string::npos)
+      << how;
   EXPECT_EQ(from.at("/fc/Gemm"), (Names{"/fc/Gemm"}));
   for (const json& c : g["compiled"]["nodes"]) {
     if (c["op_type"] != "ReorderOutput") continue;
@@ -159,12 +188,16 @@ TEST_F(ImportOrt, ResnetNchwcConvsStandForTheirConvBatchNormAddAndRelu) {
     EXPECT_TRUE(f["executed"].get<bool>()) << f["name"];
     EXPECT_TRUE(f.contains("compiled_node_id")) << f["name"];
   }
-  // The blocked tensors onnxruntime wrote no shape for take the kernel's.
+  // The blocked tensors onnxruntime wrote no shape for take the kernel's:
+  // 8 channels in one block of 8 floats (AVX2) or of 16 (AVX-512).
+  bool blocked = false;
   for (const json& v : g["compiled"]["values"]) {
     if (v["name"] == "reorder_token_4") {
-      EXPECT_EQ(v["shape"], (json{1, 8, 16, 16}));
+      blocked = true;
+      EXPECT_TRUE(v["shape"] == (json{1, 8, 16, 16}) || v["shape"] == (json{1, 16, 16, 16})) << v.dump();
     }
   }
+  EXPECT_TRUE(blocked);
 }
 
 // Every compiled node's time is the median over the timed runs of its
@@ -295,13 +328,21 @@ TEST_F(ImportOrt, TheRunFolderReadersWorkUnchanged) {
   ToolResult s = Run("summary " + run.string());
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_NE(s.out.find("ort CPU"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("critical path  9 tasks"), std::string::npos) << s.out;
+  // The model is a chain: every compiled node is on its critical path (9 with
+  // AVX2's one conversion at the end, 13 where each conv converts back).
+  const size_t chain = ReadGraphJson(run / "graph.json")["compiled"]["nodes"].size();
+  EXPECT_NE(s.out.find("critical path  " + std::to_string(chain) + " tasks"), std::string::npos) << s.out;
   ToolResult p = Run("path " + run.string() + " --node /layer1/add/Add");
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("compiled: /layer1/block2/bn/BatchNormalization_output_0_nchwc (Conv)\n  mapped by its output: "
-                       "named after the framework's tensor '/layer1/block2/bn/BatchNormalization_output_0', then "
-                       "the Add '/layer1/add/Add' of its Sum input, then its activation Relu '/layer1/relu/Relu'\n"),
-            std::string::npos)
+  // Mapped through its Sum input, or where each conv converts back (AVX-512),
+  // by its output through the conversion (ResnetNchwcConvs... says why).
+  const std::string compiled = "compiled: /layer1/block2/bn/BatchNormalization_output_0_nchwc (Conv)\n  mapped by ";
+  EXPECT_TRUE(p.out.find(compiled + "its output: named after the framework's tensor "
+                                    "'/layer1/block2/bn/BatchNormalization_output_0', then the Add '/layer1/add/Add' "
+                                    "of its Sum input, then its activation Relu '/layer1/relu/Relu'\n") !=
+                  std::string::npos ||
+              p.out.find(compiled + "its output: 'reorder_token_7' is the framework's '/layer1/relu/Relu_output_0' in "
+                                    "another layout, through ReorderOutput") != std::string::npos)
       << p.out;
   const std::string before = Slurp(run / "graph.json");
   ToolResult e = Run("export --input-dir " + run.string());
@@ -347,9 +388,11 @@ TEST_F(ImportOrt, DiffShowsWhatEachEngineFusedSideBySide) {
     EXPECT_EQ(row["base"]["framework"], row["new"]["framework"]) << row.dump();
   }
   EXPECT_TRUE(add_row) << e["fusions"].dump();
-  EXPECT_EQ(e["layouts"]["new"]["conversions"].size(), 1u);
+  const Nchwc nchwc = NchwcOf("resnet_small");
+  EXPECT_GE(nchwc.conversions, 1u);
+  EXPECT_EQ(e["layouts"]["new"]["conversions"].size(), nchwc.conversions);
   EXPECT_EQ(e["layouts"]["new"]["other_layout"], "NCHWc");
-  EXPECT_EQ(e["layouts"]["new"]["other_layout_nodes"], 6);
+  EXPECT_EQ(e["layouts"]["new"]["other_layout_nodes"], nchwc.other);
   std::set<std::string> types;
   for (const json& t : e["framework_op_types"]) types.insert(t["op_type"]);
   EXPECT_TRUE(types.count("Conv") && types.count("Gemm") && types.count("inserted ReorderOutput")) << e.dump();
