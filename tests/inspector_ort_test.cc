@@ -102,6 +102,16 @@ class ImportOrt : public InspectorToolTest {
 
   static json Read(const fs::path& p) { return json::parse(Slurp(p)); }
 
+  // opscope's own run of `model` into `ours` (no warm-up, fixed roofs, plus
+  // `flags`), then `diff ours ort --output dir_/diff.json`: the diff's result.
+  ToolResult DiffOursAgainst(const fs::path& ort, const fs::path& ours, const std::string& model,
+                             const std::string& flags) {
+    ToolResult r = Run("run " + model + " --output-dir " + ours.string() + " --warmup 0 --peak-bw 10 --peak-flops 10 " +
+                       flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Run("diff " + ours.string() + " " + ort.string() + " --output " + (dir_ / "diff.json").string());
+  }
+
   // What onnxruntime's optimized model for `model` holds in NCHWc: its layout
   // conversions (ReorderInput/ReorderOutput) and the other nodes it runs
   // blocked. Both depend on the CPU: blocks of 8 floats with AVX2, of 16
@@ -364,12 +374,8 @@ TEST_F(ImportOrt, TheRunFolderReadersWorkUnchanged) {
 // fused, side by side through the framework graph, each one's layout
 // changes, and time by framework op type.
 TEST_F(ImportOrt, DiffShowsWhatEachEngineFusedSideBySide) {
-  const fs::path ort = Import("resnet_small", "ort");
-  const fs::path ours = dir_ / "ours";
-  ToolResult r = Run("run " + Model("resnet_small.onnx") + " --output-dir " + ours.string() +
-                     " --warmup 0 --iterations 2 --peak-bw 10 --peak-flops 10");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ToolResult d = Run("diff " + ours.string() + " " + ort.string() + " --output " + (dir_ / "diff.json").string());
+  const fs::path ort = Import("resnet_small", "ort"), ours = dir_ / "ours";
+  const ToolResult d = DiffOursAgainst(ort, ours, ModelPath("resnet_small"), "--iterations 2");
   ASSERT_NE(d.exit_code, 2) << d.err;
   EXPECT_NE(d.out.find("engines  base opscope, new onnxruntime"), std::string::npos) << d.out;
   EXPECT_EQ(d.out.find("REGRESSION compiled nodes"), std::string::npos) << d.out;
@@ -410,12 +416,8 @@ TEST_F(ImportOrt, DiffShowsWhatEachEngineFusedSideBySide) {
 // members one engine folded away (the Clip's Constant bounds, the
 // Identity) shows once, not again beside a missing node.
 TEST_F(ImportOrt, DiffAcrossEnginesPairsNodesByTheFrameworkNodeTheyAreBuiltAround) {
-  const fs::path ort = Import("mobilenet_v2", "ort");
-  const fs::path ours = dir_ / "ours";
-  ToolResult r = Run("run " + ModelPath("mobilenet_v2") + " --output-dir " + ours.string() +
-                     " --warmup 0 --iterations 1 --streams 1 --peak-bw 10 --peak-flops 10");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ToolResult d = Run("diff " + ours.string() + " " + ort.string() + " --output " + (dir_ / "diff.json").string());
+  const fs::path ort = Import("mobilenet_v2", "ort"), ours = dir_ / "ours";
+  const ToolResult d = DiffOursAgainst(ort, ours, ModelPath("mobilenet_v2"), "--iterations 1 --streams 1");
   ASSERT_NE(d.exit_code, 2) << d.err;
   const json j = Read(dir_ / "diff.json");
   int64_t paired = 0, renamed = 0;
