@@ -270,6 +270,7 @@ struct RunDiffReport {
   int base_iterations = 0, new_iterations = 0;
   bool noise_known = false;              // both sides timed two or more iterations
   std::string machine_noise;             // why no time is judged: other processes loaded the machine (empty: they did not)
+  std::string load_unknown;              // a side whose load is not known, and why (empty: both are known)
   TimeDiff span, total_task;
   std::vector<TimeDiff> op_types, nodes;
   std::optional<EngineDiff> engines;     // set when the two runs are of different engines

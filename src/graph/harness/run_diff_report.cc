@@ -192,6 +192,7 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.new_iterations = j["noise"]["new_iterations"].get<int>();
   d.noise_known = j["noise"]["known"].get<bool>();
   if (j["noise"].value("machine_loaded", false)) d.machine_noise = j["noise"].value("rule", "");
+  d.load_unknown = j["noise"].value("load_unknown", "");
   d.span = TimeDiffOf(j["span"], "span");
   d.total_task = TimeDiffOf(j["total_task"], "total task time");
   d.op_types = TimeDiffsOf(j["op_types"], "op_type");
@@ -231,6 +232,7 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
                         : "noise unknown (one iteration on a side: run with --iterations 5 or more)")
       << "\n";
   if (!d.machine_noise.empty()) out << "noise  too large to judge times: " << d.machine_noise << "\n";
+  if (!d.load_unknown.empty()) out << "noise  " << d.load_unknown << "\n";
   out << "times (median of the iterations)\n";
   PrintRow(d.span, out);
   PrintRow(d.total_task, out);

@@ -50,7 +50,8 @@ struct CapturedRun {
   std::optional<RoofPeaks> peaks;  // empty: a capture written before roofs were kept
   std::optional<RaceCheckOutcome> race_check;  // empty: a capture written before runs were checked
   // Other processes' share of the machine's CPU while the iterations ran
-  // (core/cpu_share.h); -1: not measured (an older capture).
+  // (core/cpu_share.h); -1: not known (an older capture, or a run too short
+  // for the kernel's ticks).
   double other_cpu_share = -1;
   // --expected: each output given against its file (opscope/model.h); empty when none was.
   std::vector<OutputCheck> output_checks;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "core/cpu_share.h"
 #include "core/text_format.h"
 #include "graph/run/engine_diff.h"
 #include "graph/run/summary.h"
@@ -234,17 +236,22 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                                      : "unknown (a run timed one iteration): the threshold alone decides"}};
   // The machine's own noise: what other processes took while each run was
   // timed. Above a quarter of all cores on either side, no time is judged.
+  // A run too short for the kernel's ticks has no share (core/cpu_share.h).
   const bool loaded = base.other_cpu_share > kLoadedShare || now.other_cpu_share > kLoadedShare;
   auto share = [](double s) { return s >= 0 ? json(s) : json(nullptr); };
   j["noise"]["other_cpu_share"] = {{"base", share(base.other_cpu_share)}, {"new", share(now.other_cpu_share)}};
   j["noise"]["machine_loaded"] = loaded;
+  auto percent = [](double s) { return s >= 0 ? std::to_string(static_cast<int>(std::lround(100 * s))) + "%" : std::string("an unknown share"); };
   if (loaded) {
-    char why[200];
-    std::snprintf(why, sizeof why,
-                  "other processes took %.0f%% of the machine's CPU during the base run and %.0f%% during the new one: "
-                  "a time change cannot be told from theirs; no time is called a regression",
-                  100 * std::max(0.0, base.other_cpu_share), 100 * std::max(0.0, now.other_cpu_share));
-    j["noise"]["rule"] = why;
+    j["noise"]["rule"] = "other processes took " + percent(base.other_cpu_share) +
+                         " of the machine's CPU during the base run and " + percent(now.other_cpu_share) +
+                         " during the new one: a time change cannot be told from theirs; no time is called a regression";
+  } else if (base.other_cpu_share < 0 || now.other_cpu_share < 0) {
+    const char* side = base.other_cpu_share >= 0 ? "the new run" : now.other_cpu_share >= 0 ? "the base run" : "either run";
+    j["noise"]["load_unknown"] = std::string("other processes' share of the CPU is not known for ") + side +
+                                 ": a run timed for under " + std::to_string(kMinTicksPerCore * 10) +
+                                 " ms is too short for the kernel's 10 ms ticks (or the run predates the "
+                                 "measure); more --iterations measure it";
   }
   const double th = o.threshold_time_pct;
   j["span"] = Compare(tb.span, tn.span, th, noise_known, loaded);
