@@ -168,6 +168,7 @@ var opscope = window.opscope || (window.opscope = {});
     parts.push(h('table', {class: 'mini diff-times'}, h('tr', {}, h('th', {}, ''), h('th', {class: 'num'}, 'baseline'),
       h('th', {class: 'num'}, 'this run'), h('th', {}, 'change')), timeRow('span', d.span), timeRow('total task time', d.total_task)));
     parts.push(h('p', {class: 'muted'}, `noise: ${d.noise.base_iterations} → ${d.noise.new_iterations} timed iterations; ${d.noise.rule}`));
+    if (d.noise.load_unknown) parts.push(h('p', {class: 'muted'}, `noise: ${d.noise.load_unknown}`));
 
     if (d.engines) parts.push(...engineParts(d.engines, link));
     for (const layer of ['framework', 'compiled']) {

@@ -758,6 +758,10 @@ test('report.html against a baseline: the diff on the graphs, the timeline and i
   assert.ok((await page.textContent('#diff-verdict')).startsWith(diff.passed ? 'passed' : 'FAILED'));
   assert.deepEqual(await page.$$eval('#diff table.diff-settings tr', (trs) => trs.map((tr) => tr.textContent)), ['streams1→2']);
   assert.equal(await page.textContent('#diff .diff-compiler'), 'compiler: the new run was compiled without bias_activation_fusion');
+  // The noise as diff.json gives it, with the side whose load was too short to measure when there is one.
+  assert.deepEqual(await page.$$eval('#diff p.muted', (ps) => ps.map((p) => p.textContent).filter((t) => t.startsWith('noise: '))),
+    [`noise: ${diff.noise.base_iterations} → ${diff.noise.new_iterations} timed iterations; ${diff.noise.rule}`,
+      ...(diff.noise.load_unknown ? [`noise: ${diff.noise.load_unknown}`] : [])]);
   assert.deepEqual(diff.compiler.left_out_by_new, ['bias_activation_fusion']);
   assert.ok(diff.nodes.compiled.added.length > 0 && diff.fusions.changed.length + diff.fusions.removed.length > 0);
   await showWholeGraphs(page);
