@@ -55,11 +55,15 @@ TEST(ThreadPool, SpreadsSleepingBlocksOverThreads) {
 // launcher's block waits for the pool thread to take the other, so every
 // launch has it in; the launches come microseconds apart, far inside the
 // 100 us it polls, so a wake-up instead happens only where the machine takes
-// a core away that long (ctest runs two tests at once): a tenth is asked.
-// Without the polling none is joined so (broken on purpose: 0 of 200).
+// a core away that long (ctest runs two tests at once). The launches go on
+// until 20 were joined so, or 20000 passed: however loaded the machine, some
+// are, and without the polling none is (broken on purpose: 0 of 20000).
+// Under `taskset -c 0` the two threads share one core and the pool thread,
+// unbound, yields between polls: 20 were joined at once (without the yield,
+// 1 in 20000).
 TEST(ThreadPool, APoolThreadJustOutOfALaunchJoinsTheNextWithoutAWakeUp) {
   ThreadPool pool(1);
-  for (int r = 0; r < 200; ++r) {
+  for (int r = 0; r < 20000 && pool.joined_polling() < 20; ++r) {
     std::atomic<bool> helper_in{false};
     pool.Run(2, [&](int64_t, int worker) {
       if (worker == 0) {
