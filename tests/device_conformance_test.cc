@@ -318,11 +318,13 @@ TEST_P(DeviceConformance, TwoStreamsOverlapInTime) {
     ASSERT_OK_AND_ASSIGN(e, dev_->CreateEvent());
   }
   TestKernels k(dev_);
+  // 200 ms each: stream b's worker has that long to start while a sleeps
+  // (50 ms left little on a loaded machine whose ctest runs two tests at once).
   ASSERT_OK(a->Record(*ev[0]));
-  ASSERT_OK(k.Sleep(*a, milliseconds(50)));
+  ASSERT_OK(k.Sleep(*a, milliseconds(200)));
   ASSERT_OK(a->Record(*ev[1]));
   ASSERT_OK(b->Record(*ev[2]));
-  ASSERT_OK(k.Sleep(*b, milliseconds(50)));
+  ASSERT_OK(k.Sleep(*b, milliseconds(200)));
   ASSERT_OK(b->Record(*ev[3]));
   ASSERT_OK(a->Synchronize());
   ASSERT_OK(b->Synchronize());
@@ -330,9 +332,9 @@ TEST_P(DeviceConformance, TwoStreamsOverlapInTime) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_OK_AND_ASSIGN(t[i], ev[i]->TimestampNs());
   }
-  EXPECT_GE(t[1] - t[0], 45'000'000);
-  EXPECT_GE(t[3] - t[2], 45'000'000);
-  // Serialized they would be 100 ms end to end; overlapping, the later start
+  EXPECT_GE(t[1] - t[0], 190'000'000);
+  EXPECT_GE(t[3] - t[2], 190'000'000);
+  // Serialized they would be 400 ms end to end; overlapping, the later start
   // comes before the earlier end.
   EXPECT_LT(std::max(t[0], t[2]), std::min(t[1], t[3]))
       << "a: [" << t[0] << ", " << t[1] << "]  b: [" << t[2] << ", " << t[3] << "]";

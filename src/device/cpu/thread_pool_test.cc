@@ -34,7 +34,9 @@ TEST(ThreadPool, RunsEveryBlockOnceWithDistinctWorkersPerLaunch) {
 }
 
 TEST(ThreadPool, SpreadsSleepingBlocksOverThreads) {
-  // 4 blocks of 20 ms on 3 pool threads + the caller: far below 80 ms serial.
+  // 4 blocks of 100 ms on 3 pool threads + the caller: a pool thread has 300
+  // ms to wake and take one before the caller has run them all (20 ms blocks
+  // left 60, little on a loaded machine whose ctest runs two tests at once).
   ThreadPool pool(3);
   auto start = std::chrono::steady_clock::now();
   std::set<std::thread::id> threads;
@@ -44,10 +46,10 @@ TEST(ThreadPool, SpreadsSleepingBlocksOverThreads) {
       std::lock_guard<std::mutex> lock(mu);
       threads.insert(std::this_thread::get_id());
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   });
   EXPECT_GE(threads.size(), 2u);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
 }
 
 // Launches back to back, as a model's kernels come: the pool thread, polling
