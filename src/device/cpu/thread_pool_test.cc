@@ -128,7 +128,10 @@ TEST(ThreadPool, APoolThreadStartsNoBlockWhileTwoLaunchersFillTheBudget) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
-  std::thread a([&] { pool.Run(12, body); }), b([&] { pool.Run(12, body); });
+  // 60 blocks each: a launcher kept off a core before its first block while
+  // the pool thread ran every 1-ms block of its launch would never hold one
+  // (with 12, a 12 ms preemption did it; ctest runs two tests at once).
+  std::thread a([&] { pool.Run(60, body); }), b([&] { pool.Run(60, body); });
   a.join();
   b.join();
   // The launchers' first blocks can end up to a thread switch apart: the hold
