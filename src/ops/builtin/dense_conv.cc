@@ -1141,23 +1141,33 @@ Status ConvReference(KernelContext& ctx) {
   const int64_t out_sp = Product(g.out), in_sp = Product(g.in), kvol = Product(g.kernel);
   std::vector<double> y(d.n * d.m * out_sp);
   std::vector<int64_t> pos(ns);
+  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
+  // Where each tap of output position o reads a channel's plane (-1: the
+  // padding), found once for every channel, image and output channel.
+  std::vector<int64_t> at(static_cast<size_t>(out_sp * kvol));
+  for (int64_t o = 0; o < out_sp; ++o) {
+    const std::vector<int64_t> op = dense::Unflatten(o, g.out);
+    for (int64_t k = 0; k < kvol; ++k) {
+      const std::vector<int64_t>& kp = taps[static_cast<size_t>(k)];
+      bool inside = true;
+      for (int i = 0; i < ns; ++i) {
+        pos[i] = op[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
+        inside = inside && pos[i] >= 0 && pos[i] < g.in[i];
+      }
+      at[static_cast<size_t>(o * kvol + k)] = inside ? Flatten(pos, g.in) : -1;
+    }
+  }
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t m = 0; m < d.m; ++m) {
       const int64_t grp = m / mg;
       for (int64_t o = 0; o < out_sp; ++o) {
-        const std::vector<int64_t> op = dense::Unflatten(o, g.out);
+        const int64_t* at_o = at.data() + o * kvol;
         double s = b[m];
         for (int64_t ci = 0; ci < cg; ++ci) {
-          const int64_t c = grp * cg + ci;
+          const double* plane = x.data() + (n * d.c + grp * cg + ci) * in_sp;
+          const double* wk = w.data() + (m * cg + ci) * kvol;
           for (int64_t k = 0; k < kvol; ++k) {
-            const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
-            bool inside = true;
-            for (int i = 0; i < ns; ++i) {
-              pos[i] = op[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
-              inside = inside && pos[i] >= 0 && pos[i] < g.in[i];
-            }
-            if (!inside) continue;
-            s += x[(n * d.c + c) * in_sp + Flatten(pos, g.in)] * w[(m * cg + ci) * kvol + k];
+            if (at_o[k] >= 0) s += plane[at_o[k]] * wk[k];
           }
         }
         y[(n * d.m + m) * out_sp + o] = s;
@@ -1185,6 +1195,7 @@ Status ConvTransposeReference(KernelContext& ctx) {
       for (int64_t o = 0; o < out_sp; ++o) y[nm * out_sp + o] = b[nm % d.m];
   }
   std::vector<int64_t> pos(ns);
+  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
   // Every input pixel scatters x * w into the outputs its kernel taps reach.
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t c = 0; c < d.c; ++c) {
@@ -1194,7 +1205,7 @@ Status ConvTransposeReference(KernelContext& ctx) {
         const double xv = x[(n * d.c + c) * in_sp + i];
         for (int64_t mi = 0; mi < mg; ++mi) {
           for (int64_t k = 0; k < kvol; ++k) {
-            const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
+            const std::vector<int64_t>& kp = taps[static_cast<size_t>(k)];
             bool inside = true;
             for (int s = 0; s < ns; ++s) {
               pos[s] = ip[s] * g.strides[s] - g.pads_begin[s] + kp[s] * g.dilations[s];

@@ -546,13 +546,12 @@ Status AveragePoolCpu(KernelContext& ctx) {
 
 // ---- references -----------------------------------------------------------------------------------
 
-// Visits every window tap of output position `o`: fn(inside, flat spatial input index).
+// Visits every window tap (`taps`: dense::KernelTaps) of output position
+// `o`: fn(inside, flat spatial input index).
 template <typename Fn>
-void ForEachTap(const WindowGeometry& g, const std::vector<int64_t>& o, Fn fn) {
-  int64_t kvol = 1;
-  for (int64_t k : g.kernel) kvol *= k;
-  for (int64_t k = 0; k < kvol; ++k) {
-    const std::vector<int64_t> kp = dense::Unflatten(k, g.kernel);
+void ForEachTap(const WindowGeometry& g, const std::vector<std::vector<int64_t>>& taps, const std::vector<int64_t>& o,
+                Fn fn) {
+  for (const std::vector<int64_t>& kp : taps) {
     bool inside = true, in_padded = true;
     int64_t flat = 0;
     for (int i = 0; i < g.spatial(); ++i) {
@@ -571,12 +570,13 @@ Status MaxPoolReference(KernelContext& ctx) {
   const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
   const int64_t planes = ctx.in(0).dim(0) * ctx.in(0).dim(1), in_sz = g.in_size(), out_sz = g.out_size();
   std::vector<double> y(planes * out_sz);
+  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
   for (int64_t nc = 0; nc < planes; ++nc) {
     for (int64_t o = 0; o < out_sz; ++o) {
       double best = 0;
       int64_t best_at = 0;
       bool any = false, nan = false;
-      ForEachTap(g, dense::Unflatten(o, g.out), [&](bool inside, bool, int64_t flat) {
+      ForEachTap(g, taps, dense::Unflatten(o, g.out), [&](bool inside, bool, int64_t flat) {
         if (!inside) return;
         const double v = x[nc * in_sz + flat];
         if (std::isnan(v)) nan = true;
@@ -609,11 +609,12 @@ Status AveragePoolReference(KernelContext& ctx) {
   const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
   const int64_t planes = ctx.in(0).dim(0) * ctx.in(0).dim(1), in_sz = g.in_size(), out_sz = g.out_size();
   std::vector<double> y(planes * out_sz);
+  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
   for (int64_t nc = 0; nc < planes; ++nc) {
     for (int64_t o = 0; o < out_sz; ++o) {
       double sum = 0;
       int64_t count = 0;
-      ForEachTap(g, dense::Unflatten(o, g.out), [&](bool inside, bool in_padded, int64_t flat) {
+      ForEachTap(g, taps, dense::Unflatten(o, g.out), [&](bool inside, bool in_padded, int64_t flat) {
         if (inside) sum += x[nc * in_sz + flat];
         if (inside || (include_pad && in_padded)) ++count;
       });

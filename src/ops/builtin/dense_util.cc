@@ -31,6 +31,15 @@ std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& dims) {
   return idx;
 }
 
+std::vector<std::vector<int64_t>> KernelTaps(const std::vector<int64_t>& kernel) {
+  int64_t n = 1;
+  for (int64_t d : kernel) n *= d;
+  std::vector<std::vector<int64_t>> taps;
+  taps.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) taps.push_back(Unflatten(k, kernel));
+  return taps;
+}
+
 std::string Join(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
