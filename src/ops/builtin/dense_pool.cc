@@ -490,6 +490,82 @@ Status MaxPoolCpu(KernelContext& ctx) {
   }
 }
 
+// Window bounds of output o along dimension `dim`: [lo, hi) inside X, and
+// the window's extent counted when padding counts (clipped to the padded
+// extent).
+inline void AverageWindow(const WindowGeometry& g, int dim, int64_t o, int64_t& lo, int64_t& hi, int64_t& padded) {
+  const int64_t start = o * g.strides[dim] - g.pads_begin[dim];
+  const int64_t stop = start + (g.kernel[dim] - 1) * g.dilations[dim] + 1;
+  lo = std::max<int64_t>(start, 0);
+  hi = std::min<int64_t>(stop, g.in[dim]);
+  padded = std::min<int64_t>(stop, g.in[dim] + g.pads_end[dim]) - start;
+}
+
+// AveragePool of one plane (AveragePool has no dilations). The outputs of a
+// row whose windows lie inside X's columns (all but the first pw / sw and a
+// few at the end) are summed a tap column at a time across the row, which
+// vectorises: for each of the window's rows, then each of its columns, every
+// such output adds its tap. Each output still adds its taps in the window's
+// row-major order, from zero, as the edge outputs (one at a time) and the
+// reference do: the same sums. (One output at a time, [1,64,112,112] 3x3
+// at stride 2 took 1.5 ms against MaxPool's 0.12.)
+template <typename T>
+[[gnu::always_inline]] inline void AveragePoolPlaneBody(const T* plane, const WindowGeometry& g, bool include_pad,
+                                                        T* __restrict y, dense::AccOf<T>* __restrict acc) {
+  using C = dense::AccOf<T>;
+  const int64_t W = g.in[2], OW = g.out[2], sw = g.strides[2], pw = g.pads_begin[2], kw = g.kernel[2];
+  // Outputs [oa, ob): window columns [ow * sw - pw, ow * sw - pw + kw) inside [0, W).
+  const int64_t oa = std::min(OW, (pw + sw - 1) / sw);
+  const int64_t ob = std::max(oa, W - kw + pw >= 0 ? std::min(OW, (W - kw + pw) / sw + 1) : oa);
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    int64_t d0, d1, dp;
+    AverageWindow(g, 0, od, d0, d1, dp);
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      int64_t h0, h1, hp;
+      AverageWindow(g, 1, oh, h0, h1, hp);
+      const int64_t rows = std::max<int64_t>(0, d1 - d0) * std::max<int64_t>(0, h1 - h0);
+      T* __restrict yr = y + (od * g.out[1] + oh) * OW;
+      auto one = [&](int64_t ow) {
+        int64_t w0, w1, wp;
+        AverageWindow(g, 2, ow, w0, w1, wp);
+        C sum = 0;
+        for (int64_t id = d0; id < d1; ++id)
+          for (int64_t ih = h0; ih < h1; ++ih) {
+            const T* row = plane + (id * g.in[1] + ih) * W;
+            for (int64_t iw = w0; iw < w1; ++iw) sum += static_cast<C>(row[iw]);
+          }
+        const int64_t count = include_pad ? dp * hp * wp : rows * std::max<int64_t>(0, w1 - w0);
+        yr[ow] = static_cast<T>(sum / static_cast<C>(count));
+      };
+      for (int64_t ow = 0; ow < oa; ++ow) one(ow);
+      for (int64_t ow = oa; ow < ob; ++ow) acc[ow] = 0;
+      for (int64_t id = d0; id < d1; ++id)
+        for (int64_t ih = h0; ih < h1; ++ih) {
+          const T* row = plane + (id * g.in[1] + ih) * W - pw;
+          for (int64_t k = 0; k < kw; ++k) {
+            const T* __restrict r = row + k;
+            if (sw == 1) {
+              for (int64_t ow = oa; ow < ob; ++ow) acc[ow] += static_cast<C>(r[ow]);
+            } else {
+              for (int64_t ow = oa; ow < ob; ++ow) acc[ow] += static_cast<C>(r[ow * sw]);
+            }
+          }
+        }
+      const C count = static_cast<C>(include_pad ? dp * hp * kw : rows * kw);
+      for (int64_t ow = oa; ow < ob; ++ow) yr[ow] = static_cast<T>(acc[ow] / count);
+      for (int64_t ow = ob; ow < OW; ++ow) one(ow);
+    }
+  }
+}
+
+#if defined(__x86_64__)
+// dense_pool.cc is built for baseline x86-64: the row loops in 8 lanes.
+[[gnu::target("avx2")]] void AveragePoolPlaneAvx2(const float* plane, const WindowGeometry& g, bool include_pad,
+                                                  float* y, float* acc) {
+  AveragePoolPlaneBody(plane, g, include_pad, y, acc);
+}
+#endif
+
 template <typename T>
 Status AveragePoolTyped(KernelContext& ctx, const WindowGeometry& g) {
   using C = dense::AccOf<T>;
@@ -498,41 +574,19 @@ Status AveragePoolTyped(KernelContext& ctx, const WindowGeometry& g) {
   const T* xp = x.data<T>();
   T* yp = ctx.out(0).data<T>();
   const int64_t in_sz = g.in_size(), out_sz = g.out_size();
-  // Window bounds along one dim: [lo, hi) inside X, and the window size
-  // counted when padding counts (clipped to the padded extent).
-  auto bounds = [&](int dim, int64_t o, int64_t& lo, int64_t& hi, int64_t& padded) {
-    const int64_t start = o * g.strides[dim] - g.pads_begin[dim];
-    const int64_t stop = start + (g.kernel[dim] - 1) * g.dilations[dim] + 1;
-    lo = std::max<int64_t>(start, 0);
-    hi = std::min<int64_t>(stop, g.in[dim]);
-    padded = std::min<int64_t>(stop, g.in[dim] + g.pads_end[dim]) - start;
-  };
+  [[maybe_unused]] const bool avx2 = std::is_same_v<T, float> && dense::HasAvx2();
   return ctx.ParallelFor("averagepool", x.dim(0) * x.dim(1), [&](int64_t begin, int64_t end) {
+    std::vector<C> acc(static_cast<size_t>(g.out[2]));
     for (int64_t nc = begin; nc < end; ++nc) {
-      const T* plane = xp + nc * in_sz;
-      T* y = yp + nc * out_sz;
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        int64_t d0, d1, dp;
-        bounds(0, od, d0, d1, dp);
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          int64_t h0, h1, hp;
-          bounds(1, oh, h0, h1, hp);
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            int64_t w0, w1, wp;
-            bounds(2, ow, w0, w1, wp);
-            C sum = 0;
-            for (int64_t id = d0; id < d1; ++id)
-              for (int64_t ih = h0; ih < h1; ++ih) {
-                const T* row = plane + (id * g.in[1] + ih) * g.in[2];
-                for (int64_t iw = w0; iw < w1; ++iw) sum += static_cast<C>(row[iw]);
-              }
-            const int64_t count = include_pad ? dp * hp * wp
-                                              : std::max<int64_t>(0, d1 - d0) * std::max<int64_t>(0, h1 - h0) *
-                                                    std::max<int64_t>(0, w1 - w0);
-            *y++ = static_cast<T>(sum / static_cast<C>(count));
-          }
+#if defined(__x86_64__)
+      if constexpr (std::is_same_v<T, float>) {
+        if (avx2) {
+          AveragePoolPlaneAvx2(xp + nc * in_sz, g, include_pad, yp + nc * out_sz, acc.data());
+          continue;
         }
       }
+#endif
+      AveragePoolPlaneBody(xp + nc * in_sz, g, include_pad, yp + nc * out_sz, acc.data());
     }
   }, 16);
 }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "ops/builtin/op_test_util.h"
@@ -214,6 +216,61 @@ TEST(DenseAveragePool, MatchesReferenceAcrossGeometriesAndDtypes) {
   for (DType t : {DType::kF32, DType::kF64, DType::kF16}) {
     for (const char* a : attrs) ExpectMatchesReference("AveragePool", {Random(t, Shape({2, 3, 7, 6}), seed++)}, a);
     ExpectMatchesReference("AveragePool", {Random(t, Shape({1, 2, 4, 5, 3}), seed++)}, "kernel_shape=[2,3,2]");
+  }
+}
+
+// AveragePool sums a row of outputs a tap column at a time where the
+// windows lie inside X's columns, and one output at a time at the edges:
+// both give each output the float sum of its inside taps in the window's
+// row-major order, from zero, as computed here one output at a time, bit
+// for bit. 29 columns: interiors of 8-lane vectors and tails, at every
+// stride and pad.
+TEST(DenseAveragePool, ARowAtATimeGivesTheBitsOfOneOutputAtATime) {
+  struct Case {
+    int64_t k, s, pt, pl, pb, pr;
+    bool include_pad;
+  };
+  const Case cases[] = {{3, 1, 1, 1, 1, 1, false}, {3, 2, 1, 1, 1, 1, false}, {3, 2, 1, 1, 1, 1, true},
+                        {2, 2, 0, 0, 0, 0, false}, {5, 1, 2, 2, 2, 2, true},  {3, 2, 0, 1, 2, 0, false},
+                        {3, 3, 1, 2, 0, 1, true},  {1, 1, 0, 0, 0, 0, false}, {4, 1, 3, 3, 3, 3, false}};
+  const int64_t H = 11, W = 29, planes = 6;
+  const Tensor x = Random(DType::kF32, Shape({2, 3, H, W}), 77);
+  const float* xp = x.data<float>();
+  for (const Case& c : cases) {
+    char attrs[160];
+    std::snprintf(attrs, sizeof attrs,
+                  "kernel_shape=[%lld,%lld],strides=[%lld,%lld],pads=[%lld,%lld,%lld,%lld],count_include_pad=%d",
+                  static_cast<long long>(c.k), static_cast<long long>(c.k), static_cast<long long>(c.s),
+                  static_cast<long long>(c.s), static_cast<long long>(c.pt), static_cast<long long>(c.pl),
+                  static_cast<long long>(c.pb), static_cast<long long>(c.pr), c.include_pad ? 1 : 0);
+    SCOPED_TRACE(attrs);
+    auto r = RunCpu("AveragePool", {x}, attrs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const int64_t OH = (H + c.pt + c.pb - c.k) / c.s + 1, OW = (W + c.pl + c.pr - c.k) / c.s + 1;
+    ASSERT_EQ(r->outputs[0].shape(), Shape({2, 3, OH, OW}));
+    const float* y = r->outputs[0].data<float>();
+    int differ = 0;
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float sum = 0;
+          int64_t inside = 0, padded = 0;
+          for (int64_t kh = 0; kh < c.k; ++kh) {
+            for (int64_t kw = 0; kw < c.k; ++kw) {
+              const int64_t ih = oh * c.s - c.pt + kh, iw = ow * c.s - c.pl + kw;
+              padded += ih < H + c.pb && iw < W + c.pr;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              sum += xp[(p * H + ih) * W + iw];
+              ++inside;
+            }
+          }
+          const float want = sum / static_cast<float>(c.include_pad ? padded : inside);
+          const float got = y[(p * OH + oh) * OW + ow];
+          differ += std::memcmp(&want, &got, sizeof want) != 0;
+        }
+      }
+    }
+    EXPECT_EQ(differ, 0) << "outputs whose bits differ from one output at a time";
   }
 }
 
