@@ -1,6 +1,7 @@
 // Reductions, ArgMax and TopK: hand-checked cases, kernel vs reference on
 // random data of every float dtype (and exact integer cases), bad inputs.
 #include <cmath>
+#include <cstring>
 
 #include "ops/builtin/op_test_util.h"
 
@@ -83,6 +84,37 @@ TEST(ReduceLargeSum, ManyTermsStayAccurate) {
   auto r = RunCpu("ReduceSum", {x});
   ASSERT_TRUE(r.ok());
   EXPECT_NEAR(r->outputs[0].FlatGetAsDouble(0), 100000.0, 100000.0 * 1e-6);
+}
+
+// The blocks are cut by the inputs they read ("block_inputs"): a mean over
+// each of 256 planes of 3136 runs in blocks of 10 planes at the default, not
+// in one block on one thread as when cut at 4096 outputs; a mean down 512
+// rows in runs of 768 columns. Every cut gives the same bits.
+TEST(ReduceBlocks, AreCutByTheInputsTheyReadAndEveryCutGivesTheSameBits) {
+  struct Case {
+    Shape shape;
+    std::vector<I> axes;
+    int64_t outputs, each_reads;
+  };
+  const Case cases[] = {{Shape({1, 256, 56, 56}), {2, 3}, 256, 3136}, {Shape({8, 512, 768}), {1}, 8 * 768, 512}};
+  for (const Case& c : cases) {
+    const Tensor x = Random(DType::kF32, c.shape, 9);
+    std::vector<Tensor> outs;
+    for (int64_t inputs : {int64_t{32768}, int64_t{8192}, int64_t{131072}, int64_t{1} << 30}) {
+      auto r = RunCpu("ReduceMean", {x}, A({{"axes", c.axes}}), -1, {{"block_inputs", inputs}});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_EQ(r->launches.size(), 1u);
+      int64_t block = std::max<int64_t>(1, inputs / c.each_reads);
+      if (c.outputs != 256) block = std::max<int64_t>(block, 768);  // a run of columns: at least a row's 768
+      EXPECT_EQ(r->launches[0].config.grid.x, (c.outputs + block - 1) / block) << c.shape.ToString() << " " << inputs;
+      outs.push_back(r->outputs[0]);
+    }
+    for (size_t i = 1; i < outs.size(); ++i) {
+      ASSERT_EQ(outs[i].numel(), outs[0].numel());
+      EXPECT_EQ(std::memcmp(outs[i].data<float>(), outs[0].data<float>(), outs[0].numel() * sizeof(float)), 0)
+          << c.shape.ToString() << ": cut " << i << " changed the bits";
+    }
+  }
 }
 
 TEST(ReduceErrors, AreNamed) {
