@@ -49,10 +49,17 @@ inline bool Better(C v, C best) {
   return kLast ? v >= best : v > best;
 }
 
+// The outputs in blocks of about the "block_inputs" tunable's count of
+// inputs, as the reductions cut theirs (reduce_ops.cc): cut at 4096 outputs,
+// an argmax over 128 rows of 30522 logits was one block on one thread.
+// Columns in runs of at least 1024 (or a whole row). Each output's scan is
+// the same however they are cut.
 template <typename T, bool kLast>
 Status ArgMaxTyped(KernelContext& ctx, const T* x, int64_t* y, const kernels::AxisSplit& s) {
   using C = typename ComputeTypeOf<T>::type;
   const int64_t inner = s.inner, r = s.axis;
+  int64_t grain = std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(r, 1));
+  if (inner > 1) grain = std::max(grain, std::min<int64_t>(inner, 1024));
   return ctx.ParallelFor("argmax_cpu", s.outer * inner, [&](int64_t b, int64_t e) {
     std::vector<C> best;
     std::vector<int64_t> at;
@@ -75,7 +82,7 @@ Status ArgMaxTyped(KernelContext& ctx, const T* x, int64_t* y, const kernels::Ax
       i0 = 0;
       ++o;
     }
-  }, 4096);
+  }, grain);
 }
 
 Status ArgMaxCpu(KernelContext& ctx) {
@@ -133,7 +140,7 @@ OPSCOPE_OP("ArgMax")
     .Cost([](const OpCall& c) {
       return Cost{.bytes_read = c.in(0).bytes(), .bytes_written = c.out(0).bytes(), .flops = double(c.in(0).numel())};
     })
-    .Tunable("block", {4096, 1024, 16384})
+    .Tunable("block_inputs", {32768, 8192, 131072})
     .Reference(ArgMaxReference)
     .Kernel("cpu", ArgMaxCpu, "argmax_cpu");
 

@@ -117,6 +117,34 @@ TEST(ReduceBlocks, AreCutByTheInputsTheyReadAndEveryCutGivesTheSameBits) {
   }
 }
 
+// ArgMax cuts its outputs the same way: 64 rows of 5000 in blocks of 6
+// rows, not one block; 512 rows down [4,512,768] in runs of 768 columns;
+// the same indices for every cut.
+TEST(ArgMaxBlocks, AreCutByTheInputsTheyReadAndEveryCutGivesTheSameIndices) {
+  struct Case {
+    Shape shape;
+    int64_t axis, outputs, each_reads;
+  };
+  const Case cases[] = {{Shape({64, 5000}), 1, 64, 5000}, {Shape({4, 512, 768}), 1, 4 * 768, 512}};
+  for (const Case& c : cases) {
+    const Tensor x = Random(DType::kF32, c.shape, 11);
+    std::vector<Tensor> outs;
+    for (int64_t inputs : {int64_t{32768}, int64_t{8192}, int64_t{1} << 30}) {
+      auto r = RunCpu("ArgMax", {x}, A({{"axis", I{c.axis}}}), -1, {{"block_inputs", inputs}});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_EQ(r->launches.size(), 1u);
+      int64_t block = std::max<int64_t>(1, inputs / c.each_reads);
+      if (c.outputs != 64) block = std::max<int64_t>(block, 768);
+      EXPECT_EQ(r->launches[0].config.grid.x, (c.outputs + block - 1) / block) << c.shape.ToString() << " " << inputs;
+      outs.push_back(r->outputs[0]);
+    }
+    for (size_t i = 1; i < outs.size(); ++i) {
+      EXPECT_EQ(std::memcmp(outs[i].data<int64_t>(), outs[0].data<int64_t>(), outs[0].numel() * sizeof(int64_t)), 0)
+          << c.shape.ToString() << ": cut " << i << " changed the indices";
+    }
+  }
+}
+
 TEST(ReduceErrors, AreNamed) {
   Tensor x = F32(Shape({2, 3}), {1, 2, 3, 4, 5, 6});
   ExpectError("ReduceSum", {x, I64s({3})}, {}, {"ReduceSum", "axis 3 is out of range for rank 2"});
