@@ -1129,6 +1129,32 @@ int64_t Flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& dim
   return f;
 }
 
+// For each position p of `from` and each kernel tap k, the flat position
+// in `to` that p * stride - pad + k * dilation reaches, or -1 outside it:
+// where Conv's output p reads X (from = out, to = in), and where
+// ConvTranspose's input p writes Y (from = in, to = out). Worked out once,
+// not for every channel.
+std::vector<int64_t> TapTargets(const WindowGeometry& g, const std::vector<int64_t>& from,
+                                const std::vector<int64_t>& to) {
+  const int ns = g.spatial();
+  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
+  const int64_t n_from = Product(from), kvol = static_cast<int64_t>(taps.size());
+  std::vector<int64_t> at(static_cast<size_t>(n_from * kvol)), pos(ns);
+  for (int64_t p = 0; p < n_from; ++p) {
+    const std::vector<int64_t> pp = dense::Unflatten(p, from);
+    for (int64_t k = 0; k < kvol; ++k) {
+      const std::vector<int64_t>& kp = taps[static_cast<size_t>(k)];
+      bool inside = true;
+      for (int i = 0; i < ns; ++i) {
+        pos[i] = pp[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
+        inside = inside && pos[i] >= 0 && pos[i] < to[i];
+      }
+      at[static_cast<size_t>(p * kvol + k)] = inside ? Flatten(pos, to) : -1;
+    }
+  }
+  return at;
+}
+
 Status ConvReference(KernelContext& ctx) {
   const Shape* bs = ctx.has_input(2) ? &ctx.in(2).shape() : nullptr;
   OPSCOPE_ASSIGN_OR_RETURN(ConvDims d, ConvShapes(ctx.in(0).shape(), ctx.in(1).shape(), bs, ctx.attrs()));
@@ -1136,27 +1162,11 @@ Status ConvReference(KernelContext& ctx) {
   const std::vector<double> w = kernels::ToDoubles(ctx.in(1));
   const std::vector<double> b = bs ? kernels::ToDoubles(ctx.in(2)) : std::vector<double>(d.m, 0.0);
   const WindowGeometry& g = d.g;
-  const int ns = g.spatial();
   const int64_t cg = d.c / d.group, mg = d.m / d.group;
   const int64_t out_sp = Product(g.out), in_sp = Product(g.in), kvol = Product(g.kernel);
   std::vector<double> y(d.n * d.m * out_sp);
-  std::vector<int64_t> pos(ns);
-  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
-  // Where each tap of output position o reads a channel's plane (-1: the
-  // padding), found once for every channel, image and output channel.
-  std::vector<int64_t> at(static_cast<size_t>(out_sp * kvol));
-  for (int64_t o = 0; o < out_sp; ++o) {
-    const std::vector<int64_t> op = dense::Unflatten(o, g.out);
-    for (int64_t k = 0; k < kvol; ++k) {
-      const std::vector<int64_t>& kp = taps[static_cast<size_t>(k)];
-      bool inside = true;
-      for (int i = 0; i < ns; ++i) {
-        pos[i] = op[i] * g.strides[i] - g.pads_begin[i] + kp[i] * g.dilations[i];
-        inside = inside && pos[i] >= 0 && pos[i] < g.in[i];
-      }
-      at[static_cast<size_t>(o * kvol + k)] = inside ? Flatten(pos, g.in) : -1;
-    }
-  }
+  // Where each tap of output position o reads a channel's plane (-1: the padding).
+  const std::vector<int64_t> at = TapTargets(g, g.out, g.in);
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t m = 0; m < d.m; ++m) {
       const int64_t grp = m / mg;
@@ -1185,7 +1195,6 @@ Status ConvTransposeReference(KernelContext& ctx) {
   const std::vector<double> x = kernels::ToDoubles(ctx.in(0));
   const std::vector<double> w = kernels::ToDoubles(ctx.in(1));
   const WindowGeometry& g = d.g;
-  const int ns = g.spatial();
   const int64_t cg = d.c / d.group, mg = d.m / d.group;
   const int64_t out_sp = Product(g.out), in_sp = Product(g.in), kvol = Product(g.kernel);
   std::vector<double> y(d.n * d.m * out_sp, 0.0);
@@ -1194,26 +1203,19 @@ Status ConvTransposeReference(KernelContext& ctx) {
     for (int64_t nm = 0; nm < d.n * d.m; ++nm)
       for (int64_t o = 0; o < out_sp; ++o) y[nm * out_sp + o] = b[nm % d.m];
   }
-  std::vector<int64_t> pos(ns);
-  const std::vector<std::vector<int64_t>> taps = dense::KernelTaps(g.kernel);
   // Every input pixel scatters x * w into the outputs its kernel taps reach.
+  const std::vector<int64_t> at = TapTargets(g, g.in, g.out);
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t c = 0; c < d.c; ++c) {
       const int64_t grp = c / cg;
       for (int64_t i = 0; i < in_sp; ++i) {
-        const std::vector<int64_t> ip = dense::Unflatten(i, g.in);
+        const int64_t* at_i = at.data() + i * kvol;
         const double xv = x[(n * d.c + c) * in_sp + i];
         for (int64_t mi = 0; mi < mg; ++mi) {
+          double* ym = y.data() + (n * d.m + grp * mg + mi) * out_sp;
+          const double* wk = w.data() + (c * mg + mi) * kvol;
           for (int64_t k = 0; k < kvol; ++k) {
-            const std::vector<int64_t>& kp = taps[static_cast<size_t>(k)];
-            bool inside = true;
-            for (int s = 0; s < ns; ++s) {
-              pos[s] = ip[s] * g.strides[s] - g.pads_begin[s] + kp[s] * g.dilations[s];
-              inside = inside && pos[s] >= 0 && pos[s] < g.out[s];
-            }
-            if (!inside) continue;
-            const int64_t m = grp * mg + mi;
-            y[(n * d.m + m) * out_sp + Flatten(pos, g.out)] += xv * w[(c * mg + mi) * kvol + k];
+            if (at_i[k] >= 0) ym[at_i[k]] += xv * wk[k];
           }
         }
       }
