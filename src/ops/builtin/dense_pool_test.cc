@@ -274,6 +274,38 @@ TEST(DenseAveragePool, ARowAtATimeGivesTheBitsOfOneOutputAtATime) {
   }
 }
 
+// GlobalAveragePool sums each plane as ReduceMean sums a row (eight partial
+// sums in double, combined in order), so a float32 plane averages to
+// ReduceMean's bits over the same axes; the planes go in blocks of about
+// 32768 inputs (12 of [2,3,37,41]'s 1517-element planes a block), and every
+// cut gives the same bits.
+TEST(DenseGlobalAveragePool, GivesReduceMeansBitsInBlocksCutByTheirInputs) {
+  const Tensor x = Random(DType::kF32, Shape({2, 3, 37, 41}), 21);
+  auto mean = RunCpu("ReduceMean", {x}, "axes=[2,3]");
+  ASSERT_TRUE(mean.ok()) << mean.status().ToString();
+  for (int64_t inputs : {int64_t{32768}, int64_t{1517}, int64_t{1} << 30}) {
+    auto r = RunCpu("GlobalAveragePool", {x}, Attrs(), -1, {{"block_inputs", inputs}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->outputs[0].numel(), 6);
+    ASSERT_EQ(r->launches.size(), 1u);
+    const int64_t block = std::max<int64_t>(1, inputs / 1517);
+    EXPECT_EQ(r->launches[0].config.grid.x, (6 + block - 1) / block) << inputs;
+    EXPECT_EQ(std::memcmp(r->outputs[0].data<float>(), mean->outputs[0].data<float>(), 6 * sizeof(float)), 0)
+        << "block_inputs " << inputs;
+  }
+  // Where the order shows: 1e20 at 0 and -1e20 at 8 cancel in the same
+  // partial sum, and none of the 98 ones is lost beside them (one chain of
+  // adds loses the seven between them: 0.91).
+  std::vector<double> v(100, 1.0);
+  v[0] = 1e20, v[8] = -1e20;
+  const Tensor order = Values(DType::kF32, Shape({1, 1, 10, 10}), v);
+  auto gap = RunCpu("GlobalAveragePool", {order});
+  auto rm = RunCpu("ReduceMean", {order}, "axes=[2,3]");
+  ASSERT_TRUE(gap.ok() && rm.ok());
+  EXPECT_EQ(gap->outputs[0].data<float>()[0], 0.98f);
+  EXPECT_EQ(rm->outputs[0].data<float>()[0], 0.98f);
+}
+
 TEST(DenseGlobalAveragePool, HandCheckedAndMatchesReference) {
   auto r = RunCpu("GlobalAveragePool", {Seq4x4()});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
