@@ -3,9 +3,15 @@
 // numpy. The kernel keeps one running best per output in a contiguous run of
 // columns, so the input is read row by row.
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "ops/builtin/dense_util.h"
 #include "ops/builtin/shape_util.h"
 #include "ops/kernel_util.h"
 
@@ -54,12 +60,68 @@ inline bool Better(C v, C best) {
 // an argmax over 128 rows of 30522 logits was one block on one thread.
 // Columns in runs of at least 1024 (or a whole row). Each output's scan is
 // the same however they are cut.
+#if defined(__x86_64__)
+// The index of a contiguous float row's largest element, as Better scans it
+// one element at a time (ArgMaxTyped), 8 lanes at once: each lane keeps the
+// best of the elements it sees, with Better's rule (a NaN wins and stays,
+// ties keep the first, or the last with kLast). The lanes' winners then give
+// the scan's own: any NaN lane's index, the least (the greatest with kLast);
+// else the largest value's least (greatest) index. The tail runs Better on
+// from there. One element at a time, [128,30522] ran at 3.3 GB/s a thread.
+template <bool kLast>
+[[gnu::target("avx2")]] int64_t ArgMaxRowAvx2(const float* row, int64_t n) {
+  const int64_t whole = n / 8 * 8;
+  __m256 best = _mm256_loadu_ps(row);
+  __m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i idx = at;
+  const __m256i eight = _mm256_set1_epi32(8);
+  for (int64_t k = 8; k < whole; k += 8) {
+    idx = _mm256_add_epi32(idx, eight);
+    const __m256 v = _mm256_loadu_ps(row + k);
+    const __m256 nan_v = _mm256_cmp_ps(v, v, _CMP_UNORD_Q), nan_b = _mm256_cmp_ps(best, best, _CMP_UNORD_Q);
+    const __m256 above = _mm256_cmp_ps(v, best, kLast ? _CMP_GE_OQ : _CMP_GT_OQ);
+    __m256 take = _mm256_andnot_ps(nan_b, _mm256_or_ps(nan_v, above));
+    if constexpr (kLast) take = _mm256_or_ps(take, _mm256_and_ps(nan_b, nan_v));
+    best = _mm256_blendv_ps(best, v, take);
+    at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at), _mm256_castsi256_ps(idx), take));
+  }
+  alignas(32) float lane_v[8];
+  alignas(32) int32_t lane_at[8];
+  _mm256_store_ps(lane_v, best);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_at), at);
+  float v = lane_v[0];
+  int64_t pick = lane_at[0];
+  for (int l = 1; l < 8; ++l) {
+    const float w = lane_v[l];
+    const int64_t i = lane_at[l];
+    const bool v_nan = std::isnan(v), w_nan = std::isnan(w);
+    bool better;
+    if (v_nan || w_nan) better = w_nan && (!v_nan || (kLast ? i > pick : i < pick));
+    else better = w > v || (w == v && (kLast ? i > pick : i < pick));
+    if (better) v = w, pick = i;
+  }
+  for (int64_t k = whole; k < n; ++k) {
+    if (Better<float, kLast>(row[k], v)) v = row[k], pick = k;
+  }
+  return pick;
+}
+#endif
+
 template <typename T, bool kLast>
 Status ArgMaxTyped(KernelContext& ctx, const T* x, int64_t* y, const kernels::AxisSplit& s) {
   using C = typename ComputeTypeOf<T>::type;
   const int64_t inner = s.inner, r = s.axis;
   int64_t grain = std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(r, 1));
   if (inner > 1) grain = std::max(grain, std::min<int64_t>(inner, 1024));
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (inner == 1 && r >= 8 && r < (int64_t{1} << 31) && dense::HasAvx2()) {
+      return ctx.ParallelFor("argmax_cpu", s.outer, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) y[o] = ArgMaxRowAvx2<kLast>(x + o * r, r);
+      }, grain);
+    }
+  }
+#endif
   return ctx.ParallelFor("argmax_cpu", s.outer * inner, [&](int64_t b, int64_t e) {
     std::vector<C> best;
     std::vector<int64_t> at;

@@ -2,6 +2,7 @@
 // random data of every float dtype (and exact integer cases), bad inputs.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ops/builtin/op_test_util.h"
 
@@ -181,6 +182,49 @@ TEST(ArgMax, TiesAndSelectLastIndex) {
   EXPECT_EQ(r->outputs[0].dtype(), DType::kI64);
   ExpectError("ArgMax", {x}, A({{"axis", I{2}}}), {"ArgMax", "axis 2", "[2,3]"});
   ExpectError("ArgMax", {F32(Shape({2, 0}), {})}, A({{"axis", I{1}}}), {"is empty"});
+}
+
+// Rows of float32 along the last axis run 8 lanes at a time, then the
+// lanes' winners are combined: every row here, of many ties, NaNs, zeros of
+// both signs and infinities, at lengths around the vector width, gives
+// numpy's index (the first NaN, else the first maximum; the last of either
+// with select_last_index), as computed here one element at a time.
+TEST(ArgMax, RowsEightLanesAtATimeGiveTheFirstOrLastIndexOfTheScan) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float pool[] = {0.0f, -0.0f, 1.0f, 2.0f, 2.0f, -inf, inf, 3.0f};
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (int64_t n : {8, 9, 15, 16, 17, 31, 63, 64, 65, 100, 1000}) {
+    const int64_t rows = 24;
+    std::vector<double> v(static_cast<size_t>(rows * n));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < n; ++k) v[r * n + k] = pool[next() % (r % 3 == 0 ? 8 : 5)];  // some rows without inf or 3
+      const int nans = r % 4 == 1 ? 1 : r % 4 == 2 ? 3 : 0;  // none, one, or several NaNs
+      for (int i = 0; i < nans; ++i) v[r * n + next() % n] = nan;
+    }
+    const Tensor x = Values(DType::kF32, Shape({rows, n}), v);
+    for (const bool last : {false, true}) {
+      auto got = RunCpu("ArgMax", {x}, A({{"axis", I{1}}, {"select_last_index", I{last ? 1 : 0}}}));
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t want = -1;
+        for (int64_t k = 0; k < n; ++k) {
+          if (std::isnan(v[r * n + k]) && (want < 0 || last)) want = k;
+        }
+        if (want < 0) {
+          float m = -inf;
+          for (int64_t k = 0; k < n; ++k) m = std::max(m, static_cast<float>(v[r * n + k]));
+          for (int64_t k = 0; k < n; ++k) {
+            if (static_cast<float>(v[r * n + k]) == m && (want < 0 || last)) want = k;
+          }
+        }
+        EXPECT_EQ(got->outputs[0].data<int64_t>()[r], want) << "n " << n << " row " << r << (last ? " last" : " first");
+      }
+    }
+  }
 }
 
 TEST(TopK, LargestSmallestAndTies) {
