@@ -705,7 +705,7 @@ Status GlobalAveragePoolCpu(KernelContext& ctx) {
     // partial sums combined in order, as ReduceMean's rows are
     // (reduce_ops.cc): one chain of dependent adds ran at 6x the memory bound,
     // and float32 planes average to ReduceMean's bits over the same axes.
-    const int64_t grain = std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(sp, 1));
+    const int64_t grain = dense::OutputsPerBlock(ctx, sp);
     return ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
       constexpr int kLanes = 8;
       for (int64_t nc = begin; nc < end; ++nc) {

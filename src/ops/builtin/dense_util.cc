@@ -169,6 +169,10 @@ Status CheckVector(std::string_view op, const TensorDesc& d, std::string_view na
   return Status::Ok();
 }
 
+int64_t OutputsPerBlock(KernelContext& ctx, int64_t reads_each) {
+  return std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(reads_each, 1));
+}
+
 bool HasAvx2() {
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");

@@ -102,4 +102,11 @@ Status CheckVector(std::string_view op, const TensorDesc& d, std::string_view na
 // clones (the ops are built for baseline x86-64) take them only where it does.
 bool HasAvx2();
 
+// Outputs a block for a kernel each of whose outputs reads `reads_each`
+// inputs: about the "block_inputs" tunable's count of inputs a block (32768
+// unless swept), at least one output. Reductions, ArgMax and
+// GlobalAveragePool cut their launches so: cut by a count of outputs alone,
+// a few outputs over large planes ran as one block on one thread.
+int64_t OutputsPerBlock(KernelContext& ctx, int64_t reads_each);
+
 }  // namespace opscope::dense

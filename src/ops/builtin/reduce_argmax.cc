@@ -111,7 +111,7 @@ template <typename T, bool kLast>
 Status ArgMaxTyped(KernelContext& ctx, const T* x, int64_t* y, const kernels::AxisSplit& s) {
   using C = typename ComputeTypeOf<T>::type;
   const int64_t inner = s.inner, r = s.axis;
-  int64_t grain = std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(r, 1));
+  int64_t grain = dense::OutputsPerBlock(ctx, r);
   if (inner > 1) grain = std::max(grain, std::min<int64_t>(inner, 1024));
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/builtin/dense_util.h"
 #include "ops/builtin/shape_util.h"
 #include "ops/kernel_util.h"
 
@@ -131,7 +132,7 @@ template <typename T, ReduceKind K>
 Status ReduceOuterRInner(KernelContext& ctx, const T* x, T* y, int64_t outer, int64_t r, int64_t inner) {
   using R = Reducer<T, K>;
   using Acc = typename R::Acc;
-  const int64_t grain = std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(r, 1));
+  const int64_t grain = dense::OutputsPerBlock(ctx, r);
   if (inner == 1) {
     return ctx.ParallelFor("reduce_rows_cpu", outer, [&](int64_t b, int64_t e) {
       // Eight independent partials: the adds overlap instead of waiting on one chain.
