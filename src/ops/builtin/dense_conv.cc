@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
@@ -650,14 +651,15 @@ StoreClamp ClampOf(const dense::Epilogue& e) {
 // elements at i with i % s = a, for a < s), each a plane of q = ceil(padded
 // / s) elements: a tap at t = k * dilation of that dimension then reads phase
 // t % s shifted by t / s, so every tap is one shift of one phase plane for
-// any stride. The output is computed on the phase planes' grid, whose rows
-// are q wide where the output's are narrower: those extra columns (and, in
-// 3-D, rows) are computed and thrown away.
+// any stride. Output (od, oh, ow) is at (od q1 + oh) q2 + ow of the phase
+// planes' grid, whose rows are q wide where the output's are narrower: the
+// GEMM's columns are the outputs themselves, each row of them one run of
+// the grid (dense::ColumnRun), and the grid's extra columns are never
+// computed.
 struct PhaseGrid {
   int64_t s[3], q[3];  // stride and phase-plane extent per dimension
   int64_t plane = 1;   // elements of one phase plane
   int64_t phases = 1;  // phase planes per channel
-  int64_t n_cols = 0;  // the last output's grid position, plus one: the GEMM's columns
   bool identity = false;  // no padding, stride 1: the grid is X itself
 
   explicit PhaseGrid(const WindowGeometry& g) {
@@ -669,7 +671,6 @@ struct PhaseGrid {
       phases *= s[i];
       pads |= g.pads_begin[i] != 0 || g.pads_end[i] != 0;
     }
-    n_cols = ((g.out[0] - 1) * q[1] + g.out[1] - 1) * q[2] + g.out[2];
     identity = !pads && phases == 1;
   }
   // Where tap (c, kd, kh, kw) starts: its phase plane, shifted.
@@ -693,22 +694,16 @@ struct PhaseGrid {
 //   the small-k kernel on im2col tiles ran as fast or faster (K = 72 over
 //   112x112: 601 us against 541-563; mobilenet's 3x3 stride-2 stem, K = 27:
 //   405 against 357-369), but not at resnet's 7x7 stride-2 stem, K = 147,
-//   where strided im2col is slow (1.75 ms against 2.25-2.38);
-// - at most 35% more columns than outputs once the grid's extra columns
-//   and the last panel's padding are counted (a 3x3 over 7x7 computes 64
-//   for 49 outputs: 1.98 ms against OpenBLAS's 2.12).
-bool UsesShifted(const WindowGeometry& g, int64_t K, int64_t P) {
+//   where strided im2col is slow (1.75 ms against 2.25-2.38).
+bool UsesShifted(const WindowGeometry& g, int64_t K) {
   const bool strided = g.strides != std::vector<int64_t>{1, 1, 1};
-  if (g.kernel_size() == 1 || K <= (strided ? 128 : dense::kSmallK)) return false;
-  const PhaseGrid grid(g);
-  return (grid.n_cols + dense::kPanel - 1) / dense::kPanel * dense::kPanel * 100 <= P * 135;
+  return g.kernel_size() > 1 && K > (strided ? 128 : dense::kSmallK);
 }
 
 // A float convolution as dense_smallk.h's shifted GEMM: each image-group's
 // input padded and split into phases once (PhaseGrid), tap (c, kd, kh, kw)
-// its phase plane shifted, and each block's output, computed on the grid
-// in a scratch tile, copied out to Y without the grid's extra columns and
-// rows. No im2col matrix is written: each slab's panels are copied straight
+// its phase plane shifted, and each block's output written straight to Y,
+// a run of the grid per output row. No im2col matrix is written: each slab's panels are copied straight
 // from the grid, one copy of the K x P unfolded columns where im2col and
 // OpenBLAS's packing made two (a quarter of a 3x3 conv's time).
 //
@@ -721,22 +716,24 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
                    int workers, float* y) {
   const int64_t cg = d.c / d.group, mg = d.m / d.group, kvol = g.kernel_size(), K = cg * kvol;
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
-  const int64_t oD = g.out[0], oH = g.out[1], oW = g.out[2], P = oD * oH * oW;
+  const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
   const PhaseGrid grid(g);
-  const int64_t Hq = grid.q[1], Wq = grid.q[2], n_cols = grid.n_cols;
-  // Output column p' is Y's column p' where the grids agree: no copy.
-  const bool same_grid = Wq == oW && (Hq == oH || oD == 1);
+  const int64_t Hq = grid.q[1], Wq = grid.q[2];
   std::vector<int64_t> off(static_cast<size_t>(K));
   for (int64_t k = 0; k < K; ++k) {
     const int64_t kk = k % kvol;
     const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
     off[k] = grid.Offset(g, k / kvol, taps);
   }
-  const GemmTiles t = ChooseTiles(K, mg, n_cols, sizeof(float), workers, ctx.tunable("tile", 0));
-  const ColumnBlocks cols_of(n_cols, t.tile, ctx.tunable("tile", 0) > 0);
+  const GemmTiles t = ChooseTiles(K, mg, P, sizeof(float), workers, ctx.tunable("tile", 0));
+  const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0);
   const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
   const StoreClamp clamp = ClampOf(e);
-  std::vector<float> xgrid(grid.identity ? 0 : cg * grid.phases * grid.plane), zeros(static_cast<size_t>(mg), 0.0f);
+  // Not zeroed first: conv_phases writes every element of the grid, its
+  // padding too (a zeroed vector was a memset of the whole grid per call,
+  // 3% of a 3x3 conv's time over 56x56).
+  const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
+  std::vector<float> zeros(static_cast<size_t>(mg), 0.0f);
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t grp = 0; grp < d.group; ++grp) {
       const float* xg = x + (n * d.c + grp * cg) * D * H * W;
@@ -748,7 +745,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           for (int64_t c = c0; c < c1; ++c) {
             for (int64_t ph = 0; ph < grid.phases; ++ph) {
               const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
-              float* dst = xgrid.data() + (c * grid.phases + ph) * grid.plane;
+              float* dst = xgrid.get() + (c * grid.phases + ph) * grid.plane;
               // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
               for (int64_t i = 0; i < grid.q[0]; ++i) {
                 const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
@@ -776,64 +773,36 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           }
         }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane))));
       }
-      const float* src = grid.identity ? xg : xgrid.data();
+      const float* src = grid.identity ? xg : xgrid.get();
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_shifted_gemm", col_blocks * row_blocks,
                                               [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> scratch;
+        thread_local std::vector<dense::ColumnRun> runs;
         for (int64_t b = begin; b < end; ++b) {
           int64_t p0, p1;
           cols_of.Range(b % col_blocks, p0, p1);
           const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+          // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow:
+          // a run per output row of the block.
+          runs.clear();
+          for (int64_t p = p0; p < p1;) {
+            const int64_t row = p / oW, ow = p % oW, len = std::min(p1 - p, oW - ow);
+            runs.push_back({p - p0, len, ((row / oH) * Hq + row % oH) * Wq + ow});
+            p += len;
+          }
           // With Z the block starts at bias + Z: no row_init, the GEMM adds to C.
-          const float* init = zg != nullptr ? nullptr : bg + m0;
-          if (same_grid) {
-            if (zg != nullptr) {
-              for (int64_t m = m0; m < m1; ++m) {
-                const float* zr = zg + m * P;
-                float* yr = yg + m * P;
-                for (int64_t p = p0; p < p1; ++p) yr[p] = bg[m] + zr[p];
-              }
-            }
-            gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), yg + m0 * P + p0, P,
-                 init, clamp.lo, clamp.hi);
-            if (!clamp.applied) {
-              for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, 0.0f);
-            }
-            continue;
-          }
-          const int64_t cols = p1 - p0;
-          scratch.resize(static_cast<size_t>((m1 - m0) * cols));
-          // Grid rows of the tile: each holds its first oW columns (those
-          // inside the output) for one output row; fn(q, len, at) for each
-          // such stretch: grid column q, Y's flat position at.
-          auto for_each_stretch = [&](auto fn) {
-            for (int64_t q = p0; q < p1;) {
-              const int64_t row = q / Wq, col = q % Wq, row_end = std::min(p1, (row + 1) * Wq);
-              const int64_t od = row / Hq, oh = row % Hq;
-              if (oh < oH && col < oW) fn(q, std::min(oW, row_end - row * Wq) - col, (od * oH + oh) * oW + col);
-              q = row_end;
-            }
-          };
           if (zg != nullptr) {
-            // The columns outside the output are computed and thrown away: zeros keep them finite.
-            std::fill(scratch.begin(), scratch.end(), 0.0f);
-            for_each_stretch([&](int64_t q, int64_t len, int64_t at) {
-              for (int64_t m = m0; m < m1; ++m) {
-                float* sr = scratch.data() + (m - m0) * cols + (q - p0);
-                const float* zr = zg + m * P + at;
-                for (int64_t i = 0; i < len; ++i) sr[i] = bg[m] + zr[i];
-              }
-            });
-          }
-          gemm(m1 - m0, cols, K, w + (grp * mg + m0) * K, K, src + p0, off.data(), scratch.data(), cols, init,
-               clamp.lo, clamp.hi);
-          for_each_stretch([&](int64_t q, int64_t len, int64_t at) {
             for (int64_t m = m0; m < m1; ++m) {
-              const float* sr = scratch.data() + (m - m0) * cols + (q - p0);
-              std::copy(sr, sr + len, yg + m * P + at);
-              if (!clamp.applied) e.Run(yg + m * P + at, len, 0.0f);
+              const float* zr = zg + m * P;
+              float* yr = yg + m * P;
+              for (int64_t p = p0; p < p1; ++p) yr[p] = bg[m] + zr[p];
             }
-          });
+          }
+          gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src, off.data(), runs.data(),
+               static_cast<int64_t>(runs.size()), yg + m0 * P + p0, P, zg != nullptr ? nullptr : bg + m0, clamp.lo,
+               clamp.hi);
+          if (!clamp.applied) {
+            for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, 0.0f);
+          }
         }
       }, 1));
     }
@@ -905,7 +874,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
       }
     }, grain));
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
-             shifted != nullptr && UsesShifted(g, K, P)) {
+             shifted != nullptr && UsesShifted(g, K)) {
     if constexpr (std::is_same_v<C, float>) {
       OPSCOPE_RETURN_IF_ERROR(ShiftedConv(ctx, shifted, d, g, x, w, bias, z, act, workers, y));
     }

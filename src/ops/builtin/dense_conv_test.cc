@@ -90,9 +90,17 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
 // Float convolutions wider than one tap with K past 256 (128 where
 // strided) run dense_smallk.h's shifted GEMM on the padded grid, split into
 // phases where strided: K from 147 (one slab) to 1800 (eight), several column tiles and several row blocks,
-// dilation with asymmetric pads, no pads at all, 1-D, 3-D and grouped.
+// dilation with asymmetric pads, no pads at all, 1-D, 3-D and grouped. The
+// GEMM's columns are the outputs, a run of the grid per output row: rows 1,
+// 2, 3 and 9 wide put one to eight runs into a 16-column panel, and 49 or
+// 16 outputs end on a panel of at most 8 live columns.
 TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
   const ConvCase cases[] = {
+      {Shape({1, 40, 5, 3}), Shape({9, 40, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 96, 9, 2}), Shape({7, 96, 3, 1}), false, "pads=[1,0,1,0]"},
+      {Shape({1, 100, 30, 1}), Shape({5, 100, 3, 1}), true, "pads=[1,0,1,0]"},
+      {Shape({1, 36, 11, 9}), Shape({10, 36, 3, 3}), true, "pads=[1,1,1,1]"},
+      {Shape({1, 64, 4, 4}), Shape({20, 64, 3, 3}), false, "pads=[1,1,1,1]"},
       {Shape({1, 40, 12, 10}), Shape({20, 40, 3, 3}), true, "pads=[1,1,1,1]"},
       {Shape({1, 300, 6, 12}), Shape({7, 300, 2, 3}), false, ""},
       {Shape({2, 32, 20, 20}), Shape({12, 32, 3, 3}), true, "dilations=[2,2],pads=[2,1,0,3]"},

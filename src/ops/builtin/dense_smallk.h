@@ -37,25 +37,36 @@ SmallKGemmFn Avx2SmallKGemm();
 
 // ---- the shifted GEMM: B never unfolded ----
 //
-// Row p of B is src + off[p]: B[p][j] = src[off[p] + j]. A stride-1
-// convolution over a zero-padded input is such a product when its output is
-// computed on the padded input's grid (rows as wide as the padded rows, the
-// columns past the true output width thrown away): tap (c, kh, kw) reads the
-// padded input shifted by c * plane + kh * row + kw (a strided one too,
-// once each strided dimension is split into phases: dense_conv.cc's
-// PhaseGrid). No im2col matrix is
+// Row p of B is src + off[p], read at each column's own place: B[p][j] =
+// src[off[p] + at(j)]. A stride-1 convolution over a zero-padded input is
+// such a product: tap (c, kh, kw) reads the padded input shifted by c *
+// plane + kh * row + kw (a strided one too, once each strided dimension is
+// split into phases: dense_conv.cc's PhaseGrid), and output (oh, ow) sits
+// at oh * row + ow of the padded grid. Each output row is one run of
+// columns (ColumnRun): columns [first, first + count) read at, at + 1, ...
+// The padded grid's columns past the output's width are never computed
+// (3x3 over 7x7 is 49 columns, not the grid's 63). No im2col matrix is
 // written: each slab of up to kPanelK rows of B is copied straight into
-// panels of kPanel columns (16 floats a copy) and multiplied while in cache.
+// panels of kPanel columns (a run's 16 floats a copy; a panel that spans
+// two runs puts their lanes together) and multiplied while in cache.
 // C = row_init + A * B (C += A * B without row_init), clamped to [lo, hi]
 // as stored. Over several slabs each slab's sums run k in order from zero
 // and are then added to C (as OpenBLAS adds each of its k blocks): a
 // 4608-term sum rounds as 18 sums of 256 and 18 additions, not as one
-// chain. One slab sums onto C's start, as the small-k kernel does.
+// chain. One slab sums onto C's start, as the small-k kernel does. Where
+// each column reads does not change what it sums, or in which order.
 inline constexpr int64_t kPanel = 16;
 inline constexpr int64_t kPanelK = 256;
 
+// Columns [first, first + count) of B read src + off[p] + at + (j - first).
+// The runs of one call cover [0, n) in order.
+struct ColumnRun {
+  int64_t first, count, at;
+};
+
 using ShiftedGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src,
-                               const int64_t* off, float* c, int64_t ldc, const float* row_init, float lo, float hi);
+                               const int64_t* off, const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc,
+                               const float* row_init, float lo, float hi);
 
 ShiftedGemmFn Avx2ShiftedGemm();
 

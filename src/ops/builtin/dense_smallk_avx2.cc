@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <vector>
 
 namespace opscope::dense {
 namespace {
@@ -31,10 +32,12 @@ struct Tail {
 };
 
 // C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16) (or = row_init
-// + A * B), clamped to [lo, hi], masked to the panel's live columns when Masked.
+// + A * B), clamped to [lo, hi], masked to the panel's live columns when
+// Masked. Half: a panel with at most 8 live columns, its first 8 alone (half
+// the multiplies; a 7x7 plane's 49 columns are three panels and one column).
 // Out of line, so that its registers are allocated for this loop alone
 // (inlined into the slab loops, g++ spilled its loop-invariant pointers).
-template <int MR, bool Masked, bool FromZero>
+template <int MR, bool Masked, bool FromZero, bool Half = false>
 __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                                      int64_t ldc, const PanelMask& mask, const Tail& tail) {
   // Every loop over r unrolled, so the accumulators live in registers (g++'s
@@ -53,7 +56,7 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
       acc0[r] = acc1[r] = _mm256_set1_ps(tail.row_init[r]);
     } else {
       acc0[r] = Masked ? _mm256_maskload_ps(cr, mask.lo) : _mm256_loadu_ps(cr);
-      acc1[r] = Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8);
+      if constexpr (!Half) acc1[r] = Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8);
     }
   }
   // A's rows through two bases three rows apart and one byte stride, each
@@ -67,13 +70,13 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     const __m256 b0 = Masked ? _mm256_maskload_ps(bp, mask.lo) : _mm256_loadu_ps(bp);
-    const __m256 b1 = Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
+    const __m256 b1 = Half ? b0 : Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       const char* row = (r < 3 ? a0 : a3) + (r % 3) * stride;
       const __m256 av = _mm256_broadcast_ss(reinterpret_cast<const float*>(row));
       acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
-      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+      if constexpr (!Half) acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
     }
     a0 += sizeof(float);
     a3 += sizeof(float);
@@ -85,15 +88,20 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
       if (tail.row_init != nullptr) {
         const __m256 init = _mm256_set1_ps(tail.row_init[r]);
         acc0[r] = _mm256_add_ps(init, acc0[r]);
-        acc1[r] = _mm256_add_ps(init, acc1[r]);
+        if constexpr (!Half) acc1[r] = _mm256_add_ps(init, acc1[r]);
       } else {
         acc0[r] = _mm256_add_ps(Masked ? _mm256_maskload_ps(cr, mask.lo) : _mm256_loadu_ps(cr), acc0[r]);
-        acc1[r] = _mm256_add_ps(Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8), acc1[r]);
+        if constexpr (!Half)
+          acc1[r] = _mm256_add_ps(Masked ? _mm256_maskload_ps(cr + 8, mask.hi) : _mm256_loadu_ps(cr + 8), acc1[r]);
       }
     }
     // max(lo, x) and min(hi, x) return x when x is NaN (the second operand),
     // and x itself for -0.0 against 0.0: std::max(x, lo)'s answers.
     acc0[r] = _mm256_min_ps(tail.hi, _mm256_max_ps(tail.lo, acc0[r]));
+    if constexpr (Half) {
+      _mm256_maskstore_ps(cr, mask.lo, acc0[r]);
+      continue;
+    }
     acc1[r] = _mm256_min_ps(tail.hi, _mm256_max_ps(tail.lo, acc1[r]));
     if (Masked) {
       _mm256_maskstore_ps(cr, mask.lo, acc0[r]);
@@ -141,21 +149,22 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   }
 }
 
-// Rows [i0, i1) of C, six at a time, against one panel of B.
-template <bool Masked, bool FromZero>
+// Rows [i0, i1) of C, six at a time, against one panel of B (its first 8
+// columns alone when Half).
+template <bool Masked, bool FromZero, bool Half = false>
 void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                int64_t ldc, const PanelMask& mask, const Tail& tail) {
   auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
   int64_t i = i0;
-  for (; i + 6 <= i1; i += 6) Block<6, Masked, FromZero>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
+  for (; i + 6 <= i1; i += 6) Block<6, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
   const float* ai = a + i * lda;
   float* ci = c + i * ldc;
   switch (i1 - i) {
-    case 5: Block<5, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 4: Block<4, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 3: Block<3, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 2: Block<2, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 1: Block<1, Masked, FromZero>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 5: Block<5, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 4: Block<4, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 3: Block<3, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 2: Block<2, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
+    case 1: Block<1, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
     default: break;
   }
 }
@@ -174,27 +183,98 @@ void Slab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const fl
     for (int64_t j = 0; j < n; j += kPanel) {
       const float* b = panels + j * k;
       if (j + kPanel <= n) StripRows<false, FromZero>(i0, i1, k, a, lda, b, c + j, ldc, full, tail);
+      else if (n - j <= 8) StripRows<true, FromZero, true>(i0, i1, k, a, lda, b, c + j, ldc, PanelMask(n - j), tail);
       else StripRows<true, FromZero>(i0, i1, k, a, lda, b, c + j, ldc, PanelMask(n - j), tail);
     }
   }
 }
 
-// Rows [0, k) of the shifted B (row p: src + off[p]), columns [0, n), into
-// the panels of a slab: 16 floats a copy, zeros past n.
-void PackShifted(int64_t n, int64_t k, const float* src, const int64_t* off, float* panels) {
-  const PanelMask tail(n % kPanel);
-  for (int64_t p = 0; p < k; ++p) {
-    const float* row = src + off[p];
-    float* dst = panels + p * kPanel;
-    int64_t j = 0;
-    for (; j + kPanel <= n; j += kPanel, dst += kPanel * k) {
-      _mm256_store_ps(dst, _mm256_loadu_ps(row + j));
-      _mm256_store_ps(dst + 8, _mm256_loadu_ps(row + j + 8));
+// Where one panel of a slab reads its 16 columns: a panel inside one run
+// (`whole`) reads 16 floats at `delta` past each row's start; otherwise
+// `pieces` reads a run's share of one half (8 lanes): lanes outside `mask`
+// read nothing and stay zero (the panel's lanes past n too).
+struct PanelPiece {
+  int half;
+  int64_t delta;
+  __m256i mask;
+};
+struct PanelReads {
+  bool whole = false;
+  int64_t delta = 0;
+  std::vector<PanelPiece> pieces;
+};
+
+// Each panel's reads, from the runs: column j0 + l of run r reads at
+// delta = at - first + j0, plus l.
+void PlanPanels(int64_t n, const ColumnRun* runs, int64_t num_runs, std::vector<PanelReads>& plan) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  plan.resize(static_cast<size_t>(panels));
+  int64_t r = 0;
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t q = 0; q < panels; ++q) {
+    PanelReads& pr = plan[static_cast<size_t>(q)];
+    pr.pieces.clear();
+    const int64_t j0 = q * kPanel, j1 = std::min(n, j0 + kPanel);
+    while (runs[r].first + runs[r].count <= j0) ++r;
+    const ColumnRun& first = runs[r];
+    pr.whole = j1 - j0 == kPanel && first.first + first.count >= j1;
+    pr.delta = first.at - first.first + j0;
+    if (pr.whole) continue;
+    for (int64_t s = r; s < num_runs && runs[s].first < j1; ++s) {
+      const int64_t lo = std::max(j0, runs[s].first) - j0, hi = std::min(j1, runs[s].first + runs[s].count) - j0;
+      for (int half = 0; half < 2; ++half) {
+        const int64_t a = std::max<int64_t>(lo - 8 * half, 0), b = std::min<int64_t>(hi - 8 * half, 8);
+        if (a >= b) continue;
+        const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(static_cast<int>(a) - 1)),
+                                            _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(b)), idx));
+        pr.pieces.push_back({half, runs[s].at - runs[s].first + j0 + 8 * half, in});
+      }
     }
-    if (j < n) {
-      _mm256_store_ps(dst, _mm256_maskload_ps(row + j, tail.lo));
-      _mm256_store_ps(dst + 8, _mm256_maskload_ps(row + j + 8, tail.hi));
+  }
+}
+
+// Rows [0, k) of the shifted B (row p: src + off[p]), into the panels of a
+// slab, a panel at a time: each panel's k rows are written in order (a row
+// at a time across the panels stored 16 floats to every panel in turn, a
+// slab's size apart, and took a tenth of a 3x3 conv's time).
+void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vector<PanelReads>& plan,
+                 float* panels) {
+  float* dst = panels;
+  for (const PanelReads& pr : plan) {
+    if (pr.whole) {
+      const float* base = src + pr.delta;
+      for (int64_t p = 0; p < k; ++p, dst += kPanel) {
+        _mm256_store_ps(dst, _mm256_loadu_ps(base + off[p]));
+        _mm256_store_ps(dst + 8, _mm256_loadu_ps(base + off[p] + 8));
+      }
+      continue;
     }
+    // A half at a time, its pieces (disjoint lanes) or-ed together in
+    // registers; past three, one pass per piece over the panel in L1.
+    for (int half = 0; half < 2; ++half) {
+      const PanelPiece* pc[8];
+      int np = 0;
+      for (const PanelPiece& piece : pr.pieces)
+        if (piece.half == half && np < 8) pc[np++] = &piece;
+      float* d = dst + 8 * half;
+      auto load = [&](int i, int64_t p) { return _mm256_maskload_ps(src + off[p] + pc[i]->delta, pc[i]->mask); };
+      if (np == 0) {
+        for (int64_t p = 0; p < k; ++p) _mm256_store_ps(d + p * kPanel, _mm256_setzero_ps());
+      } else if (np == 1) {
+        for (int64_t p = 0; p < k; ++p) _mm256_store_ps(d + p * kPanel, load(0, p));
+      } else if (np == 2) {
+        for (int64_t p = 0; p < k; ++p) _mm256_store_ps(d + p * kPanel, _mm256_or_ps(load(0, p), load(1, p)));
+      } else if (np == 3) {
+        for (int64_t p = 0; p < k; ++p)
+          _mm256_store_ps(d + p * kPanel, _mm256_or_ps(_mm256_or_ps(load(0, p), load(1, p)), load(2, p)));
+      } else {
+        for (int64_t p = 0; p < k; ++p) _mm256_store_ps(d + p * kPanel, load(0, p));
+        for (int i = 1; i < np; ++i)
+          for (int64_t p = 0; p < k; ++p)
+            _mm256_store_ps(d + p * kPanel, _mm256_or_ps(_mm256_load_ps(d + p * kPanel), load(i, p)));
+      }
+    }
+    dst += kPanel * k;
   }
 }
 
@@ -202,18 +282,22 @@ void PackShifted(int64_t n, int64_t k, const float* src, const int64_t* off, flo
 // the shifted rows cost more than the packing (loads across cache lines;
 // a 3x3 conv's blocks ran 20% slower than on packed panels).
 void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src, const int64_t* off,
-                 float* c, int64_t ldc, const float* row_init, float lo, float hi) {
+                 const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc, const float* row_init, float lo,
+                 float hi) {
+  if (m <= 0 || n <= 0) return;
   const float inf = std::numeric_limits<float>::infinity();
   struct Aligned {
     void operator()(float* p) const { std::free(p); }
   };
   thread_local std::unique_ptr<float, Aligned> slab;
   thread_local int64_t slab_size = 0;
+  thread_local std::vector<PanelReads> plan;
   const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, need = std::min(k, kPanelK) * padded;
   if (need > slab_size) {
     slab.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(need) * sizeof(float))));
     slab_size = need;
   }
+  PlanPanels(n, runs, num_runs, plan);
   // Even slabs (576 as 3 x 192, not 256 + 256 + 64: a thin slab stores and
   // reloads C for little work).
   const int64_t slabs = (k + kPanelK - 1) / kPanelK, step = (k + slabs - 1) / slabs;
@@ -221,7 +305,7 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     const int64_t kl = std::min(step, k - k0);
     const bool last = k0 + kl == k;
     const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
-    PackShifted(n, kl, src, off + k0, slab.get());
+    PackShifted(kl, src, off + k0, plan, slab.get());
     // One slab sums onto C's start, as the small-k kernel does: the same
     // bits where both could run.
     if (slabs == 1) Slab<false>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
