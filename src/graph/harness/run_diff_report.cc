@@ -148,7 +148,8 @@ std::string LayoutsText(const EngineLayouts& l) {
 
 void PrintEngines(const EngineDiff& e, int top, std::ostream& out) {
   out << "engines  base " << e.base << ", new " << e.now
-      << ": their compiled graphs compared through the framework graph\n";
+      << ": their compiled graphs compared through the framework graph; their times compare the engines "
+         "and are no regression\n";
   out << "fusions  framework nodes either engine ran as one kernel (base | new)\n";
   for (size_t i = 0; i < e.fusions.size() && static_cast<int>(i) < top; ++i) {
     const EngineFusionRow& r = e.fusions[i];

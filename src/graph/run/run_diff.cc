@@ -256,8 +256,11 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
   const double th = o.threshold_time_pct;
   j["span"] = Compare(tb.span, tn.span, th, noise_known, loaded);
   j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known, loaded);
+  // Two engines' times compare the engines: which is faster is the answer
+  // sought, not a regression of either (the compiled node count likewise).
+  const bool engines = EngineOf(base) != EngineOf(now);
   for (const auto& [what, key] : {std::pair{"span", "span"}, std::pair{"total task time", "total_task"}}) {
-    if (j[key]["verdict"] != "slower") continue;
+    if (engines || j[key]["verdict"] != "slower") continue;
     char s[160];
     std::snprintf(s, sizeof(s), "%s %+.1f%% (median %.1f -> %.1f us, beyond the noise)", what,
                   j[key]["change_pct"].get<double>(), j[key]["base"]["median_us"].get<double>(),
@@ -265,7 +268,6 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
     reasons.push_back(s);
   }
   j["op_types"] = CompareAll(tb.op_types, tn.op_types, "op_type", th, noise_known, loaded);
-  const bool engines = EngineOf(base) != EngineOf(now);
   if (engines) {
     // Across engines the compiled nodes' names differ ("..._output_0_nchwc"
     // against the Conv's own): nodes are paired by the framework node each

@@ -18,6 +18,8 @@
 // intervals overlap, else "unchanged". The regression check fails when the
 // span or the total task time is "slower", or a layer's node count moved by
 // more than `threshold_nodes`; op types and nodes say where the time went.
+// Runs of two engines (opscope's against onnxruntime's) are compared, not
+// checked: neither their times nor their compiled node counts regress.
 //
 //   RunDiff d = DiffRuns(base, now, {.threshold_time_pct = 10});
 //   d.json   // diff.json, schema "opscope.diff/1"
