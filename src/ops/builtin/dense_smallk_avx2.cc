@@ -47,7 +47,7 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
   // roundings is k long, not as long as every slab before it. Otherwise
   // (one pass) the sums start at C's start.
   __m256 acc0[MR], acc1[MR];
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
     if (FromZero) {
@@ -63,25 +63,30 @@ __attribute__((noinline)) void Block(int64_t k, const float* a, int64_t lda, con
   // in a register: row r is read at base + (r % 3) * stride, an addressing
   // mode. With a pointer per row g++ ran out of registers and reloaded five
   // of them from the stack every step, more loads than the FMAs could hide.
+  // (Half blocks run up to twelve rows: a third and a fourth base.)
   const char* a0 = reinterpret_cast<const char*>(a);
   const char* a3 = reinterpret_cast<const char*>(a + 3 * lda);
+  const char* a6 = reinterpret_cast<const char*>(a + (MR > 6 ? 6 : 0) * lda);
+  const char* a9 = reinterpret_cast<const char*>(a + (MR > 9 ? 9 : 0) * lda);
   const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
 #pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     const __m256 b0 = Masked ? _mm256_maskload_ps(bp, mask.lo) : _mm256_loadu_ps(bp);
     const __m256 b1 = Half ? b0 : Masked ? _mm256_maskload_ps(bp + 8, mask.hi) : _mm256_loadu_ps(bp + 8);
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const char* row = (r < 3 ? a0 : a3) + (r % 3) * stride;
+      const char* row = (r < 3 ? a0 : r < 6 ? a3 : r < 9 ? a6 : a9) + (r % 3) * stride;
       const __m256 av = _mm256_broadcast_ss(reinterpret_cast<const float*>(row));
       acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
       if constexpr (!Half) acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
     }
     a0 += sizeof(float);
     a3 += sizeof(float);
+    if constexpr (MR > 6) a6 += sizeof(float);
+    if constexpr (MR > 9) a9 += sizeof(float);
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
     if constexpr (FromZero) {
@@ -149,30 +154,31 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   }
 }
 
-// Rows [i0, i1) of C, six at a time, against one panel of B (its first 8
-// columns alone when Half).
-template <bool Masked, bool FromZero, bool Half = false>
-void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
-               int64_t ldc, const PanelMask& mask, const Tail& tail) {
-  auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
-  int64_t i = i0;
-  for (; i + 6 <= i1; i += 6) Block<6, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
-  const float* ai = a + i * lda;
-  float* ci = c + i * ldc;
-  switch (i1 - i) {
-    case 5: Block<5, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 4: Block<4, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 3: Block<3, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 2: Block<2, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    case 1: Block<1, Masked, FromZero, Half>(k, ai, lda, b, kPanel, ci, ldc, mask, at(i)); break;
-    default: break;
+// Rows [i0, i1) of C against one panel of B: six at a time, or, for its
+// first 8 columns alone (Half), twelve. With one vector a row, six rows are
+// six chains of dependent multiply-adds, too few to fill both FMA pipes for
+// their 4-cycle latency; twelve fill them (a 7x7 plane's last column cost
+// 0.7 of a full panel in blocks of six).
+template <int MR, bool Masked, bool FromZero, bool Half>
+void RowsLeft(int64_t left, int64_t k, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+              const PanelMask& mask, const Tail& tail) {
+  if constexpr (MR > 0) {
+    if (left == MR) return Block<MR, Masked, FromZero, Half>(k, a, lda, b, kPanel, c, ldc, mask, tail);
+    RowsLeft<MR - 1, Masked, FromZero, Half>(left, k, a, lda, b, c, ldc, mask, tail);
   }
 }
 
-// One slab of k rows of B, packed in panels of 16 columns (panel j / 16 at
-// panels + j * k), against A's rows in groups of 96. A panel (16 KiB at
-// kPanelK) stays in L1 while the group's blocks of six rows, 96 x kPanelK
-// floats of A in L2, run past it.
+template <bool Masked, bool FromZero, bool Half = false>
+void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
+               int64_t ldc, const PanelMask& mask, const Tail& tail) {
+  constexpr int kRows = Half ? 12 : 6;
+  auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
+  int64_t i = i0;
+  for (; i + kRows <= i1; i += kRows)
+    Block<kRows, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
+  if (i < i1) RowsLeft<kRows - 1, Masked, FromZero, Half>(i1 - i, k, a + i * lda, lda, b, c + i * ldc, ldc, mask, at(i));
+}
+
 template <bool FromZero>
 void Slab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, float* c, int64_t ldc,
           const Tail& tail) {
