@@ -9,6 +9,7 @@
 #include "capture/dispatcher.h"
 #include "core/clock.h"
 #include "core/file_util.h"
+#include "core/frozen_buffer.h"
 #include "graph/runtime/run_races.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
@@ -97,7 +98,11 @@ class Run {
   Status Enqueue(const std::map<std::string, Tensor>& inputs) {
     for (const std::string& name : g_.value_order()) {
       const Value* v = g_.FindValue(name);
-      if (v->constant) env_[name] = *v->constant;
+      if (!v->constant) continue;
+      // Nothing writes a constant: kernels may keep what they derive from
+      // it (a GEMM's B packed into panels) for as long as it lives.
+      FreezeBuffer(v->constant->buffer());
+      env_[name] = *v->constant;
     }
     start_.resize(s_.tasks.size());
     end_.resize(s_.tasks.size());

@@ -21,9 +21,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
+#include "core/frozen_buffer.h"
+#include "ops/builtin/dense_smallk.h"
 #include "opscope/device.h"
 #include "opscope/op.h"
 
@@ -100,9 +105,11 @@ struct GemmBlock {
 struct GemmSplit {
   int64_t parts = 1;
   bool by_rows = true;
+  int64_t col_align = 1;  // column cuts at multiples of this (packed panels: 16)
   GemmBlock Block(int64_t p, int64_t m, int64_t n) const {
     if (by_rows) return {m * p / parts, m * (p + 1) / parts, 0, n};
-    return {0, m, n * p / parts, n * (p + 1) / parts};
+    auto cut = [&](int64_t q) { return q == parts ? n : n * q / parts / col_align * col_align; };
+    return {0, m, cut(p), cut(p + 1)};
   }
 };
 
@@ -130,21 +137,53 @@ void FillBlock(C* c, int64_t ldc, const GemmBlock& blk, const C* row) {
   }
 }
 
+// Which kernel a float GEMM's blocks run: the packed kernel (dense_smallk.h)
+// where it applies (A not transposed, alpha 1, at least 16 rows: a
+// matrix-vector product stays with sgemv), B's panels kept beside B where
+// B is frozen (a model's weights: core/frozen_buffer.h, packed on the first
+// call); otherwise OpenBLAS.
+struct GemmPanels {
+  bool use = false;
+  std::shared_ptr<const PackedPanels> frozen;  // null: each block packs its columns
+};
+
+inline GemmPanels ChoosePanels(const Tensor& bt, const float* bp, int64_t ldb, bool ta, bool tb, float alpha,
+                               int64_t m, int64_t k, int64_t n) {
+  GemmPanels g;
+  g.use = !ta && alpha == 1.0f && m >= 16 && k > 0 && n > 0 && Avx2PackedGemm() != nullptr;
+  if (!g.use || bt.dtype() != DType::kF32 || !bt.is_contiguous() || bp != bt.data<float>()) return g;
+  const std::string key = std::string(tb ? "gemm_panels_t:" : "gemm_panels:") + std::to_string(k) + "x" +
+                          std::to_string(n) + ":" + std::to_string(ldb);
+  g.frozen = std::static_pointer_cast<const PackedPanels>(FrozenDerived(bt, key, [&] {
+    return std::static_pointer_cast<const void>(PackPanels(bp, ldb, tb, k, n));
+  }));
+  return g;
+}
+
 // C = init + alpha * op(A) op(B) as blocks of one launch named `name` over
 // the device's workers: init(block) writes the block's starting values of C
 // (FillBlock: zeros, a bias, beta * another matrix), the GEMM adds to them
 // (beta = 1), and tail(block) runs right after (an epilogue over output
-// still in cache).
+// still in cache). With `panels.use` (ChoosePanels: C float) each block
+// runs the packed kernel, not OpenBLAS: on B's kept panels, or packing its
+// own columns (blocks then cut by columns, so no two pack the same ones).
 template <typename C, typename Init, typename Tail>
 Status ParallelGemm(KernelContext& ctx, std::string_view name, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     C alpha, const C* a, int64_t lda, const C* b, int64_t ldb, C* c, int64_t ldc, const Init& init,
-                    const Tail& tail) {
+                    const Tail& tail, const GemmPanels& panels = {}) {
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
-  const GemmSplit s = SplitGemm(m, n, k, workers);
+  GemmSplit s = SplitGemm(m, n, k, workers);
+  if (panels.use) {
+    s.col_align = kPanel;
+    if (panels.frozen == nullptr && s.parts > 1 && s.by_rows) {
+      s.by_rows = false;
+      s.parts = std::clamp<int64_t>(s.parts, 1, std::max<int64_t>(n / (2 * kPanel), 1));
+    }
+  }
   // A launch of its own rather than ParallelFor: an op's "block" tunable
   // (ConvTranspose's channels per block) must not merge the GEMM's blocks.
   KernelLaunch launch;
-  launch.name = std::string(name);
+  launch.name = std::string(name) + (!panels.use ? "" : panels.frozen != nullptr ? "_kept_panels" : "_panels");
   launch.config.grid = {s.parts, 1, 1};
   launch.config.block = {1, 1, 1};
   launch.host = [&](const BlockContext& bc) {
@@ -153,6 +192,15 @@ Status ParallelGemm(KernelContext& ctx, std::string_view name, bool ta, bool tb,
     // Row i of op(A) starts at a + i * lda (or a + i when transposed); column j of op(B) likewise.
     const C* ab = a + blk.i0 * (ta ? 1 : lda);
     const C* bb = b + blk.j0 * (tb ? ldb : 1);
+    if constexpr (std::is_same_v<C, float>) {
+      if (panels.use) {
+        const float inf = std::numeric_limits<float>::infinity();
+        Avx2PackedGemm()(blk.i1 - blk.i0, k, ab, lda, panels.frozen.get(), b, ldb, tb, blk.j0, blk.j1,
+                         c + blk.i0 * ldc, ldc, -inf, inf);
+        tail(blk);
+        return;
+      }
+    }
     Gemm(ta, tb, blk.i1 - blk.i0, blk.j1 - blk.j0, k, alpha, ab, lda, bb, ldb, C(1), c + blk.i0 * ldc + blk.j0, ldc);
     tail(blk);
   };

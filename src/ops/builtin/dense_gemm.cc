@@ -3,6 +3,8 @@
 // arithmetic. The references are triple loops in double (int64 for integers).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "ops/builtin/dense_blas.h"
@@ -104,10 +106,13 @@ Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, con
   const int64_t nb = d.batch.numel();
   Status st;
   if (d.b_batch.numel() == 1 && d.a_batch == d.batch) {
-    // B is shared by every batch: one GEMM over all of A's rows.
+    // B is shared by every batch: one GEMM over all of A's rows, on B's
+    // panels where B is a model's weights.
+    dense::GemmPanels panels;
+    if constexpr (std::is_same_v<T, float>) panels = dense::ChoosePanels(b, bp, d.n, false, false, 1.0f, nb * d.m, d.k, d.n);
     st = dense::ParallelGemm(ctx, "matmul_gemm", false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, yp, d.n,
                              [&](const dense::GemmBlock& blk) { init(yp, blk); },
-                             [&](const dense::GemmBlock& blk) { tail(yp, blk); });
+                             [&](const dense::GemmBlock& blk) { tail(yp, blk); }, panels);
   } else {
     std::vector<int64_t> a_off, b_off;
     BatchOffsets(d, a_off, b_off);
@@ -314,6 +319,8 @@ Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const T
     y_buf.resize(y.numel());
     yp = y_buf.data();
   }
+  dense::GemmPanels panels;
+  if constexpr (std::is_same_v<T, float>) panels = dense::ChoosePanels(b, bp, b.dim(1), ta, tb, alpha, d.m, d.k, d.n);
   OPSCOPE_RETURN_IF_ERROR(dense::ParallelGemm(
       ctx, "gemm", ta, tb, d.m, d.n, d.k, alpha, ap, a.dim(1), bp, b.dim(1), yp, d.n,
       [&](const dense::GemmBlock& blk) {  // beta * C broadcast into the block (or zeros), which the GEMM adds to
@@ -323,7 +330,8 @@ Status GemmFloat(KernelContext& ctx, const GemmDims& d, const Tensor& a, const T
       },
       [&](const dense::GemmBlock& blk) {
         for (int64_t i = blk.i0; i < blk.i1; ++i) e.Run(yp + i * d.n + blk.j0, blk.j1 - blk.j0, nullptr);
-      }));
+      },
+      panels));
   if constexpr (!std::is_same_v<T, C>) dense::StoreAs<T, C>(yp, y.numel(), y.data<T>());
   return Status::Ok();
 }

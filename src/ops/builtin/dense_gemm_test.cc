@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "core/frozen_buffer.h"
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -57,6 +61,64 @@ TEST(DenseMatMul, BadInputsNameTheProblem) {
               {"batch dims", "do not broadcast"});
   ExpectError(RunCpu("MatMul", {Random(DType::kI8, Shape({2, 2}), 1), Random(DType::kI8, Shape({2, 2}), 2)}),
               {"dtype int8"});
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+std::string LaunchesOf(const OpRun& r) {
+  std::string names;
+  for (const KernelLaunchInfo& l : r.launches) names += l.name + " ";
+  return names;
+}
+
+// Float32 MatMul and Gemm with 16 rows or more run the packed kernel
+// (dense_smallk.h): on panels kept beside B where B is frozen (a model's
+// weights), else packed by each block. Either way, and as Gemm on B
+// transposed, every output sums the same products in the same order: the
+// same bits. Shapes end on partial panels (n = 1, 15, 33, 40), run one slab
+// (k up to 256) or several (257, 600, 1024), and 17 or 33 rows leave a
+// block of fewer than six.
+TEST(DenseMatMul, PackedPanelsGiveTheSameBitsKeptOrPackedAndAsGemmTransB) {
+  if (dense::Avx2PackedGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA: OpenBLAS runs every float GEMM";
+  struct Case {
+    int64_t m, k, n;
+  };
+  const ToleranceSpec tolerance{.atol = 2e-4, .rtol = 1e-5};  // long sums: see DenseConv's shifted GEMM test
+  uint64_t seed = 700;
+  for (const Case c : {Case{16, 1, 1}, Case{17, 5, 15}, Case{100, 256, 33}, Case{128, 257, 1024},
+                       Case{64, 1024, 256}, Case{33, 600, 40}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n));
+    const Tensor a = Random(DType::kF32, Shape({c.m, c.k}), seed++, -1, 1);
+    const Tensor b = Random(DType::kF32, Shape({c.k, c.n}), seed++, -1, 1);
+    Tensor bt = Random(DType::kF32, Shape({c.n, c.k}), 1);
+    for (int64_t p = 0; p < c.k; ++p)
+      for (int64_t j = 0; j < c.n; ++j) bt.data<float>()[j * c.k + p] = b.data<float>()[p * c.n + j];
+    ExpectMatchesReference("MatMul", {a, b}, Attrs{}, -1, tolerance);
+
+    auto packed = RunCpu("MatMul", {a, b});
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    EXPECT_NE(LaunchesOf(*packed).find("matmul_gemm_panels"), std::string::npos) << LaunchesOf(*packed);
+    auto gemm_packed = RunCpu("Gemm", {a, bt}, "transB=1");
+    ASSERT_TRUE(gemm_packed.ok()) << gemm_packed.status().ToString();
+    EXPECT_NE(LaunchesOf(*gemm_packed).find("gemm_panels"), std::string::npos) << LaunchesOf(*gemm_packed);
+
+    FreezeBuffer(b.buffer());
+    FreezeBuffer(bt.buffer());
+    for (int call = 0; call < 2; ++call) {  // packed on the first call, kept for the second
+      auto kept = RunCpu("MatMul", {a, b});
+      ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+      EXPECT_NE(LaunchesOf(*kept).find("matmul_gemm_kept_panels"), std::string::npos) << LaunchesOf(*kept);
+      EXPECT_TRUE(SameBits(kept->outputs[0], packed->outputs[0]));
+      auto gemm_kept = RunCpu("Gemm", {a, bt}, "transB=1");
+      ASSERT_TRUE(gemm_kept.ok()) << gemm_kept.status().ToString();
+      EXPECT_NE(LaunchesOf(*gemm_kept).find("gemm_kept_panels"), std::string::npos) << LaunchesOf(*gemm_kept);
+      EXPECT_TRUE(SameBits(gemm_kept->outputs[0], packed->outputs[0]));
+      EXPECT_TRUE(SameBits(gemm_packed->outputs[0], packed->outputs[0]));
+    }
+    ExpectMatchesReference("Gemm", {a, bt}, ParseAttrs("Gemm", "transB=1"), -1, tolerance);
+  }
 }
 
 TEST(DenseGemm, HandCheckedWithAllAttributes) {

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 namespace opscope::dense {
 
@@ -69,5 +70,43 @@ using ShiftedGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, 
                                const float* row_init, float lo, float hi);
 
 ShiftedGemmFn Avx2ShiftedGemm();
+
+// ---- the packed GEMM: op(B) in the shifted GEMM's panels ----
+//
+// MatMul and Gemm (float32, A not transposed, alpha 1, 16 rows or more) run
+// the register blocks above on op(B) packed into panels of 16 columns, in
+// the shifted GEMM's slabs. Where B is a model's weights (frozen:
+// core/frozen_buffer.h) its panels are packed once and kept beside the
+// buffer; otherwise each block of columns packs its own on every call (as
+// OpenBLAS packs B on every call, and again in every block of rows). The
+// same kernel either way, and every output sums its products in the same
+// order whatever the blocks: the same bits in a model and in ops-debug,
+// for any cut, and MatMul and Gemm (transB) over the same weights agree.
+// (bert's [128,256] x [256,1024] in blocks of 64 rows: 400 us a block
+// through OpenBLAS, 310 on panels packed once, 420 packing them; one core.)
+struct PackedPanels {
+  int64_t k = 0, n = 0;  // op(B) is k x n
+  int64_t step = 0;      // rows a slab (the last one shorter)
+  int64_t padded_n = 0;  // n rounded up to whole panels
+  // Slab at row k0: padded_n * (its rows) floats, panel q (columns 16q ..)
+  // at 16 q * rows, row p of it 16 floats; zeros past n.
+  const float* data = nullptr;
+  std::shared_ptr<float> owner;  // where the panels own their floats
+  const float* Slab(int64_t k0) const { return data + k0 * padded_n; }
+};
+
+// op(B)'s panels, packed now: B is k x n row-major (ldb), or n x k when
+// trans_b. nullptr where the CPU cannot run the kernel.
+std::shared_ptr<const PackedPanels> PackPanels(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n);
+
+// C[m, j0..j1) += A[m, k] * op(B)[k, j0..j1), clamped to [lo, hi] as
+// stored: on `frozen`'s panels (j0 a multiple of kPanel), or, when frozen
+// is null, on columns j0..j1 of op(B) (b, ldb, trans_b) packed first into
+// this thread's scratch.
+using PackedGemmFn = void (*)(int64_t m, int64_t k, const float* a, int64_t lda, const PackedPanels* frozen,
+                              const float* b, int64_t ldb, bool trans_b, int64_t j0, int64_t j1, float* c,
+                              int64_t ldc, float lo, float hi);
+
+PackedGemmFn Avx2PackedGemm();
 
 }  // namespace opscope::dense

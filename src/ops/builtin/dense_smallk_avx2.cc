@@ -284,6 +284,13 @@ void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vec
   }
 }
 
+// The slabs both GEMMs cut k into: even ones (576 as 3 x 192, not 256 + 256
+// + 64: a thin slab stores and reloads C for little work).
+int64_t SlabStep(int64_t k) {
+  const int64_t slabs = std::max<int64_t>(1, (k + kPanelK - 1) / kPanelK);
+  return std::max<int64_t>(1, (k + slabs - 1) / slabs);
+}
+
 // Each slab of the shifted B is packed into panels first: read in place,
 // the shifted rows cost more than the packing (loads across cache lines;
 // a 3x3 conv's blocks ran 20% slower than on packed panels).
@@ -304,9 +311,7 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     slab_size = need;
   }
   PlanPanels(n, runs, num_runs, plan);
-  // Even slabs (576 as 3 x 192, not 256 + 256 + 64: a thin slab stores and
-  // reloads C for little work).
-  const int64_t slabs = (k + kPanelK - 1) / kPanelK, step = (k + slabs - 1) / slabs;
+  const int64_t slabs = (k + kPanelK - 1) / kPanelK, step = SlabStep(k);
   for (int64_t k0 = 0; k0 < k; k0 += step) {
     const int64_t kl = std::min(step, k - k0);
     const bool last = k0 + kl == k;
@@ -316,6 +321,82 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     // bits where both could run.
     if (slabs == 1) Slab<false>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
     else Slab<true>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
+  }
+}
+
+// The slabs and panels of a k x n op(B); no floats yet.
+PackedPanels PanelsFor(int64_t k, int64_t n) {
+  PackedPanels p;
+  p.k = k;
+  p.n = n;
+  p.step = SlabStep(k);
+  p.padded_n = (n + kPanel - 1) / kPanel * kPanel;
+  return p;
+}
+
+// Columns [j0, j0 + p.n) of op(B) into p's layout at `data`: a row of B
+// at a time across the panels (16 contiguous floats a copy), or, from a
+// transposed B, a row of B (a column of op(B)) at a time down its panel.
+void PackInto(const float* b, int64_t ldb, bool trans_b, int64_t j0, const PackedPanels& p, float* data) {
+  for (int64_t k0 = 0; k0 < p.k; k0 += p.step) {
+    const int64_t kl = std::min(p.step, p.k - k0);
+    float* slab = data + k0 * p.padded_n;
+    if (!trans_b) {
+      for (int64_t r = 0; r < kl; ++r) {
+        const float* row = b + (k0 + r) * ldb + j0;
+        for (int64_t q = 0; q < p.padded_n; q += kPanel) {
+          float* dst = slab + q * kl + r * kPanel;
+          const int64_t live = std::clamp<int64_t>(p.n - q, 0, kPanel);
+          std::copy(row + q, row + q + live, dst);
+          std::fill(dst + live, dst + kPanel, 0.0f);
+        }
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < p.padded_n; ++j) {
+      float* dst = slab + (j / kPanel) * kPanel * kl + j % kPanel;
+      if (j >= p.n) {
+        for (int64_t r = 0; r < kl; ++r) dst[r * kPanel] = 0.0f;
+        continue;
+      }
+      const float* col = b + (j0 + j) * ldb + k0;
+      for (int64_t r = 0; r < kl; ++r) dst[r * kPanel] = col[r];
+    }
+  }
+}
+
+void PackedGemm(int64_t m, int64_t k, const float* a, int64_t lda, const PackedPanels* frozen, const float* b,
+                int64_t ldb, bool trans_b, int64_t j0, int64_t j1, float* c, int64_t ldc, float lo, float hi) {
+  if (m <= 0 || j1 <= j0 || k <= 0) return;
+  PackedPanels scratch;
+  if (frozen == nullptr) {
+    struct Aligned {
+      void operator()(float* p) const { std::free(p); }
+    };
+    thread_local std::unique_ptr<float, Aligned> buffer;
+    thread_local int64_t buffer_size = 0;
+    scratch = PanelsFor(k, j1 - j0);
+    const int64_t need = k * scratch.padded_n;
+    if (need > buffer_size) {
+      buffer.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(need) * sizeof(float))));
+      buffer_size = need;
+    }
+    PackInto(b, ldb, trans_b, j0, scratch, buffer.get());
+    scratch.data = buffer.get();
+    c += j0;
+    j1 -= j0;
+    j0 = 0;
+  }
+  const PackedPanels& panels = frozen != nullptr ? *frozen : scratch;
+  const float inf = std::numeric_limits<float>::infinity();
+  const bool one_slab = panels.step >= k;
+  for (int64_t k0 = 0; k0 < k; k0 += panels.step) {
+    const int64_t kl = std::min(panels.step, k - k0);
+    const bool last = k0 + kl == k;
+    const Tail tail{nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
+    const float* slab = panels.Slab(k0) + j0 * kl;
+    if (one_slab) Slab<false>(m, j1 - j0, kl, a + k0, lda, slab, c + j0, ldc, tail);
+    else Slab<true>(m, j1 - j0, kl, a + k0, lda, slab, c + j0, ldc, tail);
   }
 }
 
@@ -331,5 +412,19 @@ bool Usable() {
 ShiftedGemmFn Avx2ShiftedGemm() { return Usable() ? ShiftedGemm : nullptr; }
 
 SmallKGemmFn Avx2SmallKGemm() { return Usable() ? SmallKGemm : nullptr; }
+
+PackedGemmFn Avx2PackedGemm() { return Usable() ? PackedGemm : nullptr; }
+
+std::shared_ptr<const PackedPanels> PackPanels(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n) {
+  if (!Usable() || k <= 0 || n <= 0) return nullptr;
+  auto p = std::make_shared<PackedPanels>(PanelsFor(k, n));
+  const size_t bytes = static_cast<size_t>(k * p->padded_n) * sizeof(float);
+  float* data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (data == nullptr) return nullptr;
+  p->owner.reset(data, [](float* f) { std::free(f); });
+  p->data = data;
+  PackInto(b, ldb, trans_b, 0, *p, data);
+  return p;
+}
 
 }  // namespace opscope::dense
