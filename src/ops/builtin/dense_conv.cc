@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/frozen_buffer.h"
 #include "ops/builtin/dense_blas.h"
 #include "ops/builtin/dense_depthwise8.h"
 #include "ops/builtin/dense_epilogue.h"
@@ -685,6 +686,56 @@ struct PhaseGrid {
   }
 };
 
+// One image-group's cg channels of X (xg) into the phase planes of `grid`
+// at dst: every element written, the padding as zeros.
+Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGrid& grid, const float* xg, int64_t cg,
+                     float* xgrid) {
+  const int64_t D = g.in[0], H = g.in[1], W = g.in[2], Hq = grid.q[1], Wq = grid.q[2];
+  return ctx.ParallelFor("conv_phases", cg, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      for (int64_t ph = 0; ph < grid.phases; ++ph) {
+        const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
+        float* dst = xgrid + (c * grid.phases + ph) * grid.plane;
+        // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
+        for (int64_t i = 0; i < grid.q[0]; ++i) {
+          const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
+          for (int64_t j = 0; j < Hq; ++j, dst += Wq) {
+            const int64_t xj = j * grid.s[1] + a[1] - g.pads_begin[1];
+            if (xi < 0 || xi >= D || xj < 0 || xj >= H) {
+              std::fill(dst, dst + Wq, 0.0f);
+              continue;
+            }
+            // Grid columns [lo, hi) read X at l * s2 + shift; the rest are padding.
+            const float* src = xg + ((c * D + xi) * H + xj) * W;
+            const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
+            const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
+            const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
+            std::fill(dst, dst + lo, 0.0f);
+            if (s2 == 1) {
+              std::copy(src + lo + shift, src + hi + shift, dst + lo);
+            } else {
+              for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
+            }
+            std::fill(dst + hi, dst + Wq, 0.0f);
+          }
+        }
+      }
+    }
+  }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane)));
+}
+
+// Where tap k (channel k / kvol, tap k % kvol) of the grid starts.
+std::vector<int64_t> TapOffsets(const WindowGeometry& g, const PhaseGrid& grid, int64_t K) {
+  const int64_t kvol = g.kernel_size();
+  std::vector<int64_t> off(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t kk = k % kvol;
+    const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
+    off[k] = grid.Offset(g, k / kvol, taps);
+  }
+  return off;
+}
+
 // Whether the shifted GEMM runs a convolution (ops-debug profile against
 // the kernels it replaced, 2 rounds alternating):
 // - a window wider than one tap: 1x1 convolutions run OpenBLAS or the
@@ -719,12 +770,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
   const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
   const PhaseGrid grid(g);
   const int64_t Hq = grid.q[1], Wq = grid.q[2];
-  std::vector<int64_t> off(static_cast<size_t>(K));
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t kk = k % kvol;
-    const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
-    off[k] = grid.Offset(g, k / kvol, taps);
-  }
+  const std::vector<int64_t> off = TapOffsets(g, grid, K);
   const GemmTiles t = ChooseTiles(K, mg, P, sizeof(float), workers, ctx.tunable("tile", 0));
   const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0);
   const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
@@ -740,39 +786,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
       float* yg = y + (n * d.m + grp * mg) * P;
       const float* zg = z != nullptr ? z + (n * d.m + grp * mg) * P : nullptr;
       const float* bg = bias != nullptr ? bias + grp * mg : zeros.data();
-      if (!grid.identity) {
-        OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_phases", cg, [&](int64_t c0, int64_t c1) {
-          for (int64_t c = c0; c < c1; ++c) {
-            for (int64_t ph = 0; ph < grid.phases; ++ph) {
-              const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
-              float* dst = xgrid.get() + (c * grid.phases + ph) * grid.plane;
-              // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
-              for (int64_t i = 0; i < grid.q[0]; ++i) {
-                const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
-                for (int64_t j = 0; j < Hq; ++j, dst += Wq) {
-                  const int64_t xj = j * grid.s[1] + a[1] - g.pads_begin[1];
-                  if (xi < 0 || xi >= D || xj < 0 || xj >= H) {
-                    std::fill(dst, dst + Wq, 0.0f);
-                    continue;
-                  }
-                  // Grid columns [lo, hi) read X at l * s2 + shift; the rest are padding.
-                  const float* src = xg + ((c * D + xi) * H + xj) * W;
-                  const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
-                  const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
-                  const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
-                  std::fill(dst, dst + lo, 0.0f);
-                  if (s2 == 1) {
-                    std::copy(src + lo + shift, src + hi + shift, dst + lo);
-                  } else {
-                    for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
-                  }
-                  std::fill(dst + hi, dst + Wq, 0.0f);
-                }
-              }
-            }
-          }
-        }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane))));
-      }
+      if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xg, cg, xgrid.get()));
       const float* src = grid.identity ? xg : xgrid.get();
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_shifted_gemm", col_blocks * row_blocks,
                                               [&](int64_t begin, int64_t end) {
@@ -808,6 +822,95 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     }
   }
   return Status::Ok();
+}
+
+// A float convolution with few outputs a plane (PositionConvFits) as
+// dense_smallk.h's position GEMM: W^T's panels (packed once beside W where
+// W is a model's weights: frozen; else for the call), each output position a row read where it lies
+// in the padded (phase) grid, the channels the panels' columns. Blocks of up
+// to 96 positions by 64 channels; each block's C^T starts at bias (+ Z) in
+// a scratch of whole panels and is written out to Y's rows transposed, the
+// activation clamped or run as it goes. The sums are the shifted GEMM's:
+// the same bits.
+Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense::PackedPanels& wt, const ConvDims& d,
+                    const WindowGeometry& g, const float* x, const float* bias, const float* z,
+                    const dense::Epilogue& e, float* y) {
+  const int64_t cg = d.c, M = d.m, K = cg * g.kernel_size();
+  const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
+  const PhaseGrid grid(g);
+  const std::vector<int64_t> off = TapOffsets(g, grid, K);
+  const StoreClamp clamp = ClampOf(e);
+  // Blocks of up to 96 positions by 64 channels (four panels), the channels
+  // in fewer panels a block where that leaves under four blocks (48
+  // channels over 7x7 made one block, on one thread).
+  constexpr int64_t kPositions = 96;
+  const int64_t pos_blocks = (P + kPositions - 1) / kPositions;
+  int64_t channels = 4 * dense::kPanel;
+  while (channels > dense::kPanel && pos_blocks * ((M + channels - 1) / channels) < 4) channels -= dense::kPanel;
+  const int64_t chan_blocks = (M + channels - 1) / channels;
+  const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
+  for (int64_t n = 0; n < d.n; ++n) {
+    const float* xn = x + n * d.c * g.in_size();
+    float* yn = y + n * M * P;
+    const float* zn = z != nullptr ? z + n * M * P : nullptr;
+    if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xn, cg, xgrid.get()));
+    const float* src = grid.identity ? xn : xgrid.get();
+    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_gemm", pos_blocks * chan_blocks,
+                                            [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> ct;
+      thread_local std::vector<const float*> base;
+      for (int64_t b = begin; b < end; ++b) {
+        const int64_t p0 = (b % pos_blocks) * P / pos_blocks, p1 = (b % pos_blocks + 1) * P / pos_blocks;
+        const int64_t m0 = (b / pos_blocks) * channels, m1 = std::min(M, m0 + channels);
+        const int64_t np = p1 - p0, ld = (m1 - m0 + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
+        // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow.
+        base.resize(static_cast<size_t>(np));
+        for (int64_t p = p0; p < p1; ++p) {
+          const int64_t row = p / oW;
+          base[p - p0] = src + ((row / oH) * grid.q[1] + row % oH) * grid.q[2] + p % oW;
+        }
+        ct.resize(static_cast<size_t>(np * ld));
+        for (int64_t j = 0; j < np; ++j) {
+          float* cj = ct.data() + j * ld;
+          for (int64_t m = m0; m < m1; ++m) {
+            cj[m - m0] = (bias != nullptr ? bias[m] : 0.0f) + (zn != nullptr ? zn[m * P + p0 + j] : 0.0f);
+          }
+          std::fill(cj + (m1 - m0), cj + ld, 0.0f);
+        }
+        gemm(np, K, base.data(), off.data(), wt, m0, m1, ct.data(), ld);
+        for (int64_t m = m0; m < m1; ++m) {
+          float* yr = yn + m * P + p0;
+          const float* cm = ct.data() + (m - m0);
+          // std::max(x, lo) then std::min(x, hi): NaN stays NaN, -0.0 stays -0.0 (the kernels' clamp).
+          for (int64_t j = 0; j < np; ++j) yr[j] = std::min(std::max(cm[j * ld], clamp.lo), clamp.hi);
+          if (!clamp.applied) e.Run(yr, np, 0.0f);
+        }
+      }
+    }, 1));
+  }
+  return Status::Ok();
+}
+
+// W^T's panels (W [M, K] read as op(B) = W^T: k = K, n = M): kept beside
+// W where W is frozen (a model's weights), else packed for this call, so
+// ops-debug runs the kernel a model runs. nullptr unless W is float32.
+std::shared_ptr<const dense::PackedPanels> PanelsOfW(const Tensor& wt, const float* w, int64_t K, int64_t M) {
+  if (wt.dtype() != DType::kF32 || !wt.is_contiguous() || w != wt.data<float>()) return nullptr;
+  auto pack = [&] { return dense::PackPanels(w, K, true, K, M); };
+  auto kept = FrozenDerived(wt, "conv_wt_panels", [&] { return std::static_pointer_cast<const void>(pack()); });
+  return kept != nullptr ? std::static_pointer_cast<const dense::PackedPanels>(kept) : pack();
+}
+
+// Whether a float convolution runs PositionConv rather than ShiftedConv:
+// one group, at most 256 outputs a plane, and a window the shifted GEMM
+// would run. With W's panels kept (a model's run, `ops-debug profile` with
+// W frozen), 5 rounds alternating, medians: a 3x3 over 7x7, 512 -> 512
+// channels, 1596 -> 1286 us; 160 -> 320, 584 -> 489; 832 -> 48, 646 -> 524;
+// over 14x14, 256 -> 256, 1277 -> 1202. Not 1x1 convolutions: over 7x7,
+// 832 -> 384, 190 -> 212 us against OpenBLAS; over 14x14, 512 -> 112, 160
+// -> 175 (528 -> 256 went 311 -> 296).
+bool PositionConvFits(const ConvDims& d, const WindowGeometry& g, int64_t K, int64_t P) {
+  return d.group == 1 && P <= 256 && UsesShifted(g, K);
 }
 
 template <typename T>
@@ -873,6 +976,13 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         }
       }
     }, grain));
+  } else if (std::shared_ptr<const dense::PackedPanels> wt_panels =
+                 std::is_same_v<C, float> && dense::Avx2PositionGemm() != nullptr && PositionConvFits(d, g, K, P)
+                     ? PanelsOfW(wt, reinterpret_cast<const float*>(w), K, d.m)
+                     : nullptr) {
+    if constexpr (std::is_same_v<C, float>) {
+      OPSCOPE_RETURN_IF_ERROR(PositionConv(ctx, dense::Avx2PositionGemm(), *wt_panels, d, g, x, bias, z, act, y));
+    }
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
              shifted != nullptr && UsesShifted(g, K)) {
     if constexpr (std::is_same_v<C, float>) {

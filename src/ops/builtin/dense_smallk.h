@@ -109,4 +109,22 @@ using PackedGemmFn = void (*)(int64_t m, int64_t k, const float* a, int64_t lda,
 
 PackedGemmFn Avx2PackedGemm();
 
+// ---- the position GEMM: a convolution's few outputs as the rows ----
+//
+// C^T[j][m] += sum_p src[base_j + off[p]] * W[m][p]: output position j as
+// row j (its input read at base[j], one pointer a position: a position
+// anywhere in the padded grid, so rows of any width pack without waste),
+// output channel m as a column of W^T's panels, packed once where W is a
+// model's weights. Where a convolution has few outputs a plane (7x7: 49)
+// and many channels, the channels fill whole panels where the positions
+// did not (49 columns made three panels and a part), and nothing is packed
+// per call. Slabs as the shifted GEMM's: each sum runs k in order, a slab
+// from zero then added to C (one slab: from C's start), the same bits.
+// ct is npos rows of whole panels (ldct floats apart), holding each
+// output's start (bias, Z); columns [m0, m1) of W^T, m0 a multiple of kPanel.
+using PositionGemmFn = void (*)(int64_t npos, int64_t k, const float* const* base, const int64_t* off,
+                                const PackedPanels& wt, int64_t m0, int64_t m1, float* ct, int64_t ldct);
+
+PositionGemmFn Avx2PositionGemm();
+
 }  // namespace opscope::dense

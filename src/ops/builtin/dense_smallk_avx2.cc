@@ -400,6 +400,81 @@ void PackedGemm(int64_t m, int64_t k, const float* a, int64_t lda, const PackedP
   }
 }
 
+// Positions [0, MR) of C^T against one panel of W^T (dense_smallk.h's
+// position GEMM): row r reads base[r] + off[p], one pointer a row in a
+// register, so the MR positions may lie anywhere (two output rows of a 7x7
+// plane in one block). C is a scratch of whole panels: no masks.
+template <int MR, bool FromZero>
+__attribute__((noinline)) void PositionBlock(int64_t k, const float* const* base, const int64_t* off, const float* b,
+                                             float* c, int64_t ldc) {
+  __m256 acc0[MR], acc1[MR];
+  const float* row[MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    row[r] = base[r];
+    if (FromZero) {
+      acc0[r] = acc1[r] = _mm256_setzero_ps();
+    } else {
+      acc0[r] = _mm256_loadu_ps(c + r * ldc);
+      acc1[r] = _mm256_loadu_ps(c + r * ldc + 8);
+    }
+  }
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < k; ++p) {
+    const int64_t o = off[p];
+    const __m256 b0 = _mm256_load_ps(b + p * kPanel), b1 = _mm256_load_ps(b + p * kPanel + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m256 av = _mm256_broadcast_ss(row[r] + o);
+      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    if (FromZero) {
+      acc0[r] = _mm256_add_ps(_mm256_loadu_ps(cr), acc0[r]);
+      acc1[r] = _mm256_add_ps(_mm256_loadu_ps(cr + 8), acc1[r]);
+    }
+    _mm256_storeu_ps(cr, acc0[r]);
+    _mm256_storeu_ps(cr + 8, acc1[r]);
+  }
+}
+
+template <bool FromZero>
+void PositionRows(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const float* b, float* c,
+                  int64_t ldc) {
+  int64_t i = 0;
+  for (; i + 6 <= npos; i += 6) PositionBlock<6, FromZero>(k, base + i, off, b, c + i * ldc, ldc);
+  switch (npos - i) {
+    case 5: PositionBlock<5, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
+    case 4: PositionBlock<4, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
+    case 3: PositionBlock<3, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
+    case 2: PositionBlock<2, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
+    case 1: PositionBlock<1, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
+    default: break;
+  }
+}
+
+// Each slab's panel of W^T (16 KiB at 256 rows) stays in L1 while the
+// block's positions run past it.
+void PositionGemm(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const PackedPanels& wt,
+                  int64_t m0, int64_t m1, float* ct, int64_t ldct) {
+  if (npos <= 0 || m1 <= m0 || k <= 0) return;
+  const bool one_slab = wt.step >= k;
+  for (int64_t k0 = 0; k0 < k; k0 += wt.step) {
+    const int64_t kl = std::min(wt.step, k - k0);
+    const float* slab = wt.Slab(k0);
+    for (int64_t q = m0; q < m1; q += kPanel) {
+      const float* b = slab + q * kl;
+      float* c = ct + (q - m0);
+      if (one_slab) PositionRows<false>(npos, kl, base, off + k0, b, c, ldct);
+      else PositionRows<true>(npos, kl, base, off + k0, b, c, ldct);
+    }
+  }
+}
+
 // Whether this CPU runs the kernels here (and OPSCOPE_SCALAR_MATH is unset).
 bool Usable() {
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -414,6 +489,8 @@ ShiftedGemmFn Avx2ShiftedGemm() { return Usable() ? ShiftedGemm : nullptr; }
 SmallKGemmFn Avx2SmallKGemm() { return Usable() ? SmallKGemm : nullptr; }
 
 PackedGemmFn Avx2PackedGemm() { return Usable() ? PackedGemm : nullptr; }
+
+PositionGemmFn Avx2PositionGemm() { return Usable() ? PositionGemm : nullptr; }
 
 std::shared_ptr<const PackedPanels> PackPanels(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n) {
   if (!Usable() || k <= 0 || n <= 0) return nullptr;
