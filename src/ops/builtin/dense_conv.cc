@@ -824,9 +824,9 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
   return Status::Ok();
 }
 
-// A float convolution with few outputs a plane (PositionConvFits) as
-// dense_smallk.h's position GEMM: W^T's panels (packed once beside W where
-// W is a model's weights: frozen; else for the call), each output position a row read where it lies
+// A float convolution with few outputs a plane (PositionConvFits) whose W
+// is a model's weights (frozen) as dense_smallk.h's position GEMM: W^T's
+// panels packed once and kept beside W, each output position a row read where it lies
 // in the padded (phase) grid, the channels the panels' columns. Blocks of up
 // to 96 positions by 64 channels; each block's C^T starts at bias (+ Z) in
 // a scratch of whole panels and is written out to Y's rows transposed, the
@@ -891,20 +891,22 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense:
   return Status::Ok();
 }
 
-// W^T's panels (W [M, K] read as op(B) = W^T: k = K, n = M): kept beside
-// W where W is frozen (a model's weights), else packed for this call, so
-// ops-debug runs the kernel a model runs. nullptr unless W is float32.
-std::shared_ptr<const dense::PackedPanels> PanelsOfW(const Tensor& wt, const float* w, int64_t K, int64_t M) {
+// W^T's panels (W [M, K] read as op(B) = W^T: k = K, n = M), kept beside W
+// where W is frozen (a model's weights) and float32; nullptr otherwise, and
+// the shifted GEMM runs instead, with the same bits. (Packed for one call,
+// the transposing copy cost more than the position GEMM saves: 3.2-4.0 ms
+// against 1.8 for a 3x3 over 7x7, 512 -> 512 channels.)
+std::shared_ptr<const dense::PackedPanels> KeptPanelsOfW(const Tensor& wt, const float* w, int64_t K, int64_t M) {
   if (wt.dtype() != DType::kF32 || !wt.is_contiguous() || w != wt.data<float>()) return nullptr;
-  auto pack = [&] { return dense::PackPanels(w, K, true, K, M); };
-  auto kept = FrozenDerived(wt, "conv_wt_panels", [&] { return std::static_pointer_cast<const void>(pack()); });
-  return kept != nullptr ? std::static_pointer_cast<const dense::PackedPanels>(kept) : pack();
+  return std::static_pointer_cast<const dense::PackedPanels>(FrozenDerived(wt, "conv_wt_panels", [&] {
+    return std::static_pointer_cast<const void>(dense::PackPanels(w, K, true, K, M));
+  }));
 }
 
-// Whether a float convolution runs PositionConv rather than ShiftedConv:
-// one group, at most 256 outputs a plane, and a window the shifted GEMM
-// would run. With W's panels kept (a model's run, `ops-debug profile` with
-// W frozen), 5 rounds alternating, medians: a 3x3 over 7x7, 512 -> 512
+// Whether a float convolution with a frozen W runs PositionConv rather than
+// ShiftedConv: one group, at most 256 outputs a plane, and a window the
+// shifted GEMM would run. With W's panels kept (`ops-debug profile` with W
+// frozen), 5 rounds alternating, medians: a 3x3 over 7x7, 512 -> 512
 // channels, 1596 -> 1286 us; 160 -> 320, 584 -> 489; 832 -> 48, 646 -> 524;
 // over 14x14, 256 -> 256, 1277 -> 1202. Not 1x1 convolutions: over 7x7,
 // 832 -> 384, 190 -> 212 us against OpenBLAS; over 14x14, 512 -> 112, 160
@@ -978,7 +980,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     }, grain));
   } else if (std::shared_ptr<const dense::PackedPanels> wt_panels =
                  std::is_same_v<C, float> && dense::Avx2PositionGemm() != nullptr && PositionConvFits(d, g, K, P)
-                     ? PanelsOfW(wt, reinterpret_cast<const float*>(w), K, d.m)
+                     ? KeptPanelsOfW(wt, reinterpret_cast<const float*>(w), K, d.m)
                      : nullptr) {
     if constexpr (std::is_same_v<C, float>) {
       OPSCOPE_RETURN_IF_ERROR(PositionConv(ctx, dense::Avx2PositionGemm(), *wt_panels, d, g, x, bias, z, act, y));

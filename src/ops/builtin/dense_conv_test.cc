@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "core/frozen_buffer.h"
 #include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/builtin/op_test_util.h"
@@ -130,17 +132,27 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
     std::vector<Tensor> in = {Random(DType::kF32, c.x, seed++, -1, 1), Random(DType::kF32, c.w, seed++, -1, 1)};
     if (c.bias) in.push_back(Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1));
     ExpectMatchesReference("Conv", in, c.attrs, -1, tolerance);
-    // And it is the shifted GEMM that ran (where the CPU has AVX2 and FMA),
-    // or over at most 256 outputs a plane with one group, the position GEMM.
+    // And it is the shifted GEMM that ran (where the CPU has AVX2 and FMA).
+    // With W frozen (a model's weights), over at most 256 outputs a plane
+    // with one group, the position GEMM runs instead: the same bits.
     if (dense::Avx2ShiftedGemm() == nullptr) continue;
     auto r = RunCpu("Conv", in, c.attrs);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto ran = [](const OpRun& run, const std::string& name) {
+      bool found = false;
+      for (const KernelLaunchInfo& l : run.launches) found |= l.name == name;
+      return found;
+    };
+    EXPECT_TRUE(ran(*r, "conv_shifted_gemm")) << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
+    FreezeBuffer(in[1].buffer());
+    auto kept = RunCpu("Conv", in, c.attrs);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
     const Tensor& y = r->outputs[0];
     const bool few = y.numel() / (y.dim(0) * y.dim(1)) <= 256 && ParseAttrs("Conv", c.attrs).i("group", 1) == 1;
-    const std::string want = few ? "conv_position_gemm" : "conv_shifted_gemm";
-    bool ran = false;
-    for (const KernelLaunchInfo& l : r->launches) ran |= l.name == want;
-    EXPECT_TRUE(ran) << want << ": " << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
+    EXPECT_TRUE(ran(*kept, few ? "conv_position_gemm" : "conv_shifted_gemm"))
+        << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
+    EXPECT_EQ(std::memcmp(kept->outputs[0].raw_data(), y.raw_data(), y.nbytes()), 0)
+        << "the position GEMM's bits differ from the shifted GEMM's: " << c.x.ToString() << " " << c.attrs;
   }
 }
 

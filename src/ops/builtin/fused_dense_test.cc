@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <vector>
 
+#include "core/frozen_buffer.h"
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -125,6 +128,55 @@ TEST(FusedConv, ResidualZMatchesItsReferenceOnEveryPath) {
         const Tensor z = Random(t, y->outputs[0].shape(), seed++);
         ExpectFusedMatches("FusedConv", {x, w, b, z}, attrs, c.tunables);
         if (relu) ExpectFusedMatches("FusedConv", {x, w, Tensor(), z}, attrs, c.tunables);
+      }
+    }
+  }
+}
+
+// With W frozen (a model's weights), a convolution over at most 256 outputs
+// a plane runs the position GEMM, which must give the shifted GEMM's bits
+// (W not frozen): with a bias and without, with Z, with each kind of
+// activation (clamped as stored, or run after), on two images, strided,
+// and with K over several slabs.
+TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivation) {
+  if (dense::Avx2PositionGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA";
+  struct Case {
+    Shape x, w;
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {Shape({2, 40, 7, 7}), Shape({24, 40, 3, 3}), "pads=[1,1,1,1]"},
+      {Shape({1, 300, 6, 5}), Shape({33, 300, 2, 3}), ""},
+      {Shape({1, 64, 9, 9}), Shape({20, 64, 3, 3}), "pads=[1,1,1,1],strides=[2,2]"},
+  };
+  auto ran = [](const OpRun& run, const char* name) {
+    bool found = false;
+    for (const KernelLaunchInfo& l : run.launches) found |= l.name == name;
+    return found;
+  };
+  uint64_t seed = 900;
+  for (const Case& c : cases) {
+    for (const char* act : {"activation=Relu", "", "activation=Sigmoid", "activation=Clip,activation_min=-1"}) {
+      for (bool with_bias : {true, false}) {
+        const std::string attrs = JoinAttrs(act, c.attrs);
+        SCOPED_TRACE(c.x.ToString() + " " + attrs + (with_bias ? " bias" : " no bias"));
+        const Tensor x = Random(DType::kF32, c.x, seed++, -1, 1), w = Random(DType::kF32, c.w, seed++, -1, 1);
+        const Tensor b = with_bias ? Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1) : Tensor();
+        auto y = RunReference("Conv", {x, w}, ParseAttrs("Conv", c.attrs));
+        ASSERT_TRUE(y.ok()) << y.status().ToString();
+        const Tensor z = Random(DType::kF32, y->outputs[0].shape(), seed++, -1, 1);
+        auto shifted = RunCpu("FusedConv", {x, w, b, z}, ParseAttrs("FusedConv", attrs));
+        ASSERT_TRUE(shifted.ok()) << shifted.status().ToString();
+        EXPECT_TRUE(ran(*shifted, "conv_shifted_gemm"));
+        auto frozen_w = w.Clone();
+        ASSERT_TRUE(frozen_w.ok());
+        FreezeBuffer(frozen_w->buffer());
+        auto position = RunCpu("FusedConv", {x, *frozen_w, b, z}, ParseAttrs("FusedConv", attrs));
+        ASSERT_TRUE(position.ok()) << position.status().ToString();
+        EXPECT_TRUE(ran(*position, "conv_position_gemm"));
+        const Tensor& a = shifted->outputs[0];
+        EXPECT_EQ(std::memcmp(position->outputs[0].raw_data(), a.raw_data(), a.nbytes()), 0);
+        ExpectFusedMatches("FusedConv", {x, *frozen_w, b, z}, attrs, {});
       }
     }
   }
