@@ -49,11 +49,14 @@ void FreezeBuffer(const std::shared_ptr<Buffer>& buffer) {
   FrozenRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.entries.find(buffer.get());
-  if (it != r.entries.end() && it->second.owner.lock() == buffer) return;  // every iteration freezes its constants again
+  // Every iteration of a run freezes its constants again.
+  if (it != r.entries.end() && it->second.owner.lock() == buffer) return;
   // Dead buffers' entries (and their derived data) go when the registry has
   // doubled since the last sweep: amortised, not a pass per call.
   if (r.entries.size() >= r.sweep_at) {
-    for (auto e = r.entries.begin(); e != r.entries.end();) e = e->second.owner.expired() ? r.entries.erase(e) : std::next(e);
+    for (auto e = r.entries.begin(); e != r.entries.end();) {
+      e = e->second.owner.expired() ? r.entries.erase(e) : std::next(e);
+    }
     r.sweep_at = 2 * r.entries.size() + 64;
   }
   r.entries[buffer.get()] = FrozenEntry{buffer, {}};

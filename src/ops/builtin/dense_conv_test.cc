@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "core/frozen_buffer.h"
@@ -138,20 +137,15 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
     if (dense::Avx2ShiftedGemm() == nullptr) continue;
     auto r = RunCpu("Conv", in, c.attrs);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    auto ran = [](const OpRun& run, const std::string& name) {
-      bool found = false;
-      for (const KernelLaunchInfo& l : run.launches) found |= l.name == name;
-      return found;
-    };
-    EXPECT_TRUE(ran(*r, "conv_shifted_gemm")) << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
+    EXPECT_TRUE(Launched(*r, "conv_shifted_gemm")) << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
     FreezeBuffer(in[1].buffer());
     auto kept = RunCpu("Conv", in, c.attrs);
     ASSERT_TRUE(kept.ok()) << kept.status().ToString();
     const Tensor& y = r->outputs[0];
     const bool few = y.numel() / (y.dim(0) * y.dim(1)) <= 256 && ParseAttrs("Conv", c.attrs).i("group", 1) == 1;
-    EXPECT_TRUE(ran(*kept, few ? "conv_position_gemm" : "conv_shifted_gemm"))
+    EXPECT_TRUE(Launched(*kept, few ? "conv_position_gemm" : "conv_shifted_gemm"))
         << c.x.ToString() << " " << c.w.ToString() << " " << c.attrs;
-    EXPECT_EQ(std::memcmp(kept->outputs[0].raw_data(), y.raw_data(), y.nbytes()), 0)
+    EXPECT_TRUE(SameBits(kept->outputs[0], y))
         << "the position GEMM's bits differ from the shifted GEMM's: " << c.x.ToString() << " " << c.attrs;
   }
 }

@@ -106,10 +106,12 @@ Status MatMulFloat(KernelContext& ctx, const MatMulDims& d, const Tensor& a, con
   const int64_t nb = d.batch.numel();
   Status st;
   if (d.b_batch.numel() == 1 && d.a_batch == d.batch) {
-    // B is shared by every batch: one GEMM over all of A's rows, on B's
-    // panels where B is a model's weights.
+    // B is shared by every batch: one GEMM over all of A's rows, on the
+    // packed kernel's panels of B where it applies (dense::ChoosePanels).
     dense::GemmPanels panels;
-    if constexpr (std::is_same_v<T, float>) panels = dense::ChoosePanels(b, bp, d.n, false, false, 1.0f, nb * d.m, d.k, d.n);
+    if constexpr (std::is_same_v<T, float>) {
+      panels = dense::ChoosePanels(b, bp, d.n, false, false, 1.0f, nb * d.m, d.k, d.n);
+    }
     st = dense::ParallelGemm(ctx, "matmul_gemm", false, false, nb * d.m, d.n, d.k, C(1), ap, d.k, bp, d.n, yp, d.n,
                              [&](const dense::GemmBlock& blk) { init(yp, blk); },
                              [&](const dense::GemmBlock& blk) { tail(yp, blk); }, panels);

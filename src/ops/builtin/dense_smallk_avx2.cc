@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace opscope::dense {
@@ -30,6 +31,17 @@ struct Tail {
   const float* row_init;
   __m256 lo, hi;
 };
+
+// f(std::integral_constant<int, left>()) for 1 <= left <= Max: the
+// register blocks take their row count as a template argument, and a
+// block of rows ends on whatever is left.
+template <int Max, typename F>
+void WithRows(int64_t left, const F& f) {
+  if constexpr (Max > 0) {
+    if (left == Max) return f(std::integral_constant<int, Max>());
+    WithRows<Max - 1>(left, f);
+  }
+}
 
 // C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16) (or = row_init
 // + A * B), clamped to [lo, hi], masked to the panel's live columns when
@@ -143,14 +155,7 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
     for (; i + 6 <= m; i += 6) Rows<6>(w, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, tail(i));
     const float* ai = a + i * lda;
     float* ci = c + i * ldc + j;
-    switch (m - i) {
-      case 5: Rows<5>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); break;
-      case 4: Rows<4>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); break;
-      case 3: Rows<3>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); break;
-      case 2: Rows<2>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); break;
-      case 1: Rows<1>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); break;
-      default: break;
-    }
+    WithRows<5>(m - i, [&](auto rows) { Rows<decltype(rows)::value>(w, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); });
   }
 }
 
@@ -159,15 +164,6 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 // six chains of dependent multiply-adds, too few to fill both FMA pipes for
 // their 4-cycle latency; twelve fill them (a 7x7 plane's last column cost
 // 0.7 of a full panel in blocks of six).
-template <int MR, bool Masked, bool FromZero, bool Half>
-void RowsLeft(int64_t left, int64_t k, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-              const PanelMask& mask, const Tail& tail) {
-  if constexpr (MR > 0) {
-    if (left == MR) return Block<MR, Masked, FromZero, Half>(k, a, lda, b, kPanel, c, ldc, mask, tail);
-    RowsLeft<MR - 1, Masked, FromZero, Half>(left, k, a, lda, b, c, ldc, mask, tail);
-  }
-}
-
 template <bool Masked, bool FromZero, bool Half = false>
 void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                int64_t ldc, const PanelMask& mask, const Tail& tail) {
@@ -176,7 +172,9 @@ void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, c
   int64_t i = i0;
   for (; i + kRows <= i1; i += kRows)
     Block<kRows, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
-  if (i < i1) RowsLeft<kRows - 1, Masked, FromZero, Half>(i1 - i, k, a + i * lda, lda, b, c + i * ldc, ldc, mask, at(i));
+  WithRows<kRows - 1>(i1 - i, [&](auto rows) {
+    Block<decltype(rows)::value, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
+  });
 }
 
 template <bool FromZero>
@@ -447,14 +445,9 @@ void PositionRows(int64_t npos, int64_t k, const float* const* base, const int64
                   int64_t ldc) {
   int64_t i = 0;
   for (; i + 6 <= npos; i += 6) PositionBlock<6, FromZero>(k, base + i, off, b, c + i * ldc, ldc);
-  switch (npos - i) {
-    case 5: PositionBlock<5, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
-    case 4: PositionBlock<4, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
-    case 3: PositionBlock<3, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
-    case 2: PositionBlock<2, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
-    case 1: PositionBlock<1, FromZero>(k, base + i, off, b, c + i * ldc, ldc); break;
-    default: break;
-  }
+  WithRows<5>(npos - i, [&](auto rows) {
+    PositionBlock<decltype(rows)::value, FromZero>(k, base + i, off, b, c + i * ldc, ldc);
+  });
 }
 
 // Each slab's panel of W^T (16 KiB at 256 rows) stays in L1 while the

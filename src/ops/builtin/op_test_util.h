@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -104,6 +106,19 @@ inline StatusOr<OpRun> RunReference(const std::string& op, const std::vector<Ten
 }
 
 inline std::string ErrorOf(const StatusOr<OpRun>& r) { return r.ok() ? "(no error)" : r.status().message(); }
+
+// Whether `run` made a launch named `name` (which of an op's paths ran).
+inline bool Launched(const OpRun& run, std::string_view name) {
+  for (const KernelLaunchInfo& l : run.launches) {
+    if (l.name == name) return true;
+  }
+  return false;
+}
+
+// The same bytes: two paths that must give the same bits.
+inline bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
 
 // ---- judging ----------------------------------------------------------------------------
 
