@@ -73,11 +73,12 @@ std::shared_ptr<const void> FrozenDerived(const Tensor& t, const std::string& ke
                                           const std::function<std::shared_ptr<const void>()>& make) {
   if (t.buffer() == nullptr) return nullptr;
   FrozenRegistry& r = Registry();
-  const std::string k = ViewKey(t, key);
+  std::string k;  // made only for a frozen buffer: most calls of most kernels are on other buffers
   {
     std::lock_guard<std::mutex> lock(r.mu);
     FrozenEntry* e = LiveEntry(r, t.buffer().get());
     if (e == nullptr) return nullptr;
+    k = ViewKey(t, key);
     auto it = e->derived.find(k);
     if (it != e->derived.end()) return it->second;
   }
