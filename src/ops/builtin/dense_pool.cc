@@ -363,6 +363,161 @@ constexpr int64_t kRowSlack = 32;
 [[gnu::target("avx2")]] void MaxPoolPlaneFlatAvx2(const float* plane, const WindowGeometry& g, float* y, float* h) {
   MaxPoolPlaneFlatBody(plane, g, y, h);
 }
+
+// Whether the flat body's planes keep their height as well as their width
+// (the "same" pools of inception blocks): then output element i and input
+// element i are the same position, and planes can run back to back as one
+// stretch (MaxPoolStretchAvx2).
+bool FitsStretch(const WindowGeometry& g) { return FitsFlat(g) && g.out[1] == g.in[1]; }
+
+// A lane's position counter that wraps at `period` (its lanes all below it),
+// moved on by `step` (below period too): one subtraction suffices.
+[[gnu::target("avx2")]] inline __m256i WrapAdvance(__m256i v, __m256i step, __m256i period, __m256i period_m1) {
+  v = _mm256_add_epi32(v, step);
+  return _mm256_sub_epi32(v, _mm256_and_si256(period, _mm256_cmpgt_epi32(v, period_m1)));
+}
+
+// Lanes 0..7's places in a counter that wraps at `period`, from 0.
+[[gnu::target("avx2")]] inline __m256i WrapStart(int64_t period) {
+  alignas(32) int32_t v[8];
+  for (int l = 0; l < 8; ++l) v[l] = static_cast<int32_t>(l % period);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
+}
+
+[[gnu::target("avx2")]] inline __m256i Splat32(int64_t v) { return _mm256_set1_epi32(static_cast<int32_t>(v)); }
+
+// The max of m and a next tap v: MaxKeepNan8, or where no NaN can be met
+// vmaxps (v > m ? v : m, the same choice).
+template <bool kKeepNan>
+[[gnu::target("avx2")]] inline __m256 StretchMax(__m256 m, __m256 v) {
+  if constexpr (kKeepNan) return MaxKeepNan8(m, v);
+  return _mm256_max_ps(v, m);
+}
+
+// One vector of MaxPoolStretchAvx2's pass along the rows: h[i..i+8) from
+// x's taps, those outside their row -inf (tap t inside for lo[t] < col <
+// hi[t]). kMasked near the stretch's ends, where a tap's vector would
+// reach outside X: there loads are masked, lanes past `in_range` too.
+template <bool kKeepNan, int KW, int PW, bool kMasked>
+[[gnu::target("avx2"), gnu::always_inline]] inline void StretchRowStep(const float* x, int64_t i, int64_t kw,
+                                                                       int64_t pw, __m256i col, const __m256i* lo,
+                                                                       const __m256i* hi, __m256i in_range,
+                                                                       float* h, __m256i& nan_seen) {
+  const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  if (KW) kw = KW;
+  if (PW >= 0) pw = PW;
+  __m256 m = minus_inf;
+  for (int64_t t = 0; t < kw; ++t) {
+    const float* src = x + (i - pw + t);
+    // Taps left of the column can fall off the row's start, those right of it off its end.
+    const __m256i ok = t < pw ? _mm256_cmpgt_epi32(col, lo[t]) : t > pw ? _mm256_cmpgt_epi32(hi[t], col) : in_range;
+    const __m256 v = kMasked ? _mm256_maskload_ps(src, _mm256_and_si256(ok, in_range)) : _mm256_loadu_ps(src);
+    m = StretchMax<kKeepNan>(m, t == pw ? v : _mm256_blendv_ps(minus_inf, v, _mm256_castsi256_ps(ok)));
+  }
+  if constexpr (!kKeepNan) {  // every element of X is some lane's own column once
+    const __m256 own = kMasked ? _mm256_maskload_ps(x + i, in_range) : _mm256_loadu_ps(x + i);
+    nan_seen = _mm256_or_si256(nan_seen, _mm256_castps_si256(_mm256_cmp_ps(own, own, _CMP_UNORD_Q)));
+  }
+  _mm256_storeu_ps(h + i, m);
+}
+
+// MaxPool of `planes` whole planes that keep their size (FitsStretch), as
+// one flat stretch of n = planes * H * W elements. Pooled plane by plane,
+// a 7x7 plane's six vectors came with each row's edge columns redone one at
+// a time, and the loops' tails ([1,832,7,7]: 44 us against a 10.7 us
+// bound). Here every vector is whole: each lane knows its column and its
+// place in the plane (counters that wrap), and a tap outside its row or
+// plane reads as -inf, which a max never keeps (every window has a tap
+// inside X). First along the rows into `h` (n floats, with room before and
+// after for the taps of the rows above and below, set once and never
+// written), then down them into `y`. The same taps in the same order as
+// MaxPoolPlaneFlatBody, so the same bits. kKeepNan = false takes a plain
+// vmaxps, whose choice is MaxKeepNan's wherever no NaN is in sight, and
+// says whether one was in X (the caller then reruns with kKeepNan = true).
+// KW and KH fix the window's size at compile time (0: as g says), so that
+// the tap loops unroll: with them at run time, [1,256,28,28] took 2.5x as
+// long as plane by plane.
+template <bool kKeepNan, int KW, int KH, int PW, int PH>
+[[gnu::target("avx2")]] bool MaxPoolStretchAvx2(const float* x, const WindowGeometry& g, float* __restrict y,
+                                                int64_t planes, float* __restrict h) {
+  const int64_t H = g.in[1], W = g.in[2], P = H * W, n = planes * P;
+  const int64_t kh = KH ? KH : g.kernel[1], kw = KW ? KW : g.kernel[2];
+  const int64_t ph = PH >= 0 ? PH : g.pads_begin[1], pw = PW >= 0 ? PW : g.pads_begin[2], right = kw - 1 - pw;
+  const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), all = _mm256_set1_epi32(-1);
+  // Tap t of column c reads column c - pw + t: inside the row for pw - t <= c < W + pw - t.
+  __m256i tap_lo[32], tap_hi[32];
+  for (int64_t t = 0; t < kw; ++t) tap_lo[t] = Splat32(pw - t - 1), tap_hi[t] = Splat32(W + pw - t);
+  __m256i col = WrapStart(W);
+  const __m256i col_step = Splat32(8 % W), col_period = Splat32(W), col_period_m1 = Splat32(W - 1);
+  __m256i nan_seen = _mm256_setzero_si256();
+  // Vectors [body_begin, body_end) keep every tap inside the stretch.
+  const int64_t body_begin = std::min(n, (pw + 7) / 8 * 8);
+  const int64_t body_end = std::max(body_begin, n - 8 - right >= 0 ? (n - 8 - right) / 8 * 8 + 8 : 0);
+  int64_t i = 0;
+  for (; i < body_begin; i += 8) {
+    StretchRowStep<kKeepNan, KW, PW, true>(x, i, kw, pw, col, tap_lo, tap_hi,
+                                       _mm256_cmpgt_epi32(Splat32(n - i), lane), h, nan_seen);
+    col = WrapAdvance(col, col_step, col_period, col_period_m1);
+  }
+  for (; i < body_end; i += 8) {
+    StretchRowStep<kKeepNan, KW, PW, false>(x, i, kw, pw, col, tap_lo, tap_hi, all, h, nan_seen);
+    col = WrapAdvance(col, col_step, col_period, col_period_m1);
+  }
+  for (; i < n; i += 8) {
+    StretchRowStep<kKeepNan, KW, PW, true>(x, i, kw, pw, col, tap_lo, tap_hi,
+                                       _mm256_cmpgt_epi32(Splat32(n - i), lane), h, nan_seen);
+    col = WrapAdvance(col, col_step, col_period, col_period_m1);
+  }
+  if constexpr (!kKeepNan) {
+    if (!_mm256_testz_si256(nan_seen, nan_seen)) return true;
+  }
+  // Tap k of position p in its plane reads row p / W - ph + k: inside the plane for (ph - k) * W <= p < (H + ph - k) * W.
+  __m256i row_lo[64], row_hi[64];
+  for (int64_t k = 0; k < kh; ++k) row_lo[k] = Splat32((ph - k) * W - 1), row_hi[k] = Splat32((H + ph - k) * W);
+  __m256i pos = WrapStart(P);
+  const __m256i pos_step = Splat32(8 % P), pos_period = Splat32(P), pos_period_m1 = Splat32(P - 1);
+  for (i = 0; i < n; i += 8) {
+    __m256 m = minus_inf;
+    for (int64_t k = 0; k < kh; ++k) {
+      const __m256 v = _mm256_loadu_ps(h + i + (k - ph) * W);
+      if (k == ph) {  // the lane's own row
+        m = StretchMax<kKeepNan>(m, v);
+        continue;
+      }
+      // Rows above can fall off the plane's top, rows below off its bottom.
+      const __m256i ok = k < ph ? _mm256_cmpgt_epi32(pos, row_lo[k]) : _mm256_cmpgt_epi32(row_hi[k], pos);
+      m = StretchMax<kKeepNan>(m, _mm256_blendv_ps(minus_inf, v, _mm256_castsi256_ps(ok)));
+    }
+    if (i + 8 <= n) {
+      _mm256_storeu_ps(y + i, m);
+    } else {  // the stretch's last vector: its lanes past n are another stretch's (or past Y's end)
+      alignas(32) float tail[8];
+      _mm256_store_ps(tail, m);
+      std::copy(tail, tail + (n - i), y + i);
+    }
+    pos = WrapAdvance(pos, pos_step, pos_period, pos_period_m1);
+  }
+  return false;
+}
+
+// MaxPoolStretchAvx2 with NaNs kept only where X has one; KW, KH, PW, PH
+// fix the window and its leading pads at compile time (-1 / 0: as g says).
+template <int KW, int KH, int PW, int PH>
+[[gnu::target("avx2")]] void MaxPoolStretchAvx2Sized(const float* x, const WindowGeometry& g, float* y,
+                                                     int64_t planes, float* h) {
+  if (MaxPoolStretchAvx2<false, KW, KH, PW, PH>(x, g, y, planes, h)) {
+    MaxPoolStretchAvx2<true, KW, KH, PW, PH>(x, g, y, planes, h);
+  }
+}
+
+// Floats of MaxPoolStretchAvx2's buffer for `planes` planes, and where its
+// `h` starts in it (after the taps of the rows above the first).
+int64_t StretchFront(const WindowGeometry& g) { return g.pads_begin[1] * g.in[2]; }
+int64_t StretchBufferSize(const WindowGeometry& g, int64_t planes) {
+  const int64_t n = planes * g.in[1] * g.in[2];
+  return StretchFront(g) + (n + 7) / 8 * 8 + (g.kernel[1] - 1 - g.pads_begin[1]) * g.in[2] + 8;
+}
 #endif
 
 // Whether a plane's windows fit MaxPoolPlaneBody's list of rows.
@@ -375,6 +530,25 @@ void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t b
                             std::vector<T>& buffer) {
   const int64_t in_sz = g.in_size(), out_sz = g.out_size();
   const bool avx2 = std::is_same_v<T, float> && dense::HasAvx2();
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (avx2 && FitsStretch(g)) {
+      // Planes in stretches of about 16 KiB, so that `h` is still in L1 when read back.
+      const int64_t per = std::max<int64_t>(1, 4096 / in_sz);
+      buffer.assign(static_cast<size_t>(StretchBufferSize(g, per)), 0.0f);
+      float* h = buffer.data() + StretchFront(g);
+      for (int64_t nc = begin; nc < end; nc += per) {
+        const int64_t planes = std::min(per, end - nc);
+        if (g.kernel[1] == 3 && g.kernel[2] == 3 && g.pads_begin[1] == 1 && g.pads_begin[2] == 1) {
+          MaxPoolStretchAvx2Sized<3, 3, 1, 1>(x + nc * in_sz, g, y + nc * out_sz, planes, h);
+        } else {
+          MaxPoolStretchAvx2Sized<0, 0, -1, -1>(x + nc * in_sz, g, y + nc * out_sz, planes, h);
+        }
+      }
+      return;
+    }
+  }
+#endif
   if (FitsFlat(g)) {
     buffer.resize(static_cast<size_t>(g.in[1] * g.in[2]));
 #if defined(__x86_64__)

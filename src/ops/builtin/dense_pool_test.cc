@@ -139,6 +139,43 @@ TEST(DenseMaxPool, NarrowPlanesAsOneFlatRowMatchReferenceBitExact) {
   }
 }
 
+// Planes that keep their size run back to back as stretches of about 4096
+// floats (MaxPoolStretchAvx2), each lane's column and row told by counters
+// that wrap. Every width from 1 to 31 meets the counters' steps (8 mod W
+// and 8 mod H * W); three stretches, the last one short; a NaN in the
+// middle stretch alone (its rerun keeps NaNs, the others take vmaxps); and
+// a plane of zeros of both signs, where the first of equal taps must win.
+// The 3x3 pad-1 window (fixed at compile time) and others, bit for bit
+// against the reference.
+TEST(DenseMaxPool, StretchesOfPlanesMatchReferenceBitExact) {
+  const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1]", "kernel_shape=[5,3],pads=[2,1,2,1]",
+                         "kernel_shape=[2,1],pads=[1,0,0,0]", "kernel_shape=[1,1]"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 120;
+  for (int64_t w = 1; w <= 31; ++w) {
+    for (const char* a : attrs) {
+      if (w < 3 && std::strstr(a, "[1,1]") == nullptr && std::strstr(a, "[2,1]") == nullptr) continue;
+      SCOPED_TRACE("width " + std::to_string(w) + " " + a);
+      const int64_t h = 3 + w % 4, plane = h * w, per = std::max<int64_t>(1, 4096 / plane), planes = 2 * per + 3;
+      Tensor x = Random(DType::kF32, Shape({1, planes, h, w}), seed++);
+      x.FlatSetFromDouble((per + 1) * plane + plane / 2, nan);
+      for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(2 * plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
+      auto cpu = RunCpu("MaxPool", {x}, a);
+      auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", a));
+      ASSERT_TRUE(cpu.ok() && ref.ok()) << ErrorOf(cpu) << ErrorOf(ref);
+      // The reference computes in float64: its values as float32, the sign of zero and NaN kept.
+      const Tensor& y = cpu->outputs[0];
+      ASSERT_EQ(y.numel(), ref->outputs[0].numel());
+      int64_t differ = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const float got = y.data<float>()[i], want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(i));
+        differ += std::memcmp(&got, &want, sizeof(float)) != 0;
+      }
+      EXPECT_EQ(differ, 0);
+    }
+  }
+}
+
 // 2- and 3-wide windows at strides 1 and 2 run a float32 AVX2 body whose row
 // tails are single vectors (masked loads, the plane's last output row stored
 // lane by lane, the right border rewritten as -inf). Every width from the
