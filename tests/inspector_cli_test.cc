@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/apps.h"
+#include "core/text_format.h"
 #include "inspector_tool_test.h"
 #include "onnx/onnx_pb.h"
 #include "opscope/npy.h"
@@ -439,6 +440,19 @@ TEST_F(InspectorCli, DiffAgainstItselfPassesAndAgainstAnotherModelFails) {
   // Which two runs it compared: a later run into either folder makes it stale.
   EXPECT_EQ(d["runs"]["base"], ReadGraphJson(a / "graph.json")["run"]);
   EXPECT_EQ(d["runs"]["new"], ReadGraphJson(b / "graph.json")["run"]);
+  // The tensor memory each run held, from its capture.json.
+  const json held_a = json::parse(Slurp(a / "capture.json"))["tensor_memory"];
+  const json held_b = json::parse(Slurp(b / "capture.json"))["tensor_memory"];
+  ASSERT_TRUE(held_a.is_object() && held_b.is_object());
+  EXPECT_GT(held_a["peak_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(held_b["peak_bytes"].get<int64_t>(), held_b["made_bytes"].get<int64_t>());
+  EXPECT_EQ(d["tensor_memory"]["base"], held_a["peak_bytes"]);
+  EXPECT_EQ(d["tensor_memory"]["new"], held_b["peak_bytes"]);
+  EXPECT_NE(other.out.find("memory   tensors held at most " +
+                           opscope::FormatBytes(held_a["peak_bytes"].get<double>()) + " -> " +
+                           opscope::FormatBytes(held_b["peak_bytes"].get<double>())),
+            std::string::npos)
+      << other.out;
 }
 
 // Every file of a run names the run (graph/run/run_identity.h); every

@@ -11,6 +11,7 @@
 //   OPSCOPE_RETURN_IF_ERROR(stream->Synchronize());
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -221,8 +222,20 @@ class Device {
   // All streams. Reported to the stream observer here, before DoSynchronize.
   Status Synchronize();
 
+  // Bytes of tensors in this device's memory now (AllocateBuffer's, until
+  // their last reference goes), and the most at once since the last
+  // ResetPeakTensorBytes: what a caching allocator's max_memory_allocated
+  // counts. A kernel's own scratch is not in it.
+  int64_t tensor_bytes() const { return tensor_bytes_.load(std::memory_order_relaxed); }
+  int64_t peak_tensor_bytes() const { return peak_tensor_bytes_.load(std::memory_order_relaxed); }
+  void ResetPeakTensorBytes() { peak_tensor_bytes_.store(tensor_bytes(), std::memory_order_relaxed); }
+  void AddTensorBytes(int64_t delta);
+
  protected:
   virtual Status DoSynchronize() = 0;
+
+ private:
+  std::atomic<int64_t> tensor_bytes_{0}, peak_tensor_bytes_{0};
 };
 
 // Backends register a factory at start-up; GetDevice creates each once.

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,6 +65,12 @@ struct RunOptions {
   // maximum in integers) before the kernel runs, so an element it never
   // writes cannot pass for right with what a reused buffer held before.
   bool poison_outputs = false;
+  // Where each output's memory comes from on the device (not the reference,
+  // not with poison_outputs): called once per output, in order, with its
+  // dtype and shape, and must return a contiguous tensor of them. Unset: a
+  // new tensor each (EmptyOnDevice). A graph runtime hands out memory its
+  // earlier values are done with.
+  std::function<StatusOr<Tensor>(DType, const Shape&)> output_memory;
 };
 
 struct OpRun {

@@ -149,7 +149,10 @@ struct ModelRunReport {
   double total_task_us = 0, span_us = 0, critical_path_us = 0;
   double total_task_q1_us = 0, total_task_q3_us = 0, span_q1_us = 0, span_q3_us = 0;  // the noise
   bool memory_planned = false;
-  int64_t arena_bytes = 0, no_reuse_bytes = 0;  // peak memory with and without buffer reuse
+  int64_t arena_bytes = 0, no_reuse_bytes = 0;  // the compiler's plan: peak memory with and without buffer reuse
+  // What the run held on the device: the most tensor bytes at once (its
+  // streams' arenas, inputs and the values no arena took); -1: not known.
+  int64_t peak_tensor_bytes = -1;
   std::vector<OpTypeTime> op_types;             // longest total time first
   RoofPeaks peaks;                              // what the tasks were held against
   int64_t tasks_with_bound = 0;                 // timed tasks with a cost model and known roofs
@@ -271,6 +274,8 @@ struct RunDiffReport {
   bool noise_known = false;              // both sides timed two or more iterations
   std::string machine_noise;             // why no time is judged: other processes loaded the machine (empty: they did not)
   std::string load_unknown;              // a side whose load is not known, and why (empty: both are known)
+  // The most tensor bytes each run held at once (ModelRunReport's); -1: not known for that run.
+  int64_t base_peak_tensor_bytes = -1, new_peak_tensor_bytes = -1;
   TimeDiff span, total_task;
   std::vector<TimeDiff> op_types, nodes;
   std::optional<EngineDiff> engines;     // set when the two runs are of different engines

@@ -50,7 +50,7 @@
 // function's behaviour). Only the negative test (examples/bad_plugin) defines
 // it on the command line, to stand for a plugin built against another version.
 #ifndef OPSCOPE_PLUGIN_ABI_VERSION
-#define OPSCOPE_PLUGIN_ABI_VERSION 6
+#define OPSCOPE_PLUGIN_ABI_VERSION 7
 #endif
 
 namespace opscope {

@@ -53,10 +53,19 @@ static Status Poison(const Tensor& t, Device* device) {
   return device->CopySync(t.raw_data(), pattern.data(), pattern.size(), CopyKind::kHostToDevice);
 }
 
-StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& desc, Device* device, bool poison) {
+StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& desc, Device* device, bool poison,
+                                              const std::function<StatusOr<Tensor>(DType, const Shape&)>& memory) {
   std::vector<Tensor> outputs(desc.size());
   for (size_t i = 0; i < desc.size(); ++i) {
     const DType dt = device == nullptr ? ReferenceDType(desc[i].dtype) : desc[i].dtype;
+    if (memory && device != nullptr && !poison) {
+      OPSCOPE_ASSIGN_OR_RETURN(outputs[i], memory(dt, desc[i].shape));
+      if (outputs[i].dtype() != dt || outputs[i].shape() != desc[i].shape || !outputs[i].is_contiguous()) {
+        return InternalError("output memory for output " + std::to_string(i) + ": expected a contiguous " +
+                             DTypeName(dt) + " " + desc[i].shape.ToString() + ", got " + outputs[i].Describe());
+      }
+      continue;
+    }
     // Under checked allocation every buffer already ends at a guard page,
     // which names the faulting instruction: no canary there to absorb it.
     const bool guard = poison && device != nullptr;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,7 +36,8 @@ StatusOr<std::vector<Tensor>> PlaceInputs(const std::vector<Tensor>& given, Devi
 // `poison`, every byte of a device output 0xFF, so an element the kernel
 // never writes shows, and canaries on each side (capture/output_canary.h),
 // so a write past either end shows.
-StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& desc, Device* device, bool poison);
+StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<TensorDesc>& desc, Device* device, bool poison,
+                                              const std::function<StatusOr<Tensor>(DType, const Shape&)>& memory = {});
 
 // Every tunable the op declares with a value: the caller's, else the first
 // listed. A name the op does not declare is an error.

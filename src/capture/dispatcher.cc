@@ -414,7 +414,8 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   clock.Mark(DispatchPhase::kInfer);
   OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PlaceInputs(inputs_in, device));
   clock.Mark(DispatchPhase::kPlaceInputs);
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, AllocateOutputs(*inferred, device, options.poison_outputs));
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, AllocateOutputs(*inferred, device, options.poison_outputs,
+                                                                            options.output_memory));
   clock.Mark(DispatchPhase::kAllocate);
   OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<TunableValues> tunables, SettleTunables(op, options.tunables));
 

@@ -30,7 +30,13 @@ void PrintModelRun(const ModelRunReport& r, std::ostream& out) {
     out << " (one iteration: noise unknown)\n";
   }
   if (r.memory_planned) {
-    out << "memory   peak " << FormatBytes(static_cast<double>(r.arena_bytes)) << " with reuse, " << FormatBytes(static_cast<double>(r.no_reuse_bytes)) << " without\n";
+    out << "memory   planned peak " << FormatBytes(static_cast<double>(r.arena_bytes)) << " with reuse, "
+        << FormatBytes(static_cast<double>(r.no_reuse_bytes)) << " without";
+    if (r.peak_tensor_bytes >= 0) {
+      out << "; the run held at most " << FormatBytes(static_cast<double>(r.peak_tensor_bytes)) << " of tensors on "
+          << r.device;
+    }
+    out << "\n";
   }
   out << "top op types\n";
   for (size_t i = 0; i < r.op_types.size() && i < 5; ++i) {

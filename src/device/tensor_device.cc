@@ -9,12 +9,23 @@
 
 namespace opscope {
 
+void Device::AddTensorBytes(int64_t delta) {
+  const int64_t now = tensor_bytes_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = peak_tensor_bytes_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_tensor_bytes_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 StatusOr<std::shared_ptr<Buffer>> AllocateBuffer(Device* device, size_t bytes) {
   if (!device) return Buffer::AllocateHost(bytes);
   OPSCOPE_ASSIGN_OR_RETURN(void* p, device->Allocate(std::max<size_t>(bytes, 1)));
   if (StreamObserver* o = ActiveStreamObserver()) o->OnAllocate(device->name().c_str(), p, bytes);
-  return std::make_shared<Buffer>(p, bytes, device, device->host_accessible(),
-                                  [device](void* q) { device->Free(q); });
+  const int64_t counted = static_cast<int64_t>(bytes);
+  device->AddTensorBytes(counted);
+  return std::make_shared<Buffer>(p, bytes, device, device->host_accessible(), [device, counted](void* q) {
+    device->Free(q);
+    device->AddTensorBytes(-counted);
+  });
 }
 
 StatusOr<Tensor> EmptyOnDevice(DType dtype, const Shape& shape, Device* device) {

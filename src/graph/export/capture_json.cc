@@ -272,6 +272,12 @@ StatusOr<CapturedRun> LoadFromJson(const std::string& dir, const json& doc, cons
   if (j["peaks"].Present()) run.peaks = PeaksFromJson(j["peaks"]);
   if (j["race_check"].Present()) run.race_check = RaceCheckFromJson(j["race_check"]);
   if (j["other_cpu_share"].Present()) run.other_cpu_share = j["other_cpu_share"].Number();
+  if (j["tensor_memory"].Present()) {
+    for (auto [key, field] : {std::pair{"peak_bytes", &run.peak_tensor_bytes}, {"made_bytes", &run.made_tensor_bytes}}) {
+      *field = j["tensor_memory"][key].Int();
+      if (*field < 0) j["tensor_memory"][key].Fail("expected bytes, at least 0");
+    }
+  }
   if (j["outputs_checked"].Present()) run.output_checks = OutputChecksFromJson(j["outputs_checked"]);
   // The layouts the run's compiler gave ops (a plugin's schema may have asked: it is not loaded here).
   std::map<std::string, std::string> layouts;
@@ -390,6 +396,9 @@ Status WriteCapture(const CapturedRun& run) {
             {"peaks", run.peaks ? PeaksJson(*run.peaks) : json(nullptr)},
             {"race_check", run.race_check ? RaceCheckJson(*run.race_check) : json(nullptr)},
             {"other_cpu_share", run.other_cpu_share >= 0 ? json(run.other_cpu_share) : json(nullptr)},
+            {"tensor_memory", run.peak_tensor_bytes >= 0
+                                  ? json{{"peak_bytes", run.peak_tensor_bytes}, {"made_bytes", run.made_tensor_bytes}}
+                                  : json(nullptr)},
             {"outputs_checked", run.output_checks.empty() ? json(nullptr) : OutputChecksJson(run.output_checks)},
             {"layout_preferences", layouts.empty() ? json(nullptr) : layouts},
             {"passes", std::move(passes)},

@@ -193,6 +193,8 @@ StatusOr<ModelRunReport> RunModel(const ModelRunRequest& r) {
   if (!executed.ok()) return std::move(executed).status().WithContext(r.model);
   graph::ExecutionResult result = std::move(executed).value();
   run.other_cpu_share = OtherCpuShare(cpu_before, SampleCpu());
+  run.peak_tensor_bytes = result.peak_tensor_bytes;
+  run.made_tensor_bytes = result.produced_tensor_bytes;
   OPSCOPE_ASSIGN_OR_RETURN(run.output_checks, graph::CheckOutputs(expected, result.outputs, r.tolerance));
   graph::RecordSessionExecution(&run.model, run.model.compiled, run.schedule, result, **device);
   run.race_check = result.race_check;

@@ -194,6 +194,11 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.noise_known = j["noise"]["known"].get<bool>();
   if (j["noise"].value("machine_loaded", false)) d.machine_noise = j["noise"].value("rule", "");
   d.load_unknown = j["noise"].value("load_unknown", "");
+  if (j.contains("tensor_memory")) {
+    const json& m = j["tensor_memory"];
+    if (m["base"].is_number_integer()) d.base_peak_tensor_bytes = m["base"].get<int64_t>();
+    if (m["new"].is_number_integer()) d.new_peak_tensor_bytes = m["new"].get<int64_t>();
+  }
   d.span = TimeDiffOf(j["span"], "span");
   d.total_task = TimeDiffOf(j["total_task"], "total task time");
   d.op_types = TimeDiffsOf(j["op_types"], "op_type");
@@ -234,6 +239,11 @@ void PrintRunDiff(const RunDiffReport& d, int top, std::ostream& out) {
       << "\n";
   if (!d.machine_noise.empty()) out << "noise  too large to judge times: " << d.machine_noise << "\n";
   if (!d.load_unknown.empty()) out << "noise  " << d.load_unknown << "\n";
+  if (d.base_peak_tensor_bytes >= 0 || d.new_peak_tensor_bytes >= 0) {
+    auto held = [](int64_t b) { return b >= 0 ? FormatBytes(static_cast<double>(b)) : std::string("unknown"); };
+    out << "memory   tensors held at most " << held(d.base_peak_tensor_bytes) << " -> "
+        << held(d.new_peak_tensor_bytes) << "\n";
+  }
   out << "times (median of the iterations)\n";
   PrintRow(d.span, out);
   PrintRow(d.total_task, out);

@@ -37,7 +37,8 @@ ModelRunReport ReportOfRun(const CapturedRun& run, const RunSummary& summarized,
                      .span_q3_us = timing.span.q3_us,
                      .memory_planned = mem.planned,
                      .arena_bytes = mem.arena_bytes,
-                     .no_reuse_bytes = mem.no_reuse_bytes};
+                     .no_reuse_bytes = mem.no_reuse_bytes,
+                     .peak_tensor_bytes = run.peak_tensor_bytes};
   for (const OpTypeRow& row : s.op_types) {
     out.op_types.push_back({row.op_type, row.count, row.total_us, row.share_pct});
   }

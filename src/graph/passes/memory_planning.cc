@@ -2,11 +2,12 @@
 // output, not a constant) gets an offset in one arena. Values are placed in
 // execution order; a value's block returns to the free list after its last
 // reader ran, and a new value takes the smallest free block that fits
-// (best fit), growing the arena only when none does.
+// (best fit), growing the arena only when none does (arena.h).
 #include <algorithm>
 #include <limits>
 #include <map>
 
+#include "graph/passes/arena.h"
 #include "graph/passes/passes.h"
 
 namespace opscope::graph {
@@ -35,57 +36,6 @@ StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, const Value& v, const char* t
   }
   return sum;
 }
-
-class Arena {
- public:
-  int64_t Allocate(int64_t size) {
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second >= size && (best == free_.end() || it->second < best->second)) best = it;
-    }
-    if (best != free_.end()) {
-      const int64_t offset = best->first, left = best->second - size;
-      free_.erase(best);
-      if (left > 0) free_[offset + size] = left;
-      return offset;
-    }
-    // A free block at the end of the arena grows instead of leaving a hole.
-    if (!free_.empty()) {
-      auto last = std::prev(free_.end());
-      if (last->first + last->second == size_) {
-        const int64_t offset = last->first;
-        free_.erase(last);
-        size_ = offset + size;
-        return offset;
-      }
-    }
-    const int64_t offset = size_;
-    size_ += size;
-    return offset;
-  }
-
-  void Free(int64_t offset, int64_t size) {
-    auto it = free_.emplace(offset, size).first;
-    auto next = std::next(it);
-    if (next != free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      free_.erase(next);
-    }
-    if (it != free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        free_.erase(it);
-      }
-    }
-  }
-
-  int64_t size() const { return size_; }
-
- private:
-  std::map<int64_t, int64_t> free_;  // offset -> size
-  int64_t size_ = 0;
-};
 
 StatusOr<int> PlanMemory(CompileContext& ctx) {
   Graph& g = ctx.graph();

@@ -53,6 +53,11 @@ struct CapturedRun {
   // (core/cpu_share.h); -1: not known (an older capture, or a run too short
   // for the kernel's ticks).
   double other_cpu_share = -1;
+  // Device memory of tensors while the iterations ran (executor.h's
+  // ExecutionResult): the most held at once, and all an iteration made;
+  // -1: not known (an older capture, another engine's run).
+  int64_t peak_tensor_bytes = -1;
+  int64_t made_tensor_bytes = -1;
   // --expected: each output given against its file (opscope/model.h); empty when none was.
   std::vector<OutputCheck> output_checks;
   // Set for a run of another engine; its model is the framework graph, and

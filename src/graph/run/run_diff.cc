@@ -253,6 +253,8 @@ RunDiff DiffRuns(const CapturedRun& base, const CapturedRun& now, const DiffOpti
                                  " ms is too short for the kernel's 10 ms ticks (or the run predates the "
                                  "measure); more --iterations measure it";
   }
+  auto held = [](int64_t b) { return b >= 0 ? json(b) : json(nullptr); };
+  j["tensor_memory"] = {{"base", held(base.peak_tensor_bytes)}, {"new", held(now.peak_tensor_bytes)}};
   const double th = o.threshold_time_pct;
   j["span"] = Compare(tb.span, tn.span, th, noise_known, loaded);
   j["total_task"] = Compare(tb.total_task, tn.total_task, th, noise_known, loaded);

@@ -67,6 +67,8 @@ RunSummary SummarizeRun(const CapturedRun& run, int top_n) {
   RunSummary r{.summary = Summarize(run.schedule, top_n), .timing = TimingOf(run)};
   AddTiming(r.summary, run.schedule, r.timing, top_n);
   r.summary.race_check = run.race_check;
+  r.summary.peak_tensor_bytes = run.peak_tensor_bytes;
+  r.summary.made_tensor_bytes = run.made_tensor_bytes;
   r.summary.variance = FindVariance(run);
   r.summary.output_checks = run.output_checks;
   r.summary.findings = FindSymptoms(run);

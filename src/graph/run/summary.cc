@@ -202,6 +202,9 @@ nlohmann::json SummaryJson(const Summary& s) {
   if (s.timing) j["figures"] = kTimedFigures;
   j["span_us"] = s.span_us;
   j["total_task_us"] = s.total_task_us;
+  if (s.peak_tensor_bytes >= 0) {
+    j["tensor_memory"] = {{"peak_bytes", s.peak_tensor_bytes}, {"made_bytes", s.made_tensor_bytes}};
+  }
   j["op_types"] = nlohmann::json::array();
   for (const OpTypeRow& r : s.op_types) {
     j["op_types"].push_back({{"op_type", r.op_type},

@@ -126,6 +126,10 @@ struct Summary {
   std::vector<OutputCheck> output_checks;
   // The symptom table: what the run shows and why (SummarizeRun), "findings" in summary.json.
   std::vector<SymptomFinding> findings;
+  // Device memory of tensors during the run (CapturedRun's), "tensor_memory"
+  // in summary.json; -1: not known.
+  int64_t peak_tensor_bytes = -1;
+  int64_t made_tensor_bytes = -1;
 };
 
 // What each figure of a timed run's summary aggregates, in one sentence (the

@@ -11,6 +11,7 @@
 #include "core/file_util.h"
 #include "core/frozen_buffer.h"
 #include "graph/runtime/run_races.h"
+#include "graph/runtime/stream_arenas.h"
 #include "opscope/fill.h"
 #include "opscope/npy.h"
 
@@ -70,12 +71,19 @@ StatusOr<std::map<std::string, Tensor>> PrepareInputs(const Graph& g, const Sche
   return fed;
 }
 
+// The schedule's arenas (stream_arenas.h) and each stream's memory for
+// its arena, made once and used by every iteration.
+struct PlacedArenas {
+  StreamArenas plan;
+  std::vector<std::shared_ptr<Buffer>> memory;  // by schedule stream id
+};
+
 // One iteration's device objects and results.
 class Run {
  public:
   Run(const Graph& g, Schedule& s, Device* device, std::vector<std::unique_ptr<Stream>>& streams,
-      std::vector<std::unique_ptr<Event>>& events)
-      : g_(g), s_(s), device_(device), streams_(streams), events_(events) {}
+      std::vector<std::unique_ptr<Event>>& events, const PlacedArenas* arenas)
+      : g_(g), s_(s), device_(device), streams_(streams), events_(events), arenas_(arenas) {}
 
   StatusOr<std::vector<ClockAnchor>> Anchor() {
     std::vector<ClockAnchor> anchors;
@@ -107,6 +115,10 @@ class Run {
     start_.resize(s_.tasks.size());
     end_.resize(s_.tasks.size());
     async_launches_.resize(s_.tasks.size());
+    std::unordered_map<std::string, int> uses;  // tasks yet to read each value
+    for (const ScheduledTask& t : s_.tasks) {
+      for (const std::string& v : ReadsOf(g_, t)) ++uses[v];
+    }
     for (ScheduledTask& t : s_.tasks) {
       Stream& stream = *streams_[t.desc.stream_id];
       for (int64_t e : t.wait_events) OPSCOPE_RETURN_IF_ERROR(stream.Wait(*events_[e]));
@@ -114,6 +126,16 @@ class Run {
                       ? EnqueueCopy(t, stream, inputs)
                       : EnqueueKernel(t, stream);
       if (!st.ok()) return std::move(st).WithContext("task " + std::to_string(t.desc.task_id));
+      // A value's last reader is queued: the run is done with it (Release).
+      for (const std::string& v : ReadsOf(g_, t)) {
+        if (--uses[v] == 0) Release(v);
+      }
+      // Outputs nothing reads (an optional output no node takes).
+      if (const Node* n = IsKernelTask(t) ? g_.FindNode(t.desc.op_node_id) : nullptr) {
+        for (const std::string& out : n->outputs) {
+          if (!out.empty() && uses.find(out) == uses.end()) Release(out);
+        }
+      }
       if (t.desc.event_after >= 0) OPSCOPE_RETURN_IF_ERROR(stream.Record(*events_[t.desc.event_after]));
     }
     return Status::Ok();
@@ -138,6 +160,8 @@ class Run {
   std::map<std::string, Tensor>& outputs() { return outputs_; }
   // A copy's destination address -> its task: how the race check names a host-issued copy.
   const std::unordered_map<uint64_t, int64_t>& copy_tasks() const { return copy_tasks_; }
+  // Bytes of every tensor the iteration made on the device: its inputs' copies and every kernel output.
+  int64_t produced_bytes() const { return produced_bytes_; }
 
  private:
   Status EnqueueCopy(ScheduledTask& t, Stream& stream, const std::map<std::string, Tensor>& inputs) {
@@ -170,6 +194,7 @@ class Run {
     keep_alive_.push_back(src);
     keep_alive_.push_back(dst);
     if (h2d) producer_[t.value] = t.desc.task_id;
+    if (h2d) produced_bytes_ += static_cast<int64_t>(dst.nbytes());
     (h2d ? env_[t.value] : outputs_[t.value]) = std::move(dst);
     return Status::Ok();
   }
@@ -193,6 +218,13 @@ class Run {
     }
     RunOptions opts{.device = device_, .stream = &stream, .num_outputs = static_cast<int>(n->outputs.size()),
                     .synchronize = false};
+    // Outputs in their stream's arena where the plan placed them (output i
+    // is node output i: the dispatcher asks in order).
+    if (arenas_ != nullptr) {
+      opts.output_memory = [this, n, i = size_t{0}](DType dtype, const Shape& shape) mutable {
+        return OutputMemory(i < n->outputs.size() ? n->outputs[i++] : std::string(), dtype, shape);
+      };
+    }
     StatusOr<OpRun> run = Dispatcher::Global().Run(*schema, args, n->attrs, opts);
     if (!run.ok()) return std::move(run).status().WithContext("node '" + n->name + "' (" + n->op_type + ")");
     t.op_id = run->op_id;
@@ -205,11 +237,35 @@ class Run {
     end_[t.desc.task_id] = run->end;
     async_launches_[t.desc.task_id] = run->async_launches;
     for (size_t i = 0; i < n->outputs.size() && i < run->outputs.size(); ++i) {
+      produced_bytes_ += static_cast<int64_t>(run->outputs[i].nbytes());
       if (n->outputs[i].empty()) continue;
       env_[n->outputs[i]] = run->outputs[i];
       producer_[n->outputs[i]] = t.desc.task_id;
     }
     return Status::Ok();
+  }
+
+  // The run is done with a computed value (never a constant: the graph owns
+  // those): it lets go of it. The queued kernels hold their own references,
+  // so memory of its own goes back to the device once the last of them has
+  // run; a value in an arena leaves its block to the values planned after
+  // it (stream_arenas.h).
+  void Release(const std::string& v) {
+    const Value* value = g_.FindValue(v);
+    if (value == nullptr || !value->constant) env_.erase(v);
+  }
+
+  // Output `name`'s memory: its block of its stream's arena where the plan
+  // placed it and it fits (a shape known only now may be larger), else a
+  // new buffer.
+  StatusOr<Tensor> OutputMemory(const std::string& name, DType dtype, const Shape& shape) {
+    OPSCOPE_ASSIGN_OR_RETURN(const size_t bytes, ByteSize(shape, dtype));
+    auto it = arenas_->plan.places.find(name);
+    if (it == arenas_->plan.places.end() || bytes == 0 || static_cast<int64_t>(bytes) > it->second.bytes) {
+      return EmptyOnDevice(dtype, shape, device_);
+    }
+    return Tensor(arenas_->memory[static_cast<size_t>(it->second.stream)], dtype, shape, shape.ContiguousStrides(),
+                  it->second.offset);
   }
 
   // Shape inference reads a value input's data at dispatch: one computed on
@@ -236,6 +292,8 @@ class Run {
   std::vector<Tensor> keep_alive_;  // copy sources and destinations must outlive the queued copies
   std::map<std::string, Tensor> outputs_;
   std::unordered_map<uint64_t, int64_t> copy_tasks_;
+  const PlacedArenas* arenas_;  // nullptr: every output in memory of its own
+  int64_t produced_bytes_ = 0;
 };
 
 Status SynchronizeAll(std::vector<std::unique_ptr<Stream>>& streams) {
@@ -283,8 +341,25 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   if (options.warmup < 0) {
     return InvalidArgumentError("warmup: expected at least 0, got " + std::to_string(options.warmup));
   }
+  // Tensors held before the arenas: what the iterations' peak is counted above.
+  const int64_t held_before = options.device->tensor_bytes();
+  // Under checked allocation each output keeps its own guard page: no arenas.
+  std::unique_ptr<PlacedArenas> arenas;
+  if (!options.device->checked_allocation()) {
+    arenas = std::make_unique<PlacedArenas>();
+    arenas->plan = PlanStreamArenas(compiled, schedule);
+    for (int64_t bytes : arenas->plan.arena_bytes) {
+      std::shared_ptr<Buffer> memory;
+      if (bytes > 0) {
+        StatusOr<std::shared_ptr<Buffer>> made = AllocateBuffer(options.device, static_cast<size_t>(bytes));
+        if (!made.ok()) return std::move(made).status().WithContext("a stream's arena of " + std::to_string(bytes) + " bytes");
+        memory = std::move(made).value();
+      }
+      arenas->memory.push_back(std::move(memory));
+    }
+  }
   for (int w = 0; w < options.warmup; ++w) {
-    Run run(compiled, schedule, options.device, streams, events);
+    Run run(compiled, schedule, options.device, streams, events, arenas.get());
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(std::move(enqueued).WithContext("warm-up iteration " + std::to_string(w + 1)));
@@ -292,7 +367,7 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   }
   std::vector<std::vector<StreamClock>> iteration_clocks;  // per timed iteration, as result.iterations
   for (int it = 0; it < options.iterations; ++it) {
-    Run run(compiled, schedule, options.device, streams, events);
+    Run run(compiled, schedule, options.device, streams, events, arenas.get());
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
     // Only the last iteration is checked: every iteration enqueues the same
     // work in the same order, so one verdict holds for all, and the ring
@@ -301,12 +376,15 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     if (!options.race_ring.empty() && it == options.iterations - 1) {
       OPSCOPE_ASSIGN_OR_RETURN(recording, RaceRecording::Start(options.race_ring, schedule, &result.race_check.skipped));
     }
+    options.device->ResetPeakTensorBytes();
     const int64_t t0 = SteadyNowNs();
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(enqueued);
     OPSCOPE_RETURN_IF_ERROR(synced);
     result.iteration_wall_us.push_back(static_cast<double>(SteadyNowNs() - t0) / 1e3);
+    result.peak_tensor_bytes = std::max(result.peak_tensor_bytes, options.device->peak_tensor_bytes() - held_before);
+    result.produced_tensor_bytes = run.produced_bytes();
     if (recording) result.race_check = recording->Finish(compiled, schedule, run.copy_tasks());
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> end, run.Anchor());
     OPSCOPE_RETURN_IF_ERROR(run.ReadTimes());

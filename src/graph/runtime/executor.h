@@ -48,6 +48,12 @@ struct ExecutionResult {
   std::vector<int> device_stream_ids;     // schedule stream id -> the device's stream id
   std::vector<std::string> saved_files;
   RaceCheckOutcome race_check;            // ran == false unless options.race_ring was set
+  // Device memory of tensors: the most held at once during a timed
+  // iteration, above what was held as it began (Device::peak_tensor_bytes:
+  // other work on the device at the same time counts too), and what the
+  // iteration made in all (every value kept to its end would hold that).
+  int64_t peak_tensor_bytes = 0;
+  int64_t produced_tensor_bytes = 0;
 };
 
 // Runs the schedule; nothing else is written but --save-outputs. A capture

@@ -1,0 +1,94 @@
+#include "graph/runtime/stream_arenas.h"
+
+#include <algorithm>
+
+#include "graph/passes/arena.h"
+
+namespace opscope::graph {
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+}  // namespace
+
+bool IsKernelTask(const ScheduledTask& t) {
+  return t.desc.kind != TaskKind::kMemcpyH2D && t.desc.kind != TaskKind::kMemcpyD2H;
+}
+
+std::vector<std::string> ReadsOf(const Graph& g, const ScheduledTask& t) {
+  std::vector<std::string> reads;
+  if (t.desc.kind == TaskKind::kMemcpyD2H) reads.push_back(t.value);
+  if (!IsKernelTask(t)) return reads;
+  if (const Node* n = g.FindNode(t.desc.op_node_id)) {
+    for (const std::string& in : n->inputs) {
+      if (!in.empty()) reads.push_back(in);
+    }
+  }
+  return reads;
+}
+
+int64_t StreamArenas::total_bytes() const {
+  int64_t total = 0;
+  for (int64_t b : arena_bytes) total += b;
+  return total;
+}
+
+StreamArenas PlanStreamArenas(const Graph& g, const Schedule& s) {
+  // Each value's one stream (-1 once it is used on two), its writer and its last reader.
+  std::unordered_map<std::string, int> stream_of;
+  std::unordered_map<std::string, size_t> writer, last_reader;
+  auto on = [&](const std::string& v, int stream) {
+    auto [it, added] = stream_of.emplace(v, stream);
+    if (!added && it->second != stream) it->second = -1;
+  };
+  for (size_t i = 0; i < s.tasks.size(); ++i) {
+    const ScheduledTask& t = s.tasks[i];
+    for (const std::string& v : ReadsOf(g, t)) {
+      on(v, t.desc.stream_id);
+      last_reader[v] = i;
+    }
+    if (t.desc.kind == TaskKind::kMemcpyH2D) on(t.value, -2);  // a graph input: never placed
+    if (!IsKernelTask(t)) continue;
+    if (const Node* n = g.FindNode(t.desc.op_node_id)) {
+      for (const std::string& out : n->outputs) {
+        if (out.empty()) continue;
+        on(out, t.desc.stream_id);
+        writer.emplace(out, i);
+      }
+    }
+  }
+  StreamArenas plan;
+  const int streams = std::max(1, s.num_streams());
+  plan.arena_bytes.assign(static_cast<size_t>(streams), 0);
+  std::vector<Arena> arenas(static_cast<size_t>(streams));
+  // After task i: the placed values it was the last to read (or that nothing reads).
+  std::vector<std::vector<std::string>> frees(s.tasks.size());
+  for (size_t i = 0; i < s.tasks.size(); ++i) {
+    const ScheduledTask& t = s.tasks[i];
+    if (IsKernelTask(t)) {
+      const Node* n = g.FindNode(t.desc.op_node_id);
+      for (const std::string& out : n != nullptr ? n->outputs : std::vector<std::string>{}) {
+        const Value* v = out.empty() ? nullptr : g.FindValue(out);
+        const int stream = t.desc.stream_id;
+        if (v == nullptr || v->constant || stream < 0 || stream >= streams || stream_of.at(out) != stream ||
+            writer.at(out) != i || plan.places.count(out) > 0) {
+          continue;
+        }
+        const int64_t bytes = v->bytes();
+        if (bytes <= 0 || bytes > (int64_t{1} << 40)) continue;  // unknown, empty, or no arena's
+        const int64_t block = (bytes + kAlign - 1) / kAlign * kAlign;
+        plan.places[out] = {stream, arenas[static_cast<size_t>(stream)].Allocate(block), block};
+        auto last = last_reader.find(out);
+        frees[last != last_reader.end() && last->second > i ? last->second : i].push_back(out);
+      }
+    }
+    for (const std::string& v : frees[i]) {
+      const ValuePlace& p = plan.places.at(v);
+      arenas[static_cast<size_t>(p.stream)].Free(p.offset, p.bytes);
+    }
+  }
+  for (int k = 0; k < streams; ++k) plan.arena_bytes[static_cast<size_t>(k)] = arenas[static_cast<size_t>(k)].size();
+  return plan;
+}
+
+}  // namespace opscope::graph
