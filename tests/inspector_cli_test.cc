@@ -306,6 +306,13 @@ TEST_F(InspectorCli, SummaryPrintsTheTable) {
                         "critical path"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " in\n" << r.out;
   }
+  // What the run held, as summary.json has it.
+  const json held = json::parse(Slurp(out / "summary.json"))["tensor_memory"];
+  ASSERT_TRUE(held.is_object()) << "summary.json has no tensor_memory";
+  const std::string memory = "tensor memory: held at most " +
+                             opscope::FormatBytes(held["peak_bytes"].get<double>()) + " at once, " +
+                             opscope::FormatBytes(held["made_bytes"].get<double>()) + " made an iteration";
+  EXPECT_NE(r.out.find(memory), std::string::npos) << memory << " in\n" << r.out;
   // --top bounds the op type table too; the data movement row is one of them.
   Result all = Run("summary " + out.string() + " --top 100");
   ASSERT_EQ(all.exit_code, 0) << all.err;

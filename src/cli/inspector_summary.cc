@@ -94,6 +94,10 @@ void PrintTables(const graph::Schedule& schedule, int top, std::ostream& out, co
     }
     out << "\n";
   }
+  if (s.peak_tensor_bytes >= 0) {
+    out << "tensor memory: held at most " << FormatBytes(static_cast<double>(s.peak_tensor_bytes)) << " at once, "
+        << FormatBytes(static_cast<double>(s.made_tensor_bytes)) << " made an iteration\n\n";
+  }
   if (!s.output_checks.empty()) {
     out << "outputs against --expected\n";
     for (const OutputCheck& c : s.output_checks) out << c.text;
