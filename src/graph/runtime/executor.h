@@ -2,9 +2,11 @@
 // Runs a Schedule on a device: every kernel task goes through the Dispatcher
 // on its own stream without blocking (so streams overlap), cross-stream
 // dependencies are real Stream::Record/Wait pairs, graph inputs and outputs
-// are real copies (Stream::Memcpy) bracketed by events. After the run it
-// synchronizes, reads every task's start/end from its events and puts them
-// on one clock (calibrate.h).
+// are real copies (Stream::Memcpy) bracketed by events. Outputs live in
+// per-stream arenas planned once from the schedule (stream_arenas.h), and
+// the run lets go of each value once its last reader is queued. After the
+// run it synchronizes, reads every task's start/end from its events and
+// puts them on one clock (calibrate.h).
 //
 //   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model, schedule, opts));

@@ -5,11 +5,8 @@
 #include "graph/passes/arena.h"
 
 namespace opscope::graph {
-namespace {
 
-constexpr int64_t kAlign = 64;
-
-}  // namespace
+constexpr int64_t kArenaAlign = 64;  // a block's start: a cache line
 
 bool IsKernelTask(const ScheduledTask& t) {
   return t.desc.kind != TaskKind::kMemcpyH2D && t.desc.kind != TaskKind::kMemcpyD2H;
@@ -76,7 +73,7 @@ StreamArenas PlanStreamArenas(const Graph& g, const Schedule& s) {
         }
         const int64_t bytes = v->bytes();
         if (bytes <= 0 || bytes > (int64_t{1} << 40)) continue;  // unknown, empty, or no arena's
-        const int64_t block = (bytes + kAlign - 1) / kAlign * kAlign;
+        const int64_t block = (bytes + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
         plan.places[out] = {stream, arenas[static_cast<size_t>(stream)].Allocate(block), block};
         auto last = last_reader.find(out);
         frees[last != last_reader.end() && last->second > i ? last->second : i].push_back(out);
