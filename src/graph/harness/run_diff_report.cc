@@ -194,10 +194,11 @@ void FillRunDiffReport(const json& j, RunDiffReport& d) {
   d.noise_known = j["noise"]["known"].get<bool>();
   if (j["noise"].value("machine_loaded", false)) d.machine_noise = j["noise"].value("rule", "");
   d.load_unknown = j["noise"].value("load_unknown", "");
-  if (j.contains("tensor_memory")) {
-    const json& m = j["tensor_memory"];
-    if (m["base"].is_number_integer()) d.base_peak_tensor_bytes = m["base"].get<int64_t>();
-    if (m["new"].is_number_integer()) d.new_peak_tensor_bytes = m["new"].get<int64_t>();
+  // Absent from an older diff, null for a run that did not record it.
+  const json memory = j.value("tensor_memory", json::object());
+  if (memory.is_object()) {
+    d.base_peak_tensor_bytes = memory.value("base", json()).is_number_integer() ? memory["base"].get<int64_t>() : -1;
+    d.new_peak_tensor_bytes = memory.value("new", json()).is_number_integer() ? memory["new"].get<int64_t>() : -1;
   }
   d.span = TimeDiffOf(j["span"], "span");
   d.total_task = TimeDiffOf(j["total_task"], "total task time");
