@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/file_util.h"
 #include "core/frozen_buffer.h"
+#include "graph/runtime/iteration_plan.h"
 #include "graph/runtime/run_races.h"
 #include "graph/runtime/stream_arenas.h"
 #include "opscope/fill.h"
@@ -81,9 +82,10 @@ struct PlacedArenas {
 // One iteration's device objects and results.
 class Run {
  public:
-  Run(const Graph& g, Schedule& s, Device* device, std::vector<std::unique_ptr<Stream>>& streams,
+  Run(const IterationPlan& plan, Schedule& s, Device* device, std::vector<std::unique_ptr<Stream>>& streams,
       std::vector<std::unique_ptr<Event>>& events, const PlacedArenas* arenas)
-      : g_(g), s_(s), device_(device), streams_(streams), events_(events), arenas_(arenas) {}
+      : plan_(plan), s_(s), device_(device), streams_(streams), events_(events), arenas_(arenas),
+        env_(plan.names.size()), producer_(plan.names.size(), -1) {}
 
   StatusOr<std::vector<ClockAnchor>> Anchor() {
     std::vector<ClockAnchor> anchors;
@@ -104,38 +106,22 @@ class Run {
   }
 
   Status Enqueue(const std::map<std::string, Tensor>& inputs) {
-    for (const std::string& name : g_.value_order()) {
-      const Value* v = g_.FindValue(name);
-      if (!v->constant) continue;
-      // Nothing writes a constant: kernels may keep what they derive from
-      // it (a GEMM's B packed into panels) for as long as it lives.
-      FreezeBuffer(v->constant->buffer());
-      env_[name] = *v->constant;
-    }
     start_.resize(s_.tasks.size());
     end_.resize(s_.tasks.size());
     async_launches_.resize(s_.tasks.size());
-    std::unordered_map<std::string, int> uses;  // tasks yet to read each value
-    for (const ScheduledTask& t : s_.tasks) {
-      for (const std::string& v : ReadsOf(g_, t)) ++uses[v];
-    }
     for (ScheduledTask& t : s_.tasks) {
       Stream& stream = *streams_[t.desc.stream_id];
+      const PlannedTask& p = plan_.tasks[t.desc.task_id];
       for (int64_t e : t.wait_events) OPSCOPE_RETURN_IF_ERROR(stream.Wait(*events_[e]));
       Status st = t.desc.kind == TaskKind::kMemcpyH2D || t.desc.kind == TaskKind::kMemcpyD2H
-                      ? EnqueueCopy(t, stream, inputs)
-                      : EnqueueKernel(t, stream);
+                      ? EnqueueCopy(t, p, stream, inputs)
+                      : EnqueueKernel(t, p, stream);
       if (!st.ok()) return std::move(st).WithContext("task " + std::to_string(t.desc.task_id));
-      // A value's last reader is queued: the run is done with it (Release).
-      for (const std::string& v : ReadsOf(g_, t)) {
-        if (--uses[v] == 0) Release(v);
-      }
-      // Outputs nothing reads (an optional output no node takes).
-      if (const Node* n = IsKernelTask(t) ? g_.FindNode(t.desc.op_node_id) : nullptr) {
-        for (const std::string& out : n->outputs) {
-          if (!out.empty() && uses.find(out) == uses.end()) Release(out);
-        }
-      }
+      // The run is done with these values: it lets go of them. The queued
+      // kernels hold their own references, so memory of its own goes back to
+      // the device once the last of them has run; a value in an arena leaves
+      // its block to the values planned after it (stream_arenas.h).
+      for (int v : p.release) env_[v] = Tensor();
       if (t.desc.event_after >= 0) OPSCOPE_RETURN_IF_ERROR(stream.Record(*events_[t.desc.event_after]));
     }
     return Status::Ok();
@@ -164,17 +150,18 @@ class Run {
   int64_t produced_bytes() const { return produced_bytes_; }
 
  private:
-  Status EnqueueCopy(ScheduledTask& t, Stream& stream, const std::map<std::string, Tensor>& inputs) {
+  Status EnqueueCopy(ScheduledTask& t, const PlannedTask& p, Stream& stream,
+                     const std::map<std::string, Tensor>& inputs) {
     const bool h2d = t.desc.kind == TaskKind::kMemcpyH2D;
     Tensor src;
     if (h2d) {
       src = inputs.at(t.value);
     } else {
-      auto it = env_.find(t.value);
-      if (it == env_.end()) return InternalError("output '" + t.value + "' was never computed");
+      const Tensor* computed = Find(p.value);
+      if (computed == nullptr) return InternalError("output '" + t.value + "' was never computed");
       // Contiguous() would read the data now, before the producer ran.
-      if (!it->second.is_contiguous()) return InternalError("output '" + t.value + "' is not contiguous");
-      src = it->second;
+      if (!computed->is_contiguous()) return InternalError("output '" + t.value + "' is not contiguous");
+      src = *computed;
     }
     OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, EmptyOnDevice(src.dtype(), src.shape(), h2d ? device_ : nullptr));
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device_->CreateEvent());
@@ -193,36 +180,37 @@ class Run {
     // would otherwise free the first destination while it is written.
     keep_alive_.push_back(src);
     keep_alive_.push_back(dst);
-    if (h2d) producer_[t.value] = t.desc.task_id;
+    if (h2d) producer_[p.value] = t.desc.task_id;
     if (h2d) produced_bytes_ += static_cast<int64_t>(dst.nbytes());
-    (h2d ? env_[t.value] : outputs_[t.value]) = std::move(dst);
+    (h2d ? env_[p.value] : outputs_[t.value]) = std::move(dst);
     return Status::Ok();
   }
 
-  Status EnqueueKernel(ScheduledTask& t, Stream& stream) {
-    const Node* n = g_.FindNode(t.desc.op_node_id);
-    if (!n) return InternalError("task names node " + std::to_string(t.desc.op_node_id) + ", not in the graph");
-    OPSCOPE_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(n->op_type));
+  Status EnqueueKernel(ScheduledTask& t, const PlannedTask& p, Stream& stream) {
+    if (!p.missing.ok()) return p.missing;
+    const Node* n = p.node;
+    const OpSchema* schema = p.schema;
     std::vector<Tensor> args;
-    args.reserve(n->inputs.size());
-    for (size_t i = 0; i < n->inputs.size(); ++i) {
-      const std::string& in = n->inputs[i];
-      if (in.empty()) {
+    args.reserve(p.inputs.size());
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+      if (p.inputs[i] < 0) {
         args.emplace_back();
         continue;
       }
-      auto it = env_.find(in);
-      if (it == env_.end()) return InternalError("node '" + n->name + "' reads '" + in + "' before it is computed");
-      OPSCOPE_RETURN_IF_ERROR(AwaitIfValueInput(*schema, i, in));
-      args.push_back(it->second);
+      const Tensor* in = Find(p.inputs[i]);
+      if (in == nullptr) {
+        return InternalError("node '" + n->name + "' reads '" + n->inputs[i] + "' before it is computed");
+      }
+      OPSCOPE_RETURN_IF_ERROR(AwaitIfValueInput(*schema, i, p.inputs[i]));
+      args.push_back(*in);
     }
     RunOptions opts{.device = device_, .stream = &stream, .num_outputs = static_cast<int>(n->outputs.size()),
                     .synchronize = false};
     // Outputs in their stream's arena where the plan placed them (output i
     // is node output i: the dispatcher asks in order).
     if (arenas_ != nullptr) {
-      opts.output_memory = [this, n, i = size_t{0}](DType dtype, const Shape& shape) mutable {
-        return OutputMemory(i < n->outputs.size() ? n->outputs[i++] : std::string(), dtype, shape);
+      opts.output_memory = [this, &p, i = size_t{0}](DType dtype, const Shape& shape) mutable {
+        return OutputMemory(i < p.places.size() ? p.places[i++] : nullptr, dtype, shape);
       };
     }
     StatusOr<OpRun> run = Dispatcher::Global().Run(*schema, args, n->attrs, opts);
@@ -236,63 +224,59 @@ class Run {
     start_[t.desc.task_id] = run->start;
     end_[t.desc.task_id] = run->end;
     async_launches_[t.desc.task_id] = run->async_launches;
-    for (size_t i = 0; i < n->outputs.size() && i < run->outputs.size(); ++i) {
+    for (size_t i = 0; i < p.outputs.size() && i < run->outputs.size(); ++i) {
       produced_bytes_ += static_cast<int64_t>(run->outputs[i].nbytes());
-      if (n->outputs[i].empty()) continue;
-      env_[n->outputs[i]] = run->outputs[i];
-      producer_[n->outputs[i]] = t.desc.task_id;
+      if (p.outputs[i] < 0) continue;
+      env_[p.outputs[i]] = run->outputs[i];
+      producer_[p.outputs[i]] = t.desc.task_id;
     }
     return Status::Ok();
   }
 
-  // The run is done with a computed value (never a constant: the graph owns
-  // those): it lets go of it. The queued kernels hold their own references,
-  // so memory of its own goes back to the device once the last of them has
-  // run; a value in an arena leaves its block to the values planned after
-  // it (stream_arenas.h).
-  void Release(const std::string& v) {
-    const Value* value = g_.FindValue(v);
-    if (value == nullptr || !value->constant) env_.erase(v);
+  // A value's tensor: the graph's constant, or what the run computed and
+  // still holds; null before its writer is queued or after it was let go.
+  const Tensor* Find(int slot) const {
+    if (env_[slot].defined()) return &env_[slot];
+    return plan_.constants[slot];
   }
 
-  // Output `name`'s memory: its block of its stream's arena where the plan
-  // placed it and it fits (a shape known only now may be larger), else a
-  // new buffer.
-  StatusOr<Tensor> OutputMemory(const std::string& name, DType dtype, const Shape& shape) {
+  // An output's memory: its block of its stream's arena where the plan
+  // placed it (`place`) and it fits (a shape known only now may be larger),
+  // else a new buffer.
+  StatusOr<Tensor> OutputMemory(const ValuePlace* place, DType dtype, const Shape& shape) {
     OPSCOPE_ASSIGN_OR_RETURN(const size_t bytes, ByteSize(shape, dtype));
-    auto it = arenas_->plan.places.find(name);
-    if (it == arenas_->plan.places.end() || bytes == 0 || static_cast<int64_t>(bytes) > it->second.bytes) {
+    if (place == nullptr || bytes == 0 || static_cast<int64_t>(bytes) > place->bytes) {
       return EmptyOnDevice(dtype, shape, device_);
     }
-    return Tensor(arenas_->memory[static_cast<size_t>(it->second.stream)], dtype, shape, shape.ContiguousStrides(),
-                  it->second.offset);
+    return Tensor(arenas_->memory[static_cast<size_t>(place->stream)], dtype, shape, shape.ContiguousStrides(),
+                  place->offset);
   }
 
   // Shape inference reads a value input's data at dispatch: one computed on
   // the device makes the host wait for its producer (a data-dependent shape
   // is a sync point, as on a GPU runtime).
-  Status AwaitIfValueInput(const OpSchema& schema, size_t index, const std::string& value) {
+  Status AwaitIfValueInput(const OpSchema& schema, size_t index, int slot) {
     if (schema.inputs.empty()) return Status::Ok();
     const ArgDef& arg = schema.inputs[std::min(index, schema.inputs.size() - 1)];
     if (!arg.value_input) return Status::Ok();
-    auto p = producer_.find(value);
-    if (p == producer_.end()) return Status::Ok();  // a constant
-    return end_[p->second]->Synchronize().WithContext("waiting for '" + value + "'");
+    const int64_t producer = producer_[slot];
+    if (producer < 0) return Status::Ok();  // a constant
+    return end_[producer]->Synchronize().WithContext("waiting for '" + plan_.names[slot] + "'");
   }
 
-  const Graph& g_;
+  const IterationPlan& plan_;
   Schedule& s_;
   Device* device_;
   std::vector<std::unique_ptr<Stream>>& streams_;
   std::vector<std::unique_ptr<Event>>& events_;
-  std::unordered_map<std::string, Tensor> env_;
-  std::unordered_map<std::string, int64_t> producer_;  // value -> the task that writes it
+  const PlacedArenas* arenas_;     // nullptr: every output in memory of its own
+  std::vector<Tensor> env_;        // by slot: the values computed and not yet let go of
+  std::vector<int64_t> producer_;  // by slot: the task that writes it, -1 for none
   std::vector<std::shared_ptr<Event>> start_, end_;
   std::vector<std::shared_ptr<const std::vector<KernelLaunchInfo>>> async_launches_;
   std::vector<Tensor> keep_alive_;  // copy sources and destinations must outlive the queued copies
   std::map<std::string, Tensor> outputs_;
   std::unordered_map<uint64_t, int64_t> copy_tasks_;
-  const PlacedArenas* arenas_;  // nullptr: every output in memory of its own
   int64_t produced_bytes_ = 0;
 };
 
@@ -358,8 +342,14 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
       arenas->memory.push_back(std::move(memory));
     }
   }
+  const IterationPlan plan = PlanIteration(compiled, schedule, arenas ? &arenas->plan : nullptr);
+  // Nothing writes a constant: kernels may keep what they derive from it (a
+  // GEMM's B packed into panels) for as long as it lives.
+  for (const Tensor* c : plan.constants) {
+    if (c != nullptr) FreezeBuffer(c->buffer());
+  }
   for (int w = 0; w < options.warmup; ++w) {
-    Run run(compiled, schedule, options.device, streams, events, arenas.get());
+    Run run(plan, schedule, options.device, streams, events, arenas.get());
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(std::move(enqueued).WithContext("warm-up iteration " + std::to_string(w + 1)));
@@ -367,7 +357,7 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   }
   std::vector<std::vector<StreamClock>> iteration_clocks;  // per timed iteration, as result.iterations
   for (int it = 0; it < options.iterations; ++it) {
-    Run run(compiled, schedule, options.device, streams, events, arenas.get());
+    Run run(plan, schedule, options.device, streams, events, arenas.get());
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
     // Only the last iteration is checked: every iteration enqueues the same
     // work in the same order, so one verdict holds for all, and the ring

@@ -10,32 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/onnx/onnx_import.h"
-#include "graph/passes/pass_manager.h"
+#include "graph/runtime/example_schedule_test_util.h"
 
 namespace opscope::graph {
 namespace {
 
-struct Planned {
-  Model model;
-  Schedule schedule;
-  StreamArenas plan;
-};
-
-Planned PlanExample(const std::string& name, int streams) {
-  Planned p;
-  auto imported = ImportOnnx(std::string(OPSCOPE_SOURCE_DIR) + "/examples/models/" + name);
-  EXPECT_TRUE(imported.ok()) << imported.status().ToString();
-  if (!imported.ok()) return p;
-  p.model = std::move(imported).value();
-  EXPECT_TRUE(Compile(p.model).ok());
-  auto s = ScheduleGraph(p.model.compiled, {.compute_streams = streams});
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  if (!s.ok()) return p;
-  p.schedule = std::move(s).value();
-  p.plan = PlanStreamArenas(p.model.compiled, p.schedule);
-  return p;
-}
+using Planned = PlannedExample;
 
 // Each value's uses in the schedule, found here again: the tasks that
 // write it and read it, by index, and their streams.
