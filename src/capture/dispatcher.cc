@@ -379,6 +379,40 @@ StatusOr<OpRun> LaunchOnDevice(const OpSchema& op, const KernelFn& kernel, Launc
   return run;
 }
 
+// Run's steps once the call is checked: its inputs placed, its outputs
+// made, a record for the hooks, the launch.
+StatusOr<OpRun> LaunchChecked(const OpSchema& op, const KernelFn& fn, const std::string& kernel_name,
+                              const std::shared_ptr<Attrs>& attrs, const std::vector<TensorDesc>& out_desc,
+                              const std::vector<Tensor>& inputs_in, const RunOptions& options, const HookList& hooks,
+                              PhaseClock& clock, std::shared_ptr<TunableValues> tunables, std::atomic<uint64_t>& seq,
+                              bool sync_points) {
+  Device* device = options.device;  // nullptr: the reference kernel
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PlaceInputs(inputs_in, device));
+  clock.Mark(DispatchPhase::kPlaceInputs);
+  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, AllocateOutputs(out_desc, device, options.poison_outputs,
+                                                                            options.output_memory));
+  clock.Mark(DispatchPhase::kAllocate);
+  if (!tunables) {
+    OPSCOPE_ASSIGN_OR_RETURN(tunables, SettleTunables(op, options.tunables));
+  }
+
+  // A fingerprint reads the inputs here, on the calling thread. That is their
+  // value only when no launch still queued may write them: a call that waits
+  // (or runs at diagnose's sync points, or on the reference) follows launches
+  // that were waited for. An asynchronous launch records none (0: not
+  // computed) rather than values a kernel on a stream may still be writing.
+  const bool settled = device == nullptr || options.synchronize || sync_points;
+  LaunchRecord rec = NewLaunchRecord(seq.fetch_add(1, std::memory_order_relaxed), op, device, kernel_name, inputs,
+                                     outputs, *attrs, !hooks.empty(), options.fingerprint && settled);
+  rec.times = clock.record();
+  OpRun run;
+  run.op_id = rec.op_id;
+  run.seq = rec.seq;
+  run.kernel = kernel_name;
+  if (device == nullptr) return RunReference(op, fn, rec, hooks, tunables, clock, std::move(run), options);
+  return LaunchOnDevice(op, fn, rec, hooks, attrs, tunables, clock, std::move(run), options, sync_points);
+}
+
 }  // namespace
 
 StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& inputs_given, Attrs attrs_in,
@@ -409,31 +443,53 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
   clock.Mark(DispatchPhase::kValidate);
   auto inferred = InferValidated(op, inputs_in, *attrs, options.num_outputs);
   if (!inferred.ok()) return rejected(inferred.status());
-  Device* device = options.device;  // nullptr: the reference kernel
-  OPSCOPE_ASSIGN_OR_RETURN(SelectedKernel kernel, SelectKernel(op, device));
+  OPSCOPE_ASSIGN_OR_RETURN(SelectedKernel kernel, SelectKernel(op, options.device));
   clock.Mark(DispatchPhase::kInfer);
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, PlaceInputs(inputs_in, device));
-  clock.Mark(DispatchPhase::kPlaceInputs);
-  OPSCOPE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, AllocateOutputs(*inferred, device, options.poison_outputs,
-                                                                            options.output_memory));
-  clock.Mark(DispatchPhase::kAllocate);
-  OPSCOPE_ASSIGN_OR_RETURN(std::shared_ptr<TunableValues> tunables, SettleTunables(op, options.tunables));
+  return LaunchChecked(op, kernel.fn, kernel.name, attrs, *inferred, inputs_in, options, *hooks, clock, nullptr, seq_,
+                       sync_points());
+}
 
-  // A fingerprint reads the inputs here, on the calling thread. That is their
-  // value only when no launch still queued may write them: a call that waits
-  // (or runs at diagnose's sync points, or on the reference) follows launches
-  // that were waited for. An asynchronous launch records none (0: not
-  // computed) rather than values a kernel on a stream may still be writing.
-  const bool settled = device == nullptr || options.synchronize || sync_points();
-  LaunchRecord rec = NewLaunchRecord(seq_.fetch_add(1, std::memory_order_relaxed), op, device, kernel.name, inputs,
-                                     outputs, *attrs, !hooks->empty(), options.fingerprint && settled);
-  rec.times = clock.record();
-  OpRun run;
-  run.op_id = rec.op_id;
-  run.seq = rec.seq;
-  run.kernel = kernel.name;
-  if (device == nullptr) return RunReference(op, kernel.fn, rec, *hooks, tunables, clock, std::move(run), options);
-  return LaunchOnDevice(op, kernel.fn, rec, *hooks, attrs, tunables, clock, std::move(run), options, sync_points());
+std::shared_ptr<const SettledCall> Dispatcher::Settle(const OpSchema& op, const std::vector<Tensor>& inputs,
+                                                      Attrs attrs, const RunOptions& options) {
+  if (!op.attr_inputs.empty()) return nullptr;
+  for (size_t i = 0; i < inputs.size() && !op.inputs.empty(); ++i) {
+    if (op.inputs[std::min(i, op.inputs.size() - 1)].value_input && inputs[i].defined()) return nullptr;
+  }
+  auto call = std::make_shared<SettledCall>();
+  call->op = &op;
+  call->device = options.device;
+  call->attrs = std::make_shared<Attrs>(std::move(attrs));
+  if (!Validate(op, inputs, *call->attrs).ok()) return nullptr;
+  StatusOr<std::vector<TensorDesc>> inferred = InferValidated(op, inputs, *call->attrs, options.num_outputs);
+  StatusOr<SelectedKernel> kernel = SelectKernel(op, options.device);
+  StatusOr<std::shared_ptr<TunableValues>> tunables = SettleTunables(op, options.tunables);
+  if (!inferred.ok() || !kernel.ok() || !tunables.ok()) return nullptr;
+  call->inputs = Describe(inputs);
+  call->outputs = std::move(inferred).value();
+  call->kernel = kernel->fn;
+  call->kernel_name = kernel->name;
+  call->tunables = std::move(tunables).value();
+  return call;
+}
+
+bool SettledCall::Matches(const std::vector<Tensor>& given) const {
+  if (given.size() != inputs.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i].defined() != inputs[i].present) return false;
+    if (given[i].defined() && (given[i].dtype() != inputs[i].dtype || !(given[i].shape() == inputs[i].shape))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+StatusOr<OpRun> Dispatcher::RunSettled(const SettledCall& call, const std::vector<Tensor>& inputs,
+                                       const RunOptions& options) {
+  PhaseClock clock(options.time_phases);
+  clock.Mark(DispatchPhase::kValidate);
+  clock.Mark(DispatchPhase::kInfer);
+  return LaunchChecked(*call.op, call.kernel, call.kernel_name, call.attrs, call.outputs, inputs, options, *Hooks(),
+                       clock, call.tunables, seq_, sync_points());
 }
 
 StatusOr<OpRun> Dispatch(std::string_view op, const std::vector<Tensor>& inputs, Attrs attrs,

@@ -94,6 +94,27 @@ DType ReferenceDType(DType t);
 
 uint64_t ComputeOpId(const std::vector<Tensor>& inputs, uint64_t seq);
 
+// What a call's checks settled (Dispatcher::Settle): its attributes as
+// validation leaves them, its outputs' descriptions, its kernel and its
+// tunables. Another call of the op with the same attributes, options and
+// input descriptions settles the same way, so a runtime that makes the same
+// calls every iteration settles each once and launches it with RunSettled:
+// validating and inferring were a third of the host's time a launch
+// (perf, inspector-cli run on the encoder), time the cpu device's kernels
+// then running lost.
+struct SettledCall {
+  const OpSchema* op = nullptr;
+  Device* device = nullptr;
+  std::shared_ptr<Attrs> attrs;     // validated; shared by every launch of the call
+  std::vector<TensorDesc> inputs;   // what it was settled for
+  std::vector<TensorDesc> outputs;  // inferred
+  KernelFn kernel;
+  std::string kernel_name;
+  std::shared_ptr<std::map<std::string, int64_t>> tunables;
+  // Whether `given` are inputs of the same dtypes and shapes, present where these were.
+  bool Matches(const std::vector<Tensor>& given) const;
+};
+
 class Dispatcher {
  public:
   static Dispatcher& Global();
@@ -114,6 +135,15 @@ class Dispatcher {
   // order: the stream observer does not see these.
   void SetSyncPoints(bool on) { sync_points_.store(on, std::memory_order_relaxed); }
   bool sync_points() const { return sync_points_.load(std::memory_order_relaxed); }
+
+  // Run's checks without its launch. Null where the call cannot be settled
+  // ahead (its shapes depend on an input's values, read on the host; it moves
+  // attributes to inputs) or is refused: Run then says why.
+  std::shared_ptr<const SettledCall> Settle(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs attrs,
+                                            const RunOptions& options);
+  // Run for a settled call, on inputs it Matches, with the options it was
+  // settled with: its launch, record and hooks, as Run's.
+  StatusOr<OpRun> RunSettled(const SettledCall& call, const std::vector<Tensor>& inputs, const RunOptions& options);
 
   // Only shape checks and inference: the output descriptions a call would get.
   StatusOr<std::vector<TensorDesc>> InferOutputs(const OpSchema& op, const std::vector<Tensor>& inputs,
