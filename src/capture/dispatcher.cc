@@ -11,6 +11,7 @@
 #include "capture/dispatch_steps.h"
 #include "capture/op_instance.h"
 #include "core/clock.h"
+#include "core/frozen_buffer.h"
 #include "core/hash_mix.h"
 #include "device/stream_observer.h"
 
@@ -451,11 +452,16 @@ StatusOr<OpRun> Dispatcher::Run(const OpSchema& op, const std::vector<Tensor>& i
 
 std::shared_ptr<const SettledCall> Dispatcher::Settle(const OpSchema& op, const std::vector<Tensor>& inputs,
                                                       Attrs attrs, const RunOptions& options) {
-  if (!op.attr_inputs.empty()) return nullptr;
-  for (size_t i = 0; i < inputs.size() && !op.inputs.empty(); ++i) {
-    if (op.inputs[std::min(i, op.inputs.size() - 1)].value_input && inputs[i].defined()) return nullptr;
+  for (const AttrInputDef& def : op.attr_inputs) {
+    if (attrs.has(def.attr)) return nullptr;
   }
   auto call = std::make_shared<SettledCall>();
+  call->values.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size() && !op.inputs.empty(); ++i) {
+    if (!op.inputs[std::min(i, op.inputs.size() - 1)].value_input || !inputs[i].defined()) continue;
+    if (!IsFrozen(inputs[i])) return nullptr;
+    call->values[i] = inputs[i];
+  }
   call->op = &op;
   call->device = options.device;
   call->attrs = std::make_shared<Attrs>(std::move(attrs));
@@ -477,6 +483,9 @@ bool SettledCall::Matches(const std::vector<Tensor>& given) const {
   for (size_t i = 0; i < given.size(); ++i) {
     if (given[i].defined() != inputs[i].present) return false;
     if (given[i].defined() && (given[i].dtype() != inputs[i].dtype || !(given[i].shape() == inputs[i].shape))) {
+      return false;
+    }
+    if (values[i].defined() && (given[i].buffer() != values[i].buffer() || given[i].raw_data() != values[i].raw_data())) {
       return false;
     }
   }

@@ -111,7 +111,12 @@ struct SettledCall {
   KernelFn kernel;
   std::string kernel_name;
   std::shared_ptr<std::map<std::string, int64_t>> tunables;
-  // Whether `given` are inputs of the same dtypes and shapes, present where these were.
+  // By input: a value input (read on the host by shape inference) as it was
+  // settled for, a constant (its buffer frozen: nothing writes it again);
+  // undefined for every other input.
+  std::vector<Tensor> values;
+  // Whether `given` are inputs of the same dtypes and shapes, present where
+  // these were, and the same constants where shapes were read from values.
   bool Matches(const std::vector<Tensor>& given) const;
 };
 
@@ -137,8 +142,9 @@ class Dispatcher {
   bool sync_points() const { return sync_points_.load(std::memory_order_relaxed); }
 
   // Run's checks without its launch. Null where the call cannot be settled
-  // ahead (its shapes depend on an input's values, read on the host; it moves
-  // attributes to inputs) or is refused: Run then says why.
+  // ahead (its shapes depend on the values of an input that is not a frozen
+  // constant; it has attributes an older opset gave as inputs) or is
+  // refused: Run then says why.
   std::shared_ptr<const SettledCall> Settle(const OpSchema& op, const std::vector<Tensor>& inputs, Attrs attrs,
                                             const RunOptions& options);
   // Run for a settled call, on inputs it Matches, with the options it was

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capture/dispatcher.h"
+#include "core/frozen_buffer.h"
 #include "opscope/fill.h"
 
 namespace opscope {
@@ -104,6 +105,35 @@ TEST(SettledCall, MatchesOnlyTheDtypesAndShapesItWasSettledFor) {
   EXPECT_FALSE(call->Matches({x, w}));
 }
 
+// A constant's values are a shape that cannot change (the executor freezes
+// every constant): the call settles, for that constant only.
+TEST(SettledCall, SettlesOnAFrozenShapeAndMatchesThatConstantOnly) {
+  StatusOr<Device*> cpu = GetDevice("cpu");
+  ASSERT_TRUE(cpu.ok());
+  StatusOr<const OpSchema*> expand = OpRegistry::Global().Lookup("Expand");
+  ASSERT_TRUE(expand.ok());
+  auto shape_of = [](int64_t rows) {
+    StatusOr<Tensor> t = Tensor::Empty(DType::kI64, Shape({2}));
+    EXPECT_TRUE(t.ok());
+    t->data<int64_t>()[0] = rows, t->data<int64_t>()[1] = 4;
+    return *t;
+  };
+  const Tensor shape = shape_of(3), same_values = shape_of(3);
+  FreezeBuffer(shape.buffer());
+  FreezeBuffer(same_values.buffer());
+  const Tensor x = Filled(DType::kF32, Shape({1, 4}), 1);
+  std::shared_ptr<const SettledCall> call = Dispatcher::Global().Settle(**expand, {x, shape}, {}, {.device = *cpu});
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->outputs.size(), 1u);
+  EXPECT_EQ(call->outputs[0].shape, Shape({3, 4}));
+  EXPECT_TRUE(call->Matches({Filled(DType::kF32, Shape({1, 4}), 5), shape}));
+  EXPECT_FALSE(call->Matches({x, same_values})) << "another buffer is another constant, whatever it holds now";
+  StatusOr<OpRun> ran = Dispatcher::Global().RunSettled(*call, {x, shape}, {.device = *cpu});
+  StatusOr<OpRun> reference = Dispatcher::Global().Run(**expand, {x, shape}, {}, {.device = *cpu});
+  ASSERT_TRUE(ran.ok() && reference.ok());
+  EXPECT_TRUE(SameBits(ran->outputs[0], reference->outputs[0]));
+}
+
 TEST(SettledCall, IsNotSettledWhereTheChecksCouldComeOutOtherwise) {
   StatusOr<Device*> cpu = GetDevice("cpu");
   ASSERT_TRUE(cpu.ok());
@@ -116,7 +146,8 @@ TEST(SettledCall, IsNotSettledWhereTheChecksCouldComeOutOtherwise) {
   shape->data<int64_t>()[0] = 2, shape->data<int64_t>()[1] = 4;
   const Tensor x = Filled(DType::kF32, Shape({1, 4}), 1);
   ASSERT_TRUE(Dispatcher::Global().Run(**expand, {x, *shape}, {}, {.device = *cpu}).ok());
-  EXPECT_EQ(Dispatcher::Global().Settle(**expand, {x, *shape}, {}, {.device = *cpu}), nullptr);
+  EXPECT_EQ(Dispatcher::Global().Settle(**expand, {x, *shape}, {}, {.device = *cpu}), nullptr)
+      << "a shape nothing keeps from changing";
   // Reshape-1's shape attribute becomes that input at each call.
   StatusOr<const OpSchema*> reshape = OpRegistry::Global().Lookup("Reshape");
   ASSERT_TRUE(reshape.ok());
