@@ -79,6 +79,26 @@ struct PlacedArenas {
   std::vector<std::shared_ptr<Buffer>> memory;  // by schedule stream id
 };
 
+// Memory of its own for what the arenas do not hold (a graph input's copy
+// on the device, an output's copy to the host, a value two streams use),
+// kept from one iteration to the next: a new buffer each iteration cost the
+// host an allocation (mmap for the encoder's 384 KiB input) and the stream
+// its first touch of every page. By value slot, and by task for the copies
+// to the host.
+struct KeptMemory {
+  std::vector<Tensor> values, to_host;
+
+  // `kept` again where it has the dtype and shape asked for and nothing but
+  // this holds it now (the iteration that used it is over); else new memory, kept.
+  static StatusOr<Tensor> Reuse(Tensor& kept, DType dtype, const Shape& shape, Device* device) {
+    if (kept.defined() && kept.dtype() == dtype && kept.shape() == shape && kept.buffer().use_count() == 1) {
+      return kept;
+    }
+    OPSCOPE_ASSIGN_OR_RETURN(kept, EmptyOnDevice(dtype, shape, device));
+    return kept;
+  }
+};
+
 // One iteration's device objects and results.
 class Run {
  public:
@@ -86,9 +106,9 @@ class Run {
   // kept from iteration to iteration.
   Run(const IterationPlan& plan, Schedule& s, Device* device, std::vector<std::unique_ptr<Stream>>& streams,
       std::vector<std::unique_ptr<Event>>& events, const PlacedArenas* arenas,
-      std::vector<std::shared_ptr<const SettledCall>>& settled)
+      std::vector<std::shared_ptr<const SettledCall>>& settled, KeptMemory& kept)
       : plan_(plan), s_(s), device_(device), streams_(streams), events_(events), arenas_(arenas),
-        settled_(settled), env_(plan.names.size()), producer_(plan.names.size(), -1) {}
+        settled_(settled), kept_(kept), env_(plan.names.size()), producer_(plan.names.size(), -1) {}
 
   StatusOr<std::vector<ClockAnchor>> Anchor() {
     std::vector<ClockAnchor> anchors;
@@ -166,7 +186,8 @@ class Run {
       if (!computed->is_contiguous()) return InternalError("output '" + t.value + "' is not contiguous");
       src = *computed;
     }
-    OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, EmptyOnDevice(src.dtype(), src.shape(), h2d ? device_ : nullptr));
+    Tensor& kept = h2d ? kept_.values.at(static_cast<size_t>(p.value)) : kept_.to_host.at(static_cast<size_t>(t.desc.task_id));
+    OPSCOPE_ASSIGN_OR_RETURN(Tensor dst, KeptMemory::Reuse(kept, src.dtype(), src.shape(), h2d ? device_ : nullptr));
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> start, device_->CreateEvent());
     OPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<Event> end, device_->CreateEvent());
     OPSCOPE_RETURN_IF_ERROR(stream.Record(*start));
@@ -212,8 +233,10 @@ class Run {
     // Outputs in their stream's arena where the plan placed them (output i
     // is node output i: the dispatcher asks in order).
     if (arenas_ != nullptr) {
-      opts.output_memory = [this, &p, i = size_t{0}](DType dtype, const Shape& shape) mutable {
-        return OutputMemory(i < p.places.size() ? p.places[i++] : nullptr, dtype, shape);
+      opts.output_memory = [this, &p, i = size_t{0}](DType dtype, const Shape& shape) mutable -> StatusOr<Tensor> {
+        if (i >= p.places.size()) return EmptyOnDevice(dtype, shape, device_);
+        const size_t o = i++;
+        return OutputMemory(p.places[o], p.outputs[o], dtype, shape);
       };
     }
     // Every iteration makes the same call: its checks are settled once
@@ -250,11 +273,12 @@ class Run {
 
   // An output's memory: its block of its stream's arena where the plan
   // placed it (`place`) and it fits (a shape known only now may be larger),
-  // else a new buffer.
-  StatusOr<Tensor> OutputMemory(const ValuePlace* place, DType dtype, const Shape& shape) {
+  // else memory of its own, kept from the iteration before where it can be.
+  StatusOr<Tensor> OutputMemory(const ValuePlace* place, int slot, DType dtype, const Shape& shape) {
     OPSCOPE_ASSIGN_OR_RETURN(const size_t bytes, ByteSize(shape, dtype));
     if (place == nullptr || bytes == 0 || static_cast<int64_t>(bytes) > place->bytes) {
-      return EmptyOnDevice(dtype, shape, device_);
+      if (slot < 0) return EmptyOnDevice(dtype, shape, device_);
+      return KeptMemory::Reuse(kept_.values.at(static_cast<size_t>(slot)), dtype, shape, device_);
     }
     return Tensor(arenas_->memory[static_cast<size_t>(place->stream)], dtype, shape, shape.ContiguousStrides(),
                   place->offset);
@@ -279,6 +303,7 @@ class Run {
   std::vector<std::unique_ptr<Event>>& events_;
   const PlacedArenas* arenas_;     // nullptr: every output in memory of its own
   std::vector<std::shared_ptr<const SettledCall>>& settled_;
+  KeptMemory& kept_;
   std::vector<Tensor> env_;        // by slot: the values computed and not yet let go of
   std::vector<int64_t> producer_;  // by slot: the task that writes it, -1 for none
   std::vector<std::shared_ptr<Event>> start_, end_;
@@ -358,8 +383,9 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
     if (c != nullptr) FreezeBuffer(c->buffer());
   }
   std::vector<std::shared_ptr<const SettledCall>> settled(schedule.tasks.size());
+  KeptMemory kept{.values = std::vector<Tensor>(plan.names.size()), .to_host = std::vector<Tensor>(schedule.tasks.size())};
   for (int w = 0; w < options.warmup; ++w) {
-    Run run(plan, schedule, options.device, streams, events, arenas.get(), settled);
+    Run run(plan, schedule, options.device, streams, events, arenas.get(), settled, kept);
     Status enqueued = run.Enqueue(result.inputs);
     Status synced = SynchronizeAll(streams);  // also when enqueue failed: nothing may stay queued
     OPSCOPE_RETURN_IF_ERROR(std::move(enqueued).WithContext("warm-up iteration " + std::to_string(w + 1)));
@@ -367,7 +393,9 @@ StatusOr<ExecutionResult> ExecuteImpl(const Graph& compiled, Schedule& schedule,
   }
   std::vector<std::vector<StreamClock>> iteration_clocks;  // per timed iteration, as result.iterations
   for (int it = 0; it < options.iterations; ++it) {
-    Run run(plan, schedule, options.device, streams, events, arenas.get(), settled);
+    // The outputs of the iteration before go: their memory is the kept one this iteration reuses.
+    result.outputs.clear();
+    Run run(plan, schedule, options.device, streams, events, arenas.get(), settled, kept);
     OPSCOPE_ASSIGN_OR_RETURN(std::vector<ClockAnchor> begin, run.Anchor());
     // Only the last iteration is checked: every iteration enqueues the same
     // work in the same order, so one verdict holds for all, and the ring
