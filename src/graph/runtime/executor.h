@@ -4,9 +4,12 @@
 // dependencies are real Stream::Record/Wait pairs, graph inputs and outputs
 // are real copies (Stream::Memcpy) bracketed by events. Outputs live in
 // per-stream arenas planned once from the schedule (stream_arenas.h), and
-// the run lets go of each value once its last reader is queued. After the
-// run it synchronizes, reads every task's start/end from its events and
-// puts them on one clock (calibrate.h).
+// the run lets go of each value once its last reader is queued. Every
+// iteration queues the same tasks, so what queuing one looks up is looked
+// up once a run (iteration_plan.h) and each task's dispatcher call is
+// settled once (Dispatcher::Settle): the host shares the cpu device's cores
+// with the kernels it queues. After the run it synchronizes, reads every
+// task's start/end from its events and puts them on one clock (calibrate.h).
 //
 //   graph::ExecuteOptions opts{.device = cpu, .iterations = 3, .seed = 7};
 //   OPSCOPE_ASSIGN_OR_RETURN(graph::ExecutionResult r, graph::Execute(model, schedule, opts));
