@@ -153,7 +153,8 @@ TEST(SettledCall, IsNotSettledWhereTheChecksCouldComeOutOtherwise) {
   ASSERT_TRUE(reshape.ok());
   Attrs old_form;
   old_form.Set("shape", std::vector<int64_t>{4, 1});
-  EXPECT_EQ(Dispatcher::Global().Settle(**reshape, {x}, old_form, {.device = *cpu}), nullptr);  // A refused call is not settled: Run says why, and tells the hooks.
+  EXPECT_EQ(Dispatcher::Global().Settle(**reshape, {x}, old_form, {.device = *cpu}), nullptr);
+  // A refused call is not settled: Run says why, and tells the hooks.
   StatusOr<const OpSchema*> conv = OpRegistry::Global().Lookup("Conv");
   ASSERT_TRUE(conv.ok());
   Attrs bad = ConvAttrs();
