@@ -80,7 +80,8 @@ struct PlacedArenas {
 };
 
 // Memory of its own for what the arenas do not hold (a graph input's copy
-// on the device, an output's copy to the host, a value two streams use),
+// on the device, an output's copy to the host, a value whose size was not
+// known when the arenas were planned),
 // kept from one iteration to the next: allocating it anew each iteration
 // was a sixth of the host's time queuing the encoder once the calls were
 // settled (perf). By value slot, and by task for the copies to the host.
