@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -75,8 +77,14 @@ void CpuStream::RunFrontItem(std::unique_lock<std::mutex>& lock) {
   lock.lock();
   running_ = false;
   if (!st.ok() && error_.ok()) error_ = std::move(st);
-  completed_.fetch_add(1, std::memory_order_release);
-  if (sync_waiters_ > 0) idle_cv_.notify_all();
+  const uint64_t completed = completed_.fetch_add(1, std::memory_order_release) + 1;
+  // Only the item that completes a waiter's ticket wakes the waiters: woken
+  // at every item, a host synchronizing on a whole iteration spun after each
+  // one on a core the worker and the pool's helper were using.
+  if (sync_waiters_ > 0 && completed >= wake_ticket_) {
+    wake_ticket_ = UINT64_MAX;
+    idle_cv_.notify_all();
+  }
 }
 
 void CpuStream::WorkerLoop() {
@@ -191,14 +199,22 @@ Status CpuStream::DoSynchronize() {
       helped = true;
       continue;
     }
+    // Another thread runs the stream's items (the worker, which goes from
+    // one to the next without letting go): wait for the ticket, not for the
+    // moment between two items. Polling for that moment, the host took a
+    // core from the worker or the pool's helper after every item, three a
+    // kernel: resnet18's run made 3000 to 5000 involuntary context switches
+    // in 100 iterations, against onnxruntime's 100.
     lock.unlock();
-    bool spun = SpinUntil([&] {
-      return done() || (pending_.load(std::memory_order_acquire) > 0 && !running_.load(std::memory_order_acquire));
-    });
+    bool spun = SpinUntil(done);
     lock.lock();
     if (!spun) {
       ++sync_waiters_;
-      idle_cv_.wait(lock, [&] { return done() || (!running_ && !queue_.empty()); });
+      idle_cv_.wait(lock, [&] {
+        if (done() || (!running_ && !queue_.empty())) return true;
+        wake_ticket_ = std::min(wake_ticket_, ticket);  // RunFrontItem wakes us there
+        return false;
+      });
       --sync_waiters_;
     }
   }

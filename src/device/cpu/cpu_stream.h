@@ -72,12 +72,13 @@ class CpuStream : public Stream {
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // an item arrived, or stopping
-  std::condition_variable idle_cv_;  // an item finished (someone synchronizes)
+  std::condition_variable idle_cv_;  // a waiter's ticket completed (wake_ticket_)
   std::deque<Item> queue_;
   uint64_t enqueued_ = 0;
   std::atomic<uint64_t> completed_{0};
   std::atomic<int64_t> pending_{0};  // queue_.size(), readable without mu_
   int sync_waiters_ = 0;
+  uint64_t wake_ticket_ = UINT64_MAX;  // the lowest ticket a sleeping waiter waits for
   bool worker_sleeping_ = false;
   std::atomic<bool> running_{false};  // some thread is running an item (set under mu_)
   bool stop_ = false;

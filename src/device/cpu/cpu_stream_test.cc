@@ -4,6 +4,7 @@
 #include "device/cpu/cpu_stream.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -48,6 +49,43 @@ TEST(CpuStream, LaunchInsideAHostFunctionRunsAtOnce) {
   Status st = s.Synchronize();
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE(checked.load());
+}
+
+// A host synchronizing on items the worker is running sleeps until the last
+// of them completes, not after each: woken at every item, it polled on a
+// core the worker and the pool's helper were using (cpu_stream.cc,
+// RunFrontItem). Its voluntary context switches (sleeps) count the wake-ups.
+TEST(CpuStream, ASynchronizingHostSleepsOnceNotOnceAnItem) {
+  auto pool = std::make_shared<ThreadPool>(1);
+  CpuStream s(1, pool);
+  std::atomic<bool> started{false}, go{false};
+  std::atomic<int> ran{0};
+  // The worker holds the first item until the host is about to wait, so
+  // every item runs on the worker and the host only waits.
+  ASSERT_TRUE(s.EnqueueHostFunction([&]() -> Status {
+                 started = true;
+                 while (!go) std::this_thread::yield();
+                 return Status::Ok();
+               }).ok());
+  constexpr int kItems = 60;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_TRUE(s.EnqueueHostFunction([&]() -> Status {
+                   std::this_thread::sleep_for(std::chrono::milliseconds(1));  // longer than the host's poll
+                   ++ran;
+                   return Status::Ok();
+                 }).ok());
+  }
+  while (!started) std::this_thread::yield();
+  go = true;
+  rusage before{}, after{};
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &before), 0);
+  ASSERT_TRUE(s.Synchronize().ok());
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &after), 0);
+  EXPECT_EQ(ran.load(), kItems);
+  // One sleep for the ticket, a few for the stream's lock at most; once an
+  // item was 60 or more.
+  EXPECT_LT(after.ru_nvcsw - before.ru_nvcsw, 10) << "the host slept and woke " << after.ru_nvcsw - before.ru_nvcsw
+                                                  << " times waiting for " << kItems << " items";
 }
 
 TEST(CpuStream, BadLaunchesAreRefusedAtOnce) {
