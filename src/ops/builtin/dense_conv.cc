@@ -25,6 +25,10 @@
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace opscope {
 namespace {
 
@@ -686,6 +690,35 @@ struct PhaseGrid {
   }
 };
 
+// dst[0, wq): zeros, then src[l - lo] at l in [lo, hi), then zeros: a padded
+// row. As std::fill, std::copy and std::fill it was three library calls a
+// row (memset@plt for one float, memmove for 56): conv_phases of a 3x3 over
+// [1,64,56,56] took 95 us, a thirteenth of the convolution, for 800 KB.
+// Here, where the borders are at most a vector and the row at least one,
+// a vector of zeros at each end, then the row over them in whole vectors,
+// the last one overlapping the one before: no masked stores (slow on AMD).
+#if defined(__x86_64__)
+[[gnu::target("avx2")]] bool PadRowAvx2(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
+  if (wq < 8 || hi - lo < 8 || lo > 8 || wq - hi > 8) return false;
+  _mm256_storeu_ps(dst, _mm256_setzero_ps());
+  _mm256_storeu_ps(dst + wq - 8, _mm256_setzero_ps());
+  int64_t l = lo;
+  for (; l + 8 <= hi; l += 8) _mm256_storeu_ps(dst + l, _mm256_loadu_ps(src + (l - lo)));
+  if (l < hi) _mm256_storeu_ps(dst + hi - 8, _mm256_loadu_ps(src + (hi - 8 - lo)));
+  return true;
+}
+#endif
+
+void PadRow(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
+#if defined(__x86_64__)
+  static const bool avx2 = dense::HasAvx2();
+  if (avx2 && PadRowAvx2(src, lo, hi, wq, dst)) return;
+#endif
+  std::fill(dst, dst + lo, 0.0f);
+  std::copy(src, src + (hi - lo), dst + lo);
+  std::fill(dst + hi, dst + wq, 0.0f);
+}
+
 // One image-group's cg channels of X (xg) into the phase planes of `grid`
 // at dst: every element written, the padding as zeros.
 Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGrid& grid, const float* xg, int64_t cg,
@@ -710,12 +743,12 @@ Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGri
             const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
             const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
             const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
-            std::fill(dst, dst + lo, 0.0f);
             if (s2 == 1) {
-              std::copy(src + lo + shift, src + hi + shift, dst + lo);
-            } else {
-              for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
+              PadRow(src + lo + shift, lo, hi, Wq, dst);
+              continue;
             }
+            std::fill(dst, dst + lo, 0.0f);
+            for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
             std::fill(dst + hi, dst + Wq, 0.0f);
           }
         }
