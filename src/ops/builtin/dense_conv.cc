@@ -784,6 +784,20 @@ bool UsesShifted(const WindowGeometry& g, int64_t K) {
   return g.kernel_size() > 1 && K > (strided ? 128 : dense::kSmallK);
 }
 
+// Whether a 1x1 convolution (stride 1: B is X's rows as they are, one run
+// of columns) runs the shifted GEMM rather than OpenBLAS: K past the small-k
+// kernel's, a plane of 128 positions or more (a 7x7 plane's 49 columns
+// leave most of a panel empty) and 128 output channels or more, over which
+// packing X's panels once pays. googlenet's 14x14 1x1 convolutions in the
+// model (inspector-cli run --streams 1, node medians, 5 rounds alternating):
+// 480 -> 192 channels 270 -> 212 us, 528 -> 256 378 -> 304, 512 -> 128 193
+// -> 163; with fewer channels OpenBLAS stays ahead: 512 -> 64 107 against
+// 122, 528 -> 112 172 against 188, 512 -> 24 39 against 54.
+bool ShiftedPointwise(const WindowGeometry& g, int64_t K, int64_t M) {
+  return g.kernel_size() == 1 && g.strides == std::vector<int64_t>{1, 1, 1} && K > dense::kSmallK &&
+         g.out_size() >= 128 && M >= 128;
+}
+
 // A float convolution as dense_smallk.h's shifted GEMM: each image-group's
 // input padded and split into phases once (PhaseGrid), tap (c, kd, kh, kw)
 // its phase plane shifted, and each block's output written straight to Y,
@@ -1019,7 +1033,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
       OPSCOPE_RETURN_IF_ERROR(PositionConv(ctx, dense::Avx2PositionGemm(), *wt_panels, d, g, x, bias, z, act, y));
     }
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
-             shifted != nullptr && UsesShifted(g, K)) {
+             shifted != nullptr && (UsesShifted(g, K) || ShiftedPointwise(g, K, mg))) {
     if constexpr (std::is_same_v<C, float>) {
       OPSCOPE_RETURN_IF_ERROR(ShiftedConv(ctx, shifted, d, g, x, w, bias, z, act, workers, y));
     }
