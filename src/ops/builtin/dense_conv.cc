@@ -787,15 +787,16 @@ bool UsesShifted(const WindowGeometry& g, int64_t K) {
 // Whether a 1x1 convolution (stride 1: B is X's rows as they are, one run
 // of columns) runs the shifted GEMM rather than OpenBLAS: K past the small-k
 // kernel's, a plane of 128 positions or more (a 7x7 plane's 49 columns
-// leave most of a panel empty) and 128 output channels or more, over which
+// leave most of a panel empty) and 64 output channels or more, over which
 // packing X's panels once pays. googlenet's 14x14 1x1 convolutions in the
-// model (inspector-cli run --streams 1, node medians, 5 rounds alternating):
-// 480 -> 192 channels 270 -> 212 us, 528 -> 256 378 -> 304, 512 -> 128 193
-// -> 163; with fewer channels OpenBLAS stays ahead: 512 -> 64 107 against
-// 122, 528 -> 112 172 against 188, 512 -> 24 39 against 54.
+// model (inspector-cli run --streams 1, node medians, 5 or 6 rounds
+// alternating): 480 -> 192 channels 270 -> 212 us, 528 -> 256 378 -> 304,
+// 512 -> 112 180 -> 143, 512 -> 64 107 -> 94; mobilenet_v2's 384 -> 64 84
+// -> 74. With fewer channels OpenBLAS stays ahead (ops-debug profile, 5
+// rounds alternating): 512 -> 48 53 against 68 us, 512 -> 16 28 against 42.
 bool ShiftedPointwise(const WindowGeometry& g, int64_t K, int64_t M) {
   return g.kernel_size() == 1 && g.strides == std::vector<int64_t>{1, 1, 1} && K > dense::kSmallK &&
-         g.out_size() >= 128 && M >= 128;
+         g.out_size() >= 128 && M >= 64;
 }
 
 // A float convolution as dense_smallk.h's shifted GEMM: each image-group's
@@ -818,7 +819,18 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
   const PhaseGrid grid(g);
   const int64_t Hq = grid.q[1], Wq = grid.q[2];
   const std::vector<int64_t> off = TapOffsets(g, grid, K);
-  const GemmTiles t = ChooseTiles(K, mg, P, sizeof(float), workers, ctx.tunable("tile", 0));
+  GemmTiles t = ChooseTiles(K, mg, P, sizeof(float), workers, ctx.tunable("tile", 0));
+  // Each block packs its own columns of X: where ChooseTiles split the
+  // output channels (OpenBLAS packs W's rows a block), every row block
+  // packed the same columns again. Whole panels of columns first, down to
+  // one a block, as many blocks as ChooseTiles wanted (googlenet's 512 -> 64
+  // 1x1 over 14x14: 122 us in blocks of 16 rows, 94 in blocks of columns,
+  // OpenBLAS 107).
+  const int64_t panels = (P + dense::kPanel - 1) / dense::kPanel;
+  if (ctx.tunable("tile", 0) <= 0 && t.rows < mg) {
+    const int64_t blocks = ((P + t.tile - 1) / t.tile) * ((mg + t.rows - 1) / t.rows);
+    if (panels >= blocks) t = GemmTiles{(P + blocks - 1) / blocks, mg};
+  }
   const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0);
   const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
   const StoreClamp clamp = ClampOf(e);

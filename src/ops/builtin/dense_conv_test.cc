@@ -110,9 +110,11 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
       {Shape({1, 70, 50}), Shape({5, 70, 4}), true, "pads=[1,2]"},
       {Shape({1, 64, 10, 10}), Shape({6, 32, 3, 3}), true, "group=2,pads=[1,1,1,1]"},
       {Shape({1, 12, 8, 16, 16}), Shape({3, 12, 3, 3, 3}), false, "pads=[1,1,1,1,1,1]"},
-      // A 1x1 window with K past 256 over 128 positions or more, into 128
-      // channels or more (googlenet's 14x14 1x1s): X's rows as they are.
+      // A 1x1 window with K past 256 over 128 positions or more, into 64
+      // channels or more (googlenet's 14x14 1x1s): X's rows as they are;
+      // with 64 channels in blocks of whole panels, not of rows.
       {Shape({1, 300, 12, 12}), Shape({128, 300, 1, 1}), true, ""},
+      {Shape({1, 300, 12, 12}), Shape({64, 300, 1, 1}), false, ""},
       // Strided: each dimension split into phases (resnet's 3x3 stride 2 and
       // its 7x7 stride-2 stem, one slab), stride 3 with dilation, strides
       // differing by dimension, 3-D.
