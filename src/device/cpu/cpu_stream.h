@@ -14,6 +14,8 @@
 // items itself, as the stream (same in-stream rules, same order: only one
 // thread runs the stream's items at a time). A launch + synchronize then costs
 // no thread hand-off, which on a loaded machine is a scheduler time slice.
+// While the worker runs them, the host sleeps until the last item it waits
+// for is done, not after each item (the cores are the worker's and the pool's).
 //
 // Errors (CUDA-like, but recoverable): the first error a host function returns
 // is the stream's sticky error. Until it is reported, later launches, copies
