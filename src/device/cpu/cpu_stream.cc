@@ -215,7 +215,7 @@ Status CpuStream::DoSynchronize() {
         wake_ticket_ = std::min(wake_ticket_, ticket);  // RunFrontItem wakes us there
         return false;
       });
-      --sync_waiters_;
+      if (--sync_waiters_ == 0) wake_ticket_ = UINT64_MAX;  // none left to wake
     }
   }
   // Items queued after our ticket are the worker's again.

@@ -693,8 +693,8 @@ struct PhaseGrid {
 // dst[0, wq): zeros, then src[l - lo] at l in [lo, hi), then zeros: a padded
 // row. As std::fill, std::copy and std::fill it was three library calls a
 // row (memset@plt for one float, memmove for 56): conv_phases of a 3x3 over
-// [1,64,56,56] took 95 us, a thirteenth of the convolution, for 800 KB.
-// Here, where the borders are at most a vector and the row at least one,
+// [1,64,56,56] took 95 us, a thirteenth of the convolution, for 800 KB; 60
+// now. Here, where the borders are at most a vector and the row at least one,
 // a vector of zeros at each end, then the row over them in whole vectors,
 // the last one overlapping the one before: no masked stores (slow on AMD).
 #if defined(__x86_64__)
