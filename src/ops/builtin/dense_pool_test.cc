@@ -217,6 +217,43 @@ TEST(DenseMaxPool, NarrowWindowsAtEveryWidthMatchReferenceBitExact) {
   }
 }
 
+// Strided 2x2 and 3x3 pools with output rows of at most 8 run eight planes
+// at a time with the channels in the lanes (dense_pool.cc's
+// MaxPoolEightAvx2). 19 planes: two runs of eight in the first block of
+// 16, the rest a plane at a time; every input width from 2 to 17, with
+// ceil_mode and pads; NaNs in the first run, a plane of signed zeros (equal
+// values: the first in the reference's order wins). Bit-exact.
+TEST(DenseMaxPool, EightPlanesAtATimeMatchReferenceBitExact) {
+  const char* attrs[] = {"kernel_shape=[2,2],strides=[2,2]", "kernel_shape=[2,2],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[3,3],strides=[2,2]", "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]",
+                         "kernel_shape=[3,3],strides=[2,2],pads=[0,0,1,1]"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 300;
+  for (int64_t w = 2; w <= 17; ++w) {
+    for (const char* a : attrs) {
+      if (w < 3 && std::strstr(a, "[3,3]") != nullptr && std::strstr(a, "pads") == nullptr) continue;
+      SCOPED_TRACE("width " + std::to_string(w) + " " + a);
+      const int64_t h = 3 + w % 5, plane = h * w;
+      Tensor x = Random(DType::kF32, Shape({1, 19, h, w}), seed++);
+      x.FlatSetFromDouble(plane + w - 1, nan);             // plane 1: its first row's last column
+      x.FlatSetFromDouble(6 * plane + (h - 1) * w, nan);   // plane 6: its last row's first column
+      for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(3 * plane + i, (i * 5 + w) % 3 == 0 ? 0.0 : -0.0);
+      auto cpu = RunCpu("MaxPool", {x}, a);
+      auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", a));
+      ASSERT_TRUE(cpu.ok() && ref.ok()) << ErrorOf(cpu) << ErrorOf(ref);
+      const Tensor& y = cpu->outputs[0];
+      ASSERT_EQ(y.numel(), ref->outputs[0].numel());
+      int64_t differ = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const float got = y.data<float>()[i], want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(i));
+        differ += std::memcmp(&got, &want, sizeof(float)) != 0;
+      }
+      EXPECT_EQ(differ, 0);
+    }
+  }
+}
+
 TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : {DType::kF32, DType::kF64}) {
