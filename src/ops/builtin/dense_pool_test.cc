@@ -147,6 +147,23 @@ TEST(DenseMaxPool, NarrowPlanesAsOneFlatRowMatchReferenceBitExact) {
 // a plane of zeros of both signs, where the first of equal taps must win.
 // The 3x3 pad-1 window (fixed at compile time) and others, bit for bit
 // against the reference.
+// MaxPool of float32 x under `attrs` gives the reference's bits: the
+// reference computes in float64, its values as float32, the sign of zero
+// and NaN kept.
+void ExpectFloatMaxPoolBitsOfReference(const Tensor& x, const char* attrs) {
+  auto cpu = RunCpu("MaxPool", {x}, attrs);
+  auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", attrs));
+  ASSERT_TRUE(cpu.ok() && ref.ok()) << ErrorOf(cpu) << ErrorOf(ref);
+  const Tensor& y = cpu->outputs[0];
+  ASSERT_EQ(y.numel(), ref->outputs[0].numel());
+  int64_t differ = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const float got = y.data<float>()[i], want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(i));
+    differ += std::memcmp(&got, &want, sizeof(float)) != 0;
+  }
+  EXPECT_EQ(differ, 0);
+}
+
 TEST(DenseMaxPool, StretchesOfPlanesMatchReferenceBitExact) {
   const char* attrs[] = {"kernel_shape=[3,3],pads=[1,1,1,1]", "kernel_shape=[5,3],pads=[2,1,2,1]",
                          "kernel_shape=[2,1],pads=[1,0,0,0]", "kernel_shape=[1,1]"};
@@ -160,18 +177,7 @@ TEST(DenseMaxPool, StretchesOfPlanesMatchReferenceBitExact) {
       Tensor x = Random(DType::kF32, Shape({1, planes, h, w}), seed++);
       x.FlatSetFromDouble((per + 1) * plane + plane / 2, nan);
       for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(2 * plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
-      auto cpu = RunCpu("MaxPool", {x}, a);
-      auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", a));
-      ASSERT_TRUE(cpu.ok() && ref.ok()) << ErrorOf(cpu) << ErrorOf(ref);
-      // The reference computes in float64: its values as float32, the sign of zero and NaN kept.
-      const Tensor& y = cpu->outputs[0];
-      ASSERT_EQ(y.numel(), ref->outputs[0].numel());
-      int64_t differ = 0;
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        const float got = y.data<float>()[i], want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(i));
-        differ += std::memcmp(&got, &want, sizeof(float)) != 0;
-      }
-      EXPECT_EQ(differ, 0);
+      ExpectFloatMaxPoolBitsOfReference(x, a);
     }
   }
 }
@@ -239,17 +245,7 @@ TEST(DenseMaxPool, EightPlanesAtATimeMatchReferenceBitExact) {
       x.FlatSetFromDouble(plane + w - 1, nan);             // plane 1: its first row's last column
       x.FlatSetFromDouble(6 * plane + (h - 1) * w, nan);   // plane 6: its last row's first column
       for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(3 * plane + i, (i * 5 + w) % 3 == 0 ? 0.0 : -0.0);
-      auto cpu = RunCpu("MaxPool", {x}, a);
-      auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", a));
-      ASSERT_TRUE(cpu.ok() && ref.ok()) << ErrorOf(cpu) << ErrorOf(ref);
-      const Tensor& y = cpu->outputs[0];
-      ASSERT_EQ(y.numel(), ref->outputs[0].numel());
-      int64_t differ = 0;
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        const float got = y.data<float>()[i], want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(i));
-        differ += std::memcmp(&got, &want, sizeof(float)) != 0;
-      }
-      EXPECT_EQ(differ, 0);
+      ExpectFloatMaxPoolBitsOfReference(x, a);
     }
   }
 }
