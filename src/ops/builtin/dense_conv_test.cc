@@ -173,6 +173,8 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
       {15, 9, "strides=[2,2],pads=[0,0,1,1]"},  {63, 63, "strides=[2,2],pads=[1,1,1,1]"},
       {7, 7, "strides=[2,2]"},                  {7, 7, "pads=[1,1,1,1]"},
       {5, 8, "pads=[1,1,1,1]"},                 {6, 6, "pads=[0,1,0,1]"},
+      // mobilenet_v2's widest at stride 2, and the widest that runs eight at a time (63 outputs).
+      {112, 112, "strides=[2,2],pads=[1,1,1,1]"}, {125, 125, "strides=[2,2],pads=[1,1,1,1]"},
   };
   uint32_t seed = 500;
   for (const Case& c : cases) {

@@ -11,7 +11,7 @@ bool Depthwise3x3EightFits(const WindowGeometry& g) {
   const int64_t s = g.strides[1];
   return HasAvx2() && g.in[0] == 1 && g.kernel == std::vector<int64_t>{1, 3, 3} &&
          g.dilations == std::vector<int64_t>{1, 1, 1} && (s == 1 || s == 2) && g.strides[2] == s &&
-         g.out[2] < (s == 2 ? 32 : 9);
+         g.out[2] < (s == 2 ? 64 : 9);
 #else
   (void)g;
   return false;

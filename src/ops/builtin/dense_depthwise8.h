@@ -19,6 +19,10 @@
 //   [1,192,28,28] stride 2   106-132 -> 66-76 us   140-185 -> 127-138 us
 //   [1,144,56,56] stride 2   146-175 -> 130-142 us 250-299 -> 190-206 us
 //   [1,960,7,7]   stride 1    75-90  -> 59-60 us   116-164 -> 79-85 us
+//   [1,96,112,112] stride 2  231 -> 195 us (5 rounds)  292 -> 306 (4 rounds)
+// (the last one 221 -> 183 us in mobilenet_v2, node medians of 25
+// iterations, 5 of 5 rounds; its buffer, 114 x 114 x 8 floats, still fits
+// the core's L2, as a plane wider than 127 would not).
 // At stride 1 on wider planes it lost: [1,384,14,14] went 65 -> 42-58 us
 // warm but 100 -> 135-165 cold (and so in mobilenet_v2), [1,192,28,28]
 // 105 -> 117 warm. Those stay a channel at a time.
@@ -37,7 +41,7 @@
 namespace opscope::dense {
 
 // Whether Depthwise3x3Eight runs a window: 2-D, 3x3, no dilation, on a CPU
-// with AVX2; stride 2 on both dims with rows narrower than 32 outputs, or
+// with AVX2; stride 2 on both dims with rows narrower than 64 outputs, or
 // stride 1 with rows of at most 8.
 bool Depthwise3x3EightFits(const WindowGeometry& g);
 
