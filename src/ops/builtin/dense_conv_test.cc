@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/frozen_buffer.h"
@@ -177,14 +178,26 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
       {112, 112, "strides=[2,2],pads=[1,1,1,1]"}, {125, 125, "strides=[2,2],pads=[1,1,1,1]"},
   };
   uint32_t seed = 500;
+  bool fused = false;
   for (const Case& c : cases) {
-    const std::string attrs = std::string("group=8,") + c.attrs;
-    const std::string attrs7 = std::string("group=7,") + c.attrs;
-    SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
+    // Every other case a FusedConv with a bias (one of them zero) and a Clip,
+    // which eight at a time applies in registers, one at a time after.
+    fused = !fused;
+    const std::string op = fused ? "FusedConv" : "Conv";
+    const std::string tail = fused ? ",activation=Clip,activation_min=-0.5,activation_max=1.5" : "";
+    const std::string attrs = std::string("group=8,") + c.attrs + tail;
+    const std::string attrs7 = std::string("group=7,") + c.attrs + tail;
+    SCOPED_TRACE(op + " " + std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
     Tensor x = Random(DType::kF32, Shape({1, 8, c.h, c.w}), seed++, -2, 2);
     x.FlatSetFromDouble(3 * c.h * c.w + c.w + 2, std::nan(""));  // channel 3, row 1
     const Tensor w = Random(DType::kF32, Shape({8, 1, 3, 3}), seed++, -1, 1);
-    auto eight = RunCpu("Conv", {x, w}, attrs);
+    Tensor b = Random(DType::kF32, Shape({8}), seed++, -1, 1);
+    b.FlatSetFromDouble(2, 0.0);
+    auto with_bias = [&](std::vector<Tensor> in, const Tensor& bias) {
+      if (fused) in.push_back(bias);
+      return in;
+    };
+    auto eight = RunCpu(op, with_bias({x, w}, b), attrs);
     ASSERT_TRUE(eight.ok()) << eight.status().ToString();
     const Tensor& y8 = eight->outputs[0];
     const int64_t plane = y8.numel() / 8;
@@ -193,17 +206,21 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
       Tensor x7 = Random(DType::kF32, Shape({1, 7, c.h, c.w}), 1), w7 = Random(DType::kF32, Shape({7, 1, 3, 3}), 2);
       for (int64_t i = 0; i < x7.numel(); ++i) x7.FlatSetFromDouble(i, x.FlatGetAsDouble(first * c.h * c.w + i));
       for (int64_t i = 0; i < w7.numel(); ++i) w7.FlatSetFromDouble(i, w.FlatGetAsDouble(first * 9 + i));
-      auto seven = RunCpu("Conv", {x7, w7}, attrs7);
+      Tensor b7 = Random(DType::kF32, Shape({7}), 3);
+      for (int64_t i = 0; i < 7; ++i) b7.FlatSetFromDouble(i, b.FlatGetAsDouble(first + i));
+      auto seven = RunCpu(op, with_bias({x7, w7}, b7), attrs7);
       ASSERT_TRUE(seven.ok()) << seven.status().ToString();
       const Tensor& y7 = seven->outputs[0];
       ASSERT_EQ(y7.numel(), 7 * plane);
       for (int64_t i = 0; i < y7.numel(); ++i) {
-        const double a = y8.FlatGetAsDouble(first * plane + i), b = y7.FlatGetAsDouble(i);
-        ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b)))
-            << "channel " << first + i / plane << " output " << i % plane << ": " << a << " against " << b;
+        // Bit for bit: the sign of a zero included.
+        const float a = static_cast<float>(y8.FlatGetAsDouble(first * plane + i));
+        const float one = static_cast<float>(y7.FlatGetAsDouble(i));
+        ASSERT_TRUE(std::memcmp(&a, &one, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(one)))
+            << "channel " << first + i / plane << " output " << i % plane << ": " << a << " against " << one;
       }
     }
-    ExpectMatchesReference("Conv", {x, w}, attrs);
+    if (!fused) ExpectMatchesReference("Conv", {x, w}, attrs);
   }
   // Two images of 20 channels: two runs of eight in each and four left over,
   // one run with an infinite weight (it goes a channel at a time).
@@ -212,6 +229,74 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
   w.FlatSetFromDouble(9 * 10 + 4, std::numeric_limits<double>::infinity());
   ExpectMatchesReference("Conv", {x, w, Random(DType::kF32, Shape({20}), seed++)},
                          "group=20,strides=[2,2],pads=[1,1,1,1]");
+}
+
+// Stride 1 runs two output rows at a time with the bias and a Relu or Clip
+// in registers (dense_depthwise_rows.h). Each output must keep the bits of
+// its nine taps added in order from zero over the zero-bordered plane, then
+// the bias (unless zero), then the clamp: computed here one output at a time,
+// for widths 8 to 40 (the padded plane below 32, stretches of 16 rows above,
+// a last vector that overlaps the one before), odd and even heights, other
+// pads, NaNs in X, the tail in registers and in the epilogue's pass after.
+TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
+  struct Case {
+    int64_t h, w;
+    int64_t pt, pl, pb, pr;  // pads: top, left, bottom, right
+    const char* act;         // the FusedConv's activation, "" for none
+  };
+  const Case cases[] = {
+      {9, 8, 1, 1, 1, 1, ""},
+      {8, 13, 1, 1, 1, 1, "activation=Relu"},
+      {14, 14, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6"},
+      {7, 31, 0, 2, 2, 0, "activation=Clip,activation_min=-0.5,activation_max=0.25"},
+      {11, 32, 1, 1, 1, 1, "activation=Relu"},
+      {6, 37, 2, 0, 0, 1, ""},
+      {5, 40, 1, 1, 1, 1, "activation=LeakyRelu"},  // not in registers: the epilogue's pass
+      // Stretches of 16 output rows: three, the last of three rows; exactly one.
+      {35, 33, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6"},
+      {18, 34, 0, 0, 0, 0, ""},
+      {40, 36, 2, 1, 0, 1, "activation=LeakyRelu"},
+  };
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    const int64_t ch = 3, oh_n = c.h + c.pt + c.pb - 2, ow_n = c.w + c.pl + c.pr - 2;
+    const std::string attrs = "group=3,pads=[" + std::to_string(c.pt) + "," + std::to_string(c.pl) + "," +
+                              std::to_string(c.pb) + "," + std::to_string(c.pr) + "]" + (*c.act ? "," : "") + c.act;
+    SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
+    Tensor x = Random(DType::kF32, Shape({1, ch, c.h, c.w}), seed++, -2, 2);
+    x.FlatSetFromDouble(c.h * c.w + 2 * c.w + 3, std::nan(""));  // channel 1, row 2
+    const Tensor w = Random(DType::kF32, Shape({ch, 1, 3, 3}), seed++, -1, 1);
+    Tensor b = Random(DType::kF32, Shape({ch}), seed++, -1, 1);
+    b.FlatSetFromDouble(2, 0.0);  // a zero bias is not added: -0 sums stay -0
+    auto r = RunCpu("FusedConv", {x, w, b}, attrs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Tensor& y = r->outputs[0];
+    ASSERT_EQ(y.numel(), ch * oh_n * ow_n);
+    const std::string act = c.act;
+    const float lo = act.find("min=0,") != std::string::npos ? 0.0f : -0.5f;
+    const float hi = act.find("max=6") != std::string::npos ? 6.0f : 0.25f;
+    for (int64_t m = 0; m < ch; ++m) {
+      for (int64_t oh = 0; oh < oh_n; ++oh) {
+        for (int64_t ow = 0; ow < ow_n; ++ow) {
+          float acc = 0.0f;
+          for (int64_t t = 0; t < 9; ++t) {
+            const int64_t ih = oh + t / 3 - c.pt, iw = ow + t % 3 - c.pl;
+            const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+            const float xv = inside ? static_cast<float>(x.FlatGetAsDouble((m * c.h + ih) * c.w + iw)) : 0.0f;
+            acc += static_cast<float>(w.FlatGetAsDouble(m * 9 + t)) * xv;
+          }
+          const float bias = static_cast<float>(b.FlatGetAsDouble(m));
+          if (bias != 0.0f) acc += bias;
+          if (act == "activation=Relu") acc = std::max(acc, 0.0f);
+          if (act.rfind("activation=Clip", 0) == 0) acc = std::min(std::max(acc, lo), hi);
+          if (act == "activation=LeakyRelu") acc = acc < 0.0f ? 0.01f * acc : acc;
+          const float got = static_cast<float>(y.FlatGetAsDouble((m * oh_n + oh) * ow_n + ow));
+          ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
+              << "channel " << m << " output (" << oh << ", " << ow << "): " << got << " against " << acc;
+        }
+      }
+    }
+  }
 }
 
 TEST(DenseConv, DepthwiseWithAnInfiniteWeightSkipsTheTapsOutsideX) {

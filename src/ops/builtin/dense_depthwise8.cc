@@ -22,7 +22,8 @@ bool Depthwise3x3EightFits(const WindowGeometry& g) {
 namespace {
 
 [[gnu::target("avx2")]] void Eight(const float* x, int64_t x_plane, const float* w, const WindowGeometry& g, float* y,
-                                   int64_t y_plane, const float* next, std::vector<float>& scratch) {
+                                   int64_t y_plane, const float* next, const EightTail* tail,
+                                   std::vector<float>& scratch) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], s = g.strides[1];
   const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2], P = OH * OW;
   // Padded extents: the input at (ph, pw), every tap of every output inside.
@@ -50,12 +51,52 @@ namespace {
   for (int t = 0; t < 9; ++t) {
     wv[t] = _mm256_setr_ps(w[t], w[9 + t], w[18 + t], w[27 + t], w[36 + t], w[45 + t], w[54 + t], w[63 + t]);
   }
+  // The tail in registers (bias, then the clamp) where the caller gives
+  // one. A zero bias is not added by Epilogue::Run; -0 added changes no
+  // bits (x + -0 is x, -0 included), so such a lane adds -0.
+  __m256 bias = _mm256_set1_ps(-0.0f), lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  const bool clamp = tail != nullptr && tail->clamp;
+  if (tail != nullptr) {
+    alignas(32) float b[8];
+    for (int j = 0; j < 8; ++j) b[j] = tail->bias[j] == 0.0f ? -0.0f : tail->bias[j];
+    bias = _mm256_load_ps(b);
+    lo = _mm256_set1_ps(tail->lo), hi = _mm256_set1_ps(tail->hi);
+  }
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* r0 = in + oh * s * PW * 8;
     const float* r1 = r0 + PW * 8;
     const float* r2 = r1 + PW * 8;
     float* o = out + oh * OW * 8;
-    for (int64_t ow = 0; ow < OW; ++ow) {
+    // Two positions side by side: each output's nine adds are one chain of
+    // dependent adds, and one chain at a time left the adders idle.
+    int64_t ow = 0;
+    for (; ow + 2 <= OW; ow += 2) {
+      const int64_t i = ow * s * 8, k = i + s * 8;
+      __m256 a = _mm256_setzero_ps(), c = _mm256_setzero_ps();
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[0], _mm256_loadu_ps(r0 + i)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[0], _mm256_loadu_ps(r0 + k)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[1], _mm256_loadu_ps(r0 + i + 8)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[1], _mm256_loadu_ps(r0 + k + 8)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[2], _mm256_loadu_ps(r0 + i + 16)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[2], _mm256_loadu_ps(r0 + k + 16)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[3], _mm256_loadu_ps(r1 + i)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[3], _mm256_loadu_ps(r1 + k)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[4], _mm256_loadu_ps(r1 + i + 8)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[4], _mm256_loadu_ps(r1 + k + 8)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[5], _mm256_loadu_ps(r1 + i + 16)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[5], _mm256_loadu_ps(r1 + k + 16)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[6], _mm256_loadu_ps(r2 + i)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[6], _mm256_loadu_ps(r2 + k)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[7], _mm256_loadu_ps(r2 + i + 8)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[7], _mm256_loadu_ps(r2 + k + 8)));
+      a = _mm256_add_ps(a, _mm256_mul_ps(wv[8], _mm256_loadu_ps(r2 + i + 16)));
+      c = _mm256_add_ps(c, _mm256_mul_ps(wv[8], _mm256_loadu_ps(r2 + k + 16)));
+      if (tail != nullptr) a = _mm256_add_ps(a, bias), c = _mm256_add_ps(c, bias);
+      if (clamp) a = _mm256_min_ps(hi, _mm256_max_ps(lo, a)), c = _mm256_min_ps(hi, _mm256_max_ps(lo, c));
+      _mm256_storeu_ps(o + ow * 8, a);
+      _mm256_storeu_ps(o + ow * 8 + 8, c);
+    }
+    for (; ow < OW; ++ow) {
       const int64_t i = ow * s * 8;
       __m256 acc = _mm256_setzero_ps();
       acc = _mm256_add_ps(acc, _mm256_mul_ps(wv[0], _mm256_loadu_ps(r0 + i)));
@@ -67,6 +108,8 @@ namespace {
       acc = _mm256_add_ps(acc, _mm256_mul_ps(wv[6], _mm256_loadu_ps(r2 + i)));
       acc = _mm256_add_ps(acc, _mm256_mul_ps(wv[7], _mm256_loadu_ps(r2 + i + 8)));
       acc = _mm256_add_ps(acc, _mm256_mul_ps(wv[8], _mm256_loadu_ps(r2 + i + 16)));
+      if (tail != nullptr) acc = _mm256_add_ps(acc, bias);
+      if (clamp) acc = _mm256_min_ps(hi, _mm256_max_ps(lo, acc));
       _mm256_storeu_ps(o + ow * 8, acc);
     }
   }
@@ -78,11 +121,11 @@ namespace {
 #endif
 
 void Depthwise3x3Eight(const float* x, int64_t x_plane, const float* w, const WindowGeometry& g, float* y,
-                       int64_t y_plane, const float* next, std::vector<float>& scratch) {
+                       int64_t y_plane, const float* next, const EightTail* tail, std::vector<float>& scratch) {
 #if defined(__x86_64__)
-  Eight(x, x_plane, w, g, y, y_plane, next, scratch);
+  Eight(x, x_plane, w, g, y, y_plane, next, tail, scratch);
 #else
-  (void)x, (void)x_plane, (void)w, (void)g, (void)y, (void)y_plane, (void)next, (void)scratch;
+  (void)x, (void)x_plane, (void)w, (void)g, (void)y, (void)y_plane, (void)next, (void)tail, (void)scratch;
 #endif
 }
 

@@ -45,11 +45,21 @@ namespace opscope::dense {
 // stride 1 with rows of at most 8.
 bool Depthwise3x3EightFits(const WindowGeometry& g);
 
+// The eight channels' tail, applied in registers as Epilogue::Run would
+// after: each channel's bias (unless zero), then clamped to [lo, hi] when
+// `clamp` (Relu: [0, +inf)). dense_depthwise_rows.h says which epilogues fit.
+struct EightTail {
+  float bias[8] = {};
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
 // Channels c = 0..7: plane x + c * x_plane, weights w + 9 c, output y + c *
-// y_plane (g.out_size() floats, written whole, without bias or activation).
-// `next`, unless null, is the first of the next eight planes (x_plane
-// apart), prefetched. `scratch` is the caller's, grown as needed.
+// y_plane (g.out_size() floats, written whole, with `tail` applied, or
+// without bias or activation where it is null). `next`, unless null, is the
+// first of the next eight planes (x_plane apart), prefetched. `scratch` is
+// the caller's, grown as needed.
 void Depthwise3x3Eight(const float* x, int64_t x_plane, const float* w, const WindowGeometry& g, float* y,
-                       int64_t y_plane, const float* next, std::vector<float>& scratch);
+                       int64_t y_plane, const float* next, const EightTail* tail, std::vector<float>& scratch);
 
 }  // namespace opscope::dense

@@ -173,6 +173,21 @@ int64_t OutputsPerBlock(KernelContext& ctx, int64_t reads_each) {
   return std::max<int64_t>(1, ctx.tunable("block_inputs", 32768) / std::max<int64_t>(reads_each, 1));
 }
 
+int64_t WholeRoundsBlock(int64_t n, int64_t at_least, int64_t multiple, int workers) {
+  multiple = std::max<int64_t>(1, multiple);
+  const int64_t w = std::max(1, workers);
+  auto whole = [multiple](int64_t v) { return (v + multiple - 1) / multiple * multiple; };
+  auto blocks_of = [n](int64_t b) { return (n + b - 1) / b; };
+  int64_t b = whole(std::max<int64_t>(1, at_least));
+  if (b >= n || blocks_of(b) % w == 0) return b;
+  const int64_t blocks = (blocks_of(b) + w - 1) / w * w;
+  b = whole((n + blocks - 1) / blocks);
+  // Rounding to whole multiples can leave a count short of a round: smaller
+  // blocks until it is one (or the blocks are a single multiple).
+  while (b > multiple && blocks_of(b) % w != 0) b -= multiple;
+  return b;
+}
+
 bool HasAvx2() {
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");

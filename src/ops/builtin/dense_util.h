@@ -109,4 +109,12 @@ bool HasAvx2();
 // a few outputs over large planes ran as one block on one thread.
 int64_t OutputsPerBlock(KernelContext& ctx, int64_t reads_each);
 
+// A ParallelFor block size for `n` items: at least `at_least` items a block,
+// in whole `multiple`s, and where that makes more than one block, a count of
+// blocks that is a multiple of `workers` (the device's compute units), so
+// each gets the same share. Cut by size alone, mobilenet_v2's [1,960,7,7]
+// depthwise was three blocks of 336, 336 and 288 channels: one worker ran
+// two of them while the other waited.
+int64_t WholeRoundsBlock(int64_t n, int64_t at_least, int64_t multiple, int workers);
+
 }  // namespace opscope::dense

@@ -1,0 +1,51 @@
+// File: ops/builtin/dense_depthwise_rows.h
+// The 3x3 depthwise convolution at stride 1 two output rows at a time, with
+// the bias and a Relu or Clip applied in registers before the store.
+//
+// A row at a time (dense_conv.cc's DwRowS1, the loop GCC vectorises), each
+// output is one chain of nine dependent adds, 3 cycles each, and the core
+// holds too few of them in flight to keep its two adders busy: mobilenet_v2's
+// [1,144,56,56] ran its rows at 1.05 us a plane. Two rows share four input
+// rows, so the loads of the middle two serve both, and two chains run side
+// by side: 0.85 us a plane (a microbenchmark, one core; three rows 0.86, four
+// 0.92, two rows of two vectors 0.93: more chains spill the nine weights out
+// of AVX2's sixteen registers). The bias and activation in the same pass
+// spare the epilogue's second pass over the rows.
+//
+// The sums are DwRowS1's bit for bit: each output adds its nine taps in the
+// same order from zero, a multiply then an add each (no FMA), and the tail is
+// Epilogue::Run's (the bias added unless it is zero, then max with the lower
+// bound, min with the upper, which pass a NaN through as std::max and
+// std::min do there).
+#pragma once
+
+#include <cstdint>
+
+#include "ops/builtin/dense_epilogue.h"
+
+namespace opscope::dense {
+
+// What the rows apply after the sums: p + bias (when bias is not zero), then
+// clamped to [lo, hi] (when `clamp`). Relu is the clamp to [0, +inf).
+struct DepthwiseRowTail {
+  float bias = 0.0f;
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+// Whether the rows can apply `e` themselves: no activation, Relu or Clip,
+// and no residual Z. Otherwise the caller runs `e` on the rows it gets.
+bool DepthwiseRowTailFits(const Epilogue& e);
+// `e`'s tail with this channel's bias (DepthwiseRowTailFits(e) must hold).
+DepthwiseRowTail DepthwiseRowTailOf(const Epilogue& e, float bias);
+
+// Whether this CPU runs Depthwise3x3RowsS1 (AVX2).
+bool DepthwiseRowsFit();
+
+// `rows` output rows of n >= 8 outputs each, y + oh * n, from the padded
+// rows pad + r * pitch (n + 2 floats each, rows + 2 of them): output row oh
+// from padded rows oh, oh + 1 and oh + 2.
+void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const float* w, float* y, int64_t n,
+                        const DepthwiseRowTail& tail);
+
+}  // namespace opscope::dense
