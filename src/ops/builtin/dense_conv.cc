@@ -371,6 +371,8 @@ void DwRowS2(const C* e0, const C* e1, const C* e2, int64_t odd, const C* w, C* 
 // would make that product NaN where DepthwiseChannel skips the tap, hence
 // Is3x3WithFiniteWeights.
 //
+// Float at stride 1 on an AVX2 CPU runs two output rows at a time with the
+// tail in registers (dense_depthwise_rows.h); the rest as follows.
 // Strides 1 (rows 32 wide and more) and 2 stream the plane: three padded
 // input rows in a ring, each row copied once, from X straight into the ring,
 // and each output row computed from them. Before, the whole plane was copied
@@ -637,6 +639,23 @@ struct ColumnBlocks {
   }
 };
 
+// The row blocks of ChooseTiles' `rows`: as many as blocks of `rows` make,
+// cut in steps of 16 rows as evenly as they go (rounded up, as ColumnBlocks
+// does: the larger of two neighbouring blocks first). Blocks of
+// `rows` each and a sliver left one worker idle: mobilenet_v2's 960 -> 160
+// 1x1 over 7x7 made 48, 48, 48 and 16 rows, 96 rows on one worker and 64 on
+// the other; as 48, 32, 48, 32 it is 80 and 80.
+struct RowBlocks {
+  int64_t m, count, units;
+  RowBlocks(int64_t m_rows, int64_t rows)
+      : m(m_rows), count((m_rows + rows - 1) / rows), units((m_rows + 15) / 16) {}
+  // Block b's rows [m0, m1).
+  void Range(int64_t b, int64_t& m0, int64_t& m1) const {
+    auto start = [&](int64_t i) { return std::min(m, (i * units + count - 1) / count * 16); };
+    m0 = start(b), m1 = start(b + 1);
+  }
+};
+
 // Rows [r0, r1) and columns [p0, p1) of one image-group's im2col matrix into
 // col[r1 - r0, p1 - p0].
 template <typename C>
@@ -878,7 +897,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     if (panels >= blocks) t = GemmTiles{(P + blocks - 1) / blocks, mg};
   }
   const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0);
-  const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
+  const RowBlocks rows_of(mg, t.rows);
+  const int64_t col_blocks = cols_of.count, row_blocks = rows_of.count;
   const StoreClamp clamp = ClampOf(e);
   // Not zeroed first: conv_phases writes every element of the grid, its
   // padding too (a zeroed vector was a memset of the whole grid per call,
@@ -899,7 +919,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
         for (int64_t b = begin; b < end; ++b) {
           int64_t p0, p1;
           cols_of.Range(b % col_blocks, p0, p1);
-          const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+          int64_t m0, m1;
+          rows_of.Range(b / col_blocks, m0, m1);
           // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow:
           // a run per output row of the block.
           runs.clear();
@@ -1124,7 +1145,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     // tiles of 196 columns had run a masked 4-column panel in each); OpenBLAS's
     // as ChooseTiles cut them.
     const ColumnBlocks cols_of(P, t.tile, small_k == nullptr || ctx.tunable("tile", 0) > 0);
-    const int64_t col_blocks = cols_of.count, row_blocks = (mg + t.rows - 1) / t.rows;
+    const RowBlocks rows_of(mg, t.rows);
+    const int64_t col_blocks = cols_of.count, row_blocks = rows_of.count;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
     const bool shared_col = !direct && row_blocks > 1;
@@ -1157,7 +1179,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
           for (int64_t b = begin; b < end; ++b) {
             int64_t p0, p1;
             cols_of.Range(b % col_blocks, p0, p1);
-            const int64_t m0 = (b / col_blocks) * t.rows, m1 = std::min(mg, m0 + t.rows);
+            int64_t m0, m1;
+            rows_of.Range(b / col_blocks, m0, m1);
             const C* cols = (shared_col ? all_cols.data() : xg) + p0;
             int64_t ldb = P;
             if (!direct && !shared_col) {

@@ -23,9 +23,15 @@
 // (the last one 221 -> 183 us in mobilenet_v2, node medians of 25
 // iterations, 5 of 5 rounds; its buffer, 114 x 114 x 8 floats, still fits
 // the core's L2, as a plane wider than 127 would not).
+// Two output positions side by side (two chains of dependent adds, not one)
+// and the bias and Clip in registers, not in a pass after, took them further
+// (ops-debug profile of FusedConv with Clip, 5 rounds alternating, medians):
+//   [1,96,112,112] stride 2  196 -> 166 us   [1,144,56,56] stride 2  79 -> 69 us
+//   [1,192,28,28]  stride 2   34 -> 31 us    [1,960,7,7]   stride 1  42 -> 33 us
+//   [1,576,14,14]  stride 2   31 -> 28 us
 // At stride 1 on wider planes it lost: [1,384,14,14] went 65 -> 42-58 us
 // warm but 100 -> 135-165 cold (and so in mobilenet_v2), [1,192,28,28]
-// 105 -> 117 warm. Those stay a channel at a time.
+// 105 -> 117 warm. Those stay a channel at a time (dense_depthwise_rows.h).
 //
 // The sums are Depthwise3x3's: each output adds its nine taps in the same
 // order from zero, a multiply then an add each (no FMA), so a tap on the

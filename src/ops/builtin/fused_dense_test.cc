@@ -297,6 +297,16 @@ TEST(DenseTiles, ConvAndConvTransposeMatchTheirReferencesAtEveryTile) {
                                      Random(DType::kF32, Shape({12}), seed++)},
                        ws[2] == 3 ? "activation=Relu,pads=[1,1,1,1]" : "activation=Relu");
   }
+  // Output channels cut in whole steps of 16 rows as evenly as they go
+  // (RowBlocks): 160 channels over 5x5 as 48, 32, 48, 32, through OpenBLAS
+  // (1x1) and the shifted GEMM (3x3); 100 as 32, 32, 32 and 4 (a partial step).
+  for (const char* w : {"[160,24,1,1]", "[160,24,3,3]", "[100,24,1,1]", "[100,24,3,3]"}) {
+    SCOPED_TRACE(w);
+    const Shape ws = *Shape::Parse(w);
+    ExpectFusedMatches("FusedConv", {Random(DType::kF32, Shape({1, 24, 5, 5}), seed++), Random(DType::kF32, ws, seed++),
+                                     Random(DType::kF32, Shape({ws[0]}), seed++)},
+                       ws[2] == 3 ? "activation=Relu,pads=[1,1,1,1]" : "activation=Relu");
+  }
   // ConvTranspose's GEMM (64 x 625 x 32, A transposed) cut by columns, with its
   // channels-per-block tunable beside it.
   ExpectFusedMatches("ConvTranspose", {Random(DType::kF32, Shape({1, 32, 25, 25}), seed++),
