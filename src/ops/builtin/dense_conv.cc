@@ -361,6 +361,35 @@ void DwRowS2(const C* e0, const C* e1, const C* e2, int64_t odd, const C* w, C* 
   DwRowS2Body(e0, e1, e2, odd, w, out, n);
 }
 
+// dst[0, wq): zeros, then src[l - lo] at l in [lo, hi), then zeros: a padded
+// row. As std::fill, std::copy and std::fill it was three library calls a
+// row (memset@plt for one float, memmove for 56): conv_phases of a 3x3 over
+// [1,64,56,56] took 95 us, a thirteenth of the convolution, for 800 KB; 60
+// now. Here, where the borders are at most a vector and the row at least one,
+// a vector of zeros at each end, then the row over them in whole vectors,
+// the last one overlapping the one before: no masked stores (slow on AMD).
+#if defined(__x86_64__)
+[[gnu::target("avx2")]] bool PadRowAvx2(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
+  if (wq < 8 || hi - lo < 8 || lo > 8 || wq - hi > 8) return false;
+  _mm256_storeu_ps(dst, _mm256_setzero_ps());
+  _mm256_storeu_ps(dst + wq - 8, _mm256_setzero_ps());
+  int64_t l = lo;
+  for (; l + 8 <= hi; l += 8) _mm256_storeu_ps(dst + l, _mm256_loadu_ps(src + (l - lo)));
+  if (l < hi) _mm256_storeu_ps(dst + hi - 8, _mm256_loadu_ps(src + (hi - 8 - lo)));
+  return true;
+}
+#endif
+
+void PadRow(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
+#if defined(__x86_64__)
+  static const bool avx2 = dense::HasAvx2();
+  if (avx2 && PadRowAvx2(src, lo, hi, wq, dst)) return;
+#endif
+  std::fill(dst, dst + lo, 0.0f);
+  std::copy(src, src + (hi - lo), dst + lo);
+  std::fill(dst + hi, dst + wq, 0.0f);
+}
+
 // The 3x3 depthwise of mobilenets, a channel at a time, with the bias and
 // activation (`e`) applied to each output row as it is written, while the
 // row is in L1. Every output sums all nine taps in one pass along its row,
@@ -423,26 +452,28 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
       // padded 112x112 plane (52 KB) would not. The last two rows of a
       // stretch are the first two of the next.
       constexpr int64_t kStretch = 16;
-      thread_local std::vector<float> rows;
-      rows.resize((kStretch + 2) * PW);
+      thread_local std::vector<float> stretch;
+      stretch.resize((kStretch + 2) * PW);
+      float* const rows = stretch.data();  // once: each thread_local access is a __tls_get_addr call
       for (int64_t oh0 = 0; oh0 < OH; oh0 += kStretch) {
         const int64_t n = std::min(kStretch, OH - oh0);
-        int64_t r = 0;  // rows.data()'s row r is padded row oh0 + r
+        int64_t r = 0;  // rows' row r is padded row oh0 + r
         if (oh0 > 0) {
-          std::copy(rows.data() + kStretch * PW, rows.data() + (kStretch + 2) * PW, rows.data());
+          std::copy(rows + kStretch * PW, rows + (kStretch + 2) * PW, rows);
           r = 2;
         }
+        // PadRow: whole vectors, the zeros at each end first (the rows are
+        // read only once all 18 are written, so its overlapping stores do
+        // not stall the loads, as they did a row of the ring at a time).
         for (; r < n + 2; ++r) {
-          float* dst = rows.data() + r * PW;
+          float* dst = rows + r * PW;
           if (const float* src = input_row(oh0 + r)) {
-            std::fill(dst, dst + pw, 0.0f);
-            std::copy(src, src + W, dst + pw);
-            std::fill(dst + pw + W, dst + PW, 0.0f);
+            PadRow(src, pw, pw + W, PW, dst);
           } else {
             std::fill(dst, dst + PW, 0.0f);
           }
         }
-        dense::Depthwise3x3RowsS1(rows.data(), PW, n, w, y + oh0 * OW, OW, tail);
+        dense::Depthwise3x3RowsS1(rows, PW, n, w, y + oh0 * OW, OW, tail);
         if (!fused) epilogue.Rows(oh0 + n);
       }
       return;
@@ -754,35 +785,6 @@ struct PhaseGrid {
     return phase * plane + shift;
   }
 };
-
-// dst[0, wq): zeros, then src[l - lo] at l in [lo, hi), then zeros: a padded
-// row. As std::fill, std::copy and std::fill it was three library calls a
-// row (memset@plt for one float, memmove for 56): conv_phases of a 3x3 over
-// [1,64,56,56] took 95 us, a thirteenth of the convolution, for 800 KB; 60
-// now. Here, where the borders are at most a vector and the row at least one,
-// a vector of zeros at each end, then the row over them in whole vectors,
-// the last one overlapping the one before: no masked stores (slow on AMD).
-#if defined(__x86_64__)
-[[gnu::target("avx2")]] bool PadRowAvx2(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
-  if (wq < 8 || hi - lo < 8 || lo > 8 || wq - hi > 8) return false;
-  _mm256_storeu_ps(dst, _mm256_setzero_ps());
-  _mm256_storeu_ps(dst + wq - 8, _mm256_setzero_ps());
-  int64_t l = lo;
-  for (; l + 8 <= hi; l += 8) _mm256_storeu_ps(dst + l, _mm256_loadu_ps(src + (l - lo)));
-  if (l < hi) _mm256_storeu_ps(dst + hi - 8, _mm256_loadu_ps(src + (hi - 8 - lo)));
-  return true;
-}
-#endif
-
-void PadRow(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
-#if defined(__x86_64__)
-  static const bool avx2 = dense::HasAvx2();
-  if (avx2 && PadRowAvx2(src, lo, hi, wq, dst)) return;
-#endif
-  std::fill(dst, dst + lo, 0.0f);
-  std::copy(src, src + (hi - lo), dst + lo);
-  std::fill(dst + hi, dst + wq, 0.0f);
-}
 
 // One image-group's cg channels of X (xg) into the phase planes of `grid`
 // at dst: every element written, the padding as zeros.
