@@ -78,6 +78,10 @@ TEST(DenseConv, MatchesReferenceAcrossGeometriesAndDtypes) {
       {Shape({1, 2, 11}), Shape({3, 2, 3}), false, "strides=[2],auto_pad=SAME_LOWER"},
       {Shape({1, 2, 4, 5, 3}), Shape({2, 2, 2, 3, 2}), true, "pads=[1,0,1,0,1,1]"},
       {Shape({1, 3, 8, 8}), Shape({2, 3, 3, 3}), false, "auto_pad=VALID,strides=[3,3]"},
+      // Stems at stride 2 (K = 27): im2col's stride-2 columns eight at a time
+      // where a row has 9 or more, odd and even widths, an odd left pad.
+      {Shape({1, 3, 12, 33}), Shape({8, 3, 3, 3}), true, "pads=[1,1,1,1],strides=[2,2]"},
+      {Shape({1, 3, 11, 40}), Shape({8, 3, 3, 3}), true, "pads=[0,3,1,0],strides=[2,2]"},
   };
   uint32_t seed = 1;
   for (DType t : kConvFloats) {
