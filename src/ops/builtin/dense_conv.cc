@@ -687,14 +687,14 @@ struct RowBlocks {
   }
 };
 
-// dst[i] = src[2 i] for i < n (n >= 9): the columns of a stride-2 tap. One
-// element at a time, that loop was a third of mobilenet_v2's stem (3 -> 32
-// channels at stride 2 over 224x224, K = 27): two vectors of src make eight
-// outputs, their even lanes shuffled together. The last vector read ends at
+// dst[i] = src[2 i] for i < n: the columns of a stride-2 tap. One element at
+// a time, that loop was a third of mobilenet_v2's stem (3 -> 32 channels at
+// stride 2 over 224x224, K = 27): two vectors of src make eight outputs,
+// their even lanes shuffled together. The last vector read ends at
 // src[2 i + 15], so the vectors stop where that passes src[2 (n - 1)], the
 // last element the row has (no read past the tensor's end).
 #if defined(__x86_64__)
-[[gnu::target("avx2")]] void EveryOtherAvx2(const float* src, int64_t n, float* dst) {
+[[gnu::target("avx2")]] int64_t EveryOtherAvx2(const float* src, int64_t n, float* dst) {
   int64_t i = 0;
   for (; i + 9 <= n; i += 8) {
     const __m256 lo = _mm256_loadu_ps(src + 2 * i), hi = _mm256_loadu_ps(src + 2 * i + 8);
@@ -702,16 +702,19 @@ struct RowBlocks {
     const __m256 even = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
     _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0))));
   }
-  for (; i < n; ++i) dst[i] = src[2 * i];
+  return i;
 }
 #endif
 
-void EveryOther(const float* src, int64_t n, float* dst) {
+template <typename C>
+void EveryOther(const C* src, int64_t n, C* dst) {
+  int64_t i = 0;
 #if defined(__x86_64__)
-  EveryOtherAvx2(src, n, dst);
-#else
-  for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
+  if constexpr (std::is_same_v<C, float>) {
+    if (dense::HasAvx2()) i = EveryOtherAvx2(src, n, dst);
+  }
 #endif
+  for (; i < n; ++i) dst[i] = src[2 * i];
 }
 
 // Rows [r0, r1) and columns [p0, p1) of one image-group's im2col matrix into
@@ -745,8 +748,8 @@ void Im2ColTile(const C* x, const WindowGeometry& g, const std::vector<dense::Ta
         std::fill(dst, dst + (a - ow0), C(0));
         if (sw == 1) {
           std::copy(src + a + off, src + b + off, dst + (a - ow0));
-        } else if (std::is_same_v<C, float> && sw == 2 && b - a >= 9 && dense::HasAvx2()) {
-          EveryOther(reinterpret_cast<const float*>(src + a * 2 + off), b - a, reinterpret_cast<float*>(dst + (a - ow0)));
+        } else if (sw == 2) {
+          EveryOther(src + a * 2 + off, b - a, dst + (a - ow0));
         } else {
           for (int64_t ow = a; ow < b; ++ow) dst[ow - ow0] = src[ow * sw + off];
         }
@@ -1122,18 +1125,16 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
             const float* next = nm + 16 <= end ? x + (n * d.c + c + 8) * in_sz : nullptr;
             if (next != nullptr && m + 16 > d.m) next = nullptr;  // the next image's: not worth the arithmetic
             // The bias and a Relu or Clip in registers; other tails after.
-            if (dense::DepthwiseRowTailFits(e)) {
-              dense::EightTail tail;
+            const bool fused = dense::DepthwiseRowTailFits(e);
+            dense::EightTail tail;
+            if (fused) {
               const dense::DepthwiseRowTail t = dense::DepthwiseRowTailOf(e, 0.0f);
               tail.clamp = t.clamp, tail.lo = t.lo, tail.hi = t.hi;
               for (int j = 0; j < 8; ++j) tail.bias[j] = bias != nullptr ? bias[m + j] : 0.0f;
-              dense::Depthwise3x3Eight(x + (n * d.c + c) * in_sz, in_sz, w + m * kvol, g, y + nm * P, P, next, &tail,
-                                       pad);
-            } else {
-              dense::Depthwise3x3Eight(x + (n * d.c + c) * in_sz, in_sz, w + m * kvol, g, y + nm * P, P, next,
-                                       nullptr, pad);
-              for (int64_t j = 0; j < 8; ++j) e.Run(y + (nm + j) * P, P, bias != nullptr ? bias[m + j] : C(0));
             }
+            dense::Depthwise3x3Eight(x + (n * d.c + c) * in_sz, in_sz, w + m * kvol, g, y + nm * P, P, next,
+                                     fused ? &tail : nullptr, pad);
+            for (int64_t j = 0; !fused && j < 8; ++j) e.Run(y + (nm + j) * P, P, bias != nullptr ? bias[m + j] : C(0));
             nm += 7;
             continue;
           }
