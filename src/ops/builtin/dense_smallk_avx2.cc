@@ -162,7 +162,9 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
       for (; i + 6 <= m; i += 6) Rows<6>(whole, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, tail(i));
       const float* ai = a + i * lda;
       float* ci = c + i * ldc + j;
-      WithRows<5>(m - i, [&](auto rows) { Rows<decltype(rows)::value>(whole, k, ai, lda, b + j, ldb, ci, ldc, tail(i)); });
+      WithRows<5>(m - i, [&](auto rows) {
+        Rows<decltype(rows)::value>(whole, k, ai, lda, b + j, ldb, ci, ldc, tail(i));
+      });
     }
     if (half > 0) {
       const PanelMask mask(half);
