@@ -860,15 +860,21 @@ Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGri
   }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane)));
 }
 
-// Where tap k (channel k / kvol, tap k % kvol) of the grid starts.
+// Where tap k (channel k / kvol, tap k % kvol) of the grid starts: channel
+// c's taps are channel 0's moved by c whole channels of phase planes
+// (PhaseGrid::Offset), so only channel 0's kvol taps take the divisions.
+// Worked out for every k (seven 64-bit divisions each), the offsets of
+// resnet18's last 3x3s (K = 4608) took about 100 us a call on the launching
+// thread, while the other worker waited for the GEMM's blocks.
 std::vector<int64_t> TapOffsets(const WindowGeometry& g, const PhaseGrid& grid, int64_t K) {
   const int64_t kvol = g.kernel_size();
   std::vector<int64_t> off(static_cast<size_t>(K));
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t kk = k % kvol;
+  for (int64_t kk = 0; kk < std::min(kvol, K); ++kk) {
     const int64_t taps[3] = {kk / (g.kernel[1] * g.kernel[2]), (kk / g.kernel[2]) % g.kernel[1], kk % g.kernel[2]};
-    off[k] = grid.Offset(g, k / kvol, taps);
+    off[kk] = grid.Offset(g, 0, taps);
   }
+  const int64_t channel = grid.phases * grid.plane;
+  for (int64_t k = kvol; k < K; ++k) off[k] = off[k - kvol] + channel;
   return off;
 }
 
