@@ -878,6 +878,28 @@ std::vector<int64_t> TapOffsets(const WindowGeometry& g, const PhaseGrid& grid, 
   return off;
 }
 
+// Whether the shifted GEMM reads X's planes straight, with the taps that
+// fall outside masked (dense_smallk.h's PlaneBorders), rather than a padded
+// grid: one plane deep, stride 1, no dilation, and the output plane the
+// input's size (a 3x3 with pads of 1, a 5x5 with 2: resnet's and
+// googlenet's). conv_phases had written the grid, every element of it, for
+// the packing to read once: for a 3x3 over [1,64,56,56], 861 KB written and
+// read again, from the other core's cache for half of it.
+bool ReadsPlaneStraight(const WindowGeometry& g) {
+  return g.in[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1 && g.strides == std::vector<int64_t>{1, 1, 1} &&
+         g.dilations == std::vector<int64_t>{1, 1, 1} && g.out[1] == g.in[1] && g.out[2] == g.in[2];
+}
+
+// Tap k's shift in X (channel k / kvol, tap (i, j) = k % kvol) for
+// ReadsPlaneStraight: c h w + (i - ph) w + (j - pw).
+std::vector<int64_t> StraightTapOffsets(const WindowGeometry& g, int64_t K) {
+  const int64_t H = g.in[1], W = g.in[2], kw = g.kernel[2], kvol = g.kernel_size();
+  std::vector<int64_t> off(static_cast<size_t>(K));
+  for (int64_t kk = 0; kk < std::min(kvol, K); ++kk) off[kk] = (kk / kw - g.pads_begin[1]) * W + kk % kw - g.pads_begin[2];
+  for (int64_t k = kvol; k < K; ++k) off[k] = off[k - kvol] + H * W;
+  return off;
+}
+
 // Whether the shifted GEMM runs a convolution (ops-debug profile against
 // the kernels it replaced, 2 rounds alternating):
 // - a window wider than one tap: 1x1 convolutions run OpenBLAS or the
@@ -927,7 +949,11 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
   const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
   const PhaseGrid grid(g);
   const int64_t Hq = grid.q[1], Wq = grid.q[2];
-  const std::vector<int64_t> off = TapOffsets(g, grid, K);
+  // Padded and strided or dilated: the phase grid; padded at stride 1 with
+  // the plane's size kept: X as it is, the borders masked.
+  const bool straight = !grid.identity && ReadsPlaneStraight(g);
+  const dense::PlaneBorders borders{H, W, g.kernel[1], g.kernel[2], g.pads_begin[1], g.pads_begin[2]};
+  const std::vector<int64_t> off = straight ? StraightTapOffsets(g, K) : TapOffsets(g, grid, K);
   GemmTiles t = ChooseTiles(K, mg, P, sizeof(float), workers, ctx.tunable("tile", 0));
   // Each block packs its own columns of X: where ChooseTiles split the
   // output channels (OpenBLAS packs W's rows a block), every row block
@@ -947,7 +973,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
   // Not zeroed first: conv_phases writes every element of the grid, its
   // padding too (a zeroed vector was a memset of the whole grid per call,
   // 3% of a 3x3 conv's time over 56x56).
-  const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
+  const bool gridded = !grid.identity && !straight;
+  const std::unique_ptr<float[]> xgrid(gridded ? new float[cg * grid.phases * grid.plane] : nullptr);
   std::vector<float> zeros(static_cast<size_t>(mg), 0.0f);
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t grp = 0; grp < d.group; ++grp) {
@@ -955,8 +982,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
       float* yg = y + (n * d.m + grp * mg) * P;
       const float* zg = z != nullptr ? z + (n * d.m + grp * mg) * P : nullptr;
       const float* bg = bias != nullptr ? bias + grp * mg : zeros.data();
-      if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xg, cg, xgrid.get()));
-      const float* src = grid.identity ? xg : xgrid.get();
+      if (gridded) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xg, cg, xgrid.get()));
+      const float* src = gridded ? xgrid.get() : xg;
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_shifted_gemm", col_blocks * row_blocks,
                                               [&](int64_t begin, int64_t end) {
         thread_local std::vector<dense::ColumnRun> runs;
@@ -968,7 +995,9 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow:
           // a run per output row of the block.
           runs.clear();
-          for (int64_t p = p0; p < p1;) {
+          // Straight from X's plane: the block's columns are one run (output p reads p + off).
+          if (straight) runs.push_back({0, p1 - p0, p0});
+          for (int64_t p = p0; p < p1 && !straight;) {
             const int64_t row = p / oW, ow = p % oW, len = std::min(p1 - p, oW - ow);
             runs.push_back({p - p0, len, ((row / oH) * Hq + row % oH) * Wq + ow});
             p += len;
@@ -983,7 +1012,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
           }
           gemm(m1 - m0, p1 - p0, K, w + (grp * mg + m0) * K, K, src, off.data(), runs.data(),
                static_cast<int64_t>(runs.size()), yg + m0 * P + p0, P, zg != nullptr ? nullptr : bg + m0, clamp.lo,
-               clamp.hi);
+               clamp.hi, straight ? &borders : nullptr);
           if (!clamp.applied) {
             for (int64_t m = m0; m < m1; ++m) e.Run(yg + m * P + p0, p1 - p0, 0.0f);
           }

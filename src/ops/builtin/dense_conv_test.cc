@@ -161,6 +161,72 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
   }
 }
 
+// A padded window at stride 1 that keeps the plane's size reads X's planes
+// straight, the taps past the borders masked (dense_smallk.h's
+// PlaneBorders), with no grid written: the same bits as the same
+// convolution, unpadded, over X zero-padded by hand (which reads the padded
+// X as it is). Rows narrower than a panel (7) and wider, 3x3 and 5x5,
+// asymmetric pads, 1-D, two images, two groups, three slabs (a slab then
+// starts in the middle of a channel's taps). A NaN on a row's first column
+// and a huge value on another's last: a lane that read across the row's
+// edge would carry them to the other side.
+TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
+  if (dense::Avx2ShiftedGemm() == nullptr) GTEST_SKIP() << "no AVX2 and FMA: no shifted GEMM";
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> pads;  // ONNX order: begins, then ends
+    int64_t group;
+  };
+  const Case cases[] = {
+      {Shape({1, 40, 20, 20}), Shape({12, 40, 3, 3}), {1, 1, 1, 1}, 1},
+      {Shape({1, 32, 5, 7}), Shape({9, 32, 3, 3}), {1, 1, 1, 1}, 1},
+      {Shape({1, 16, 24, 24}), Shape({8, 16, 5, 5}), {2, 2, 2, 2}, 1},
+      {Shape({1, 40, 9, 30}), Shape({6, 40, 3, 3}), {2, 0, 0, 2}, 1},
+      {Shape({1, 64, 12, 12}), Shape({16, 64, 3, 3}), {1, 1, 1, 1}, 1},
+      {Shape({2, 30, 16, 16}), Shape({8, 30, 3, 3}), {1, 1, 1, 1}, 1},
+      {Shape({1, 64, 10, 10}), Shape({6, 32, 3, 3}), {1, 1, 1, 1}, 2},
+      {Shape({1, 100, 50}), Shape({5, 100, 3}), {1, 1}, 1},
+  };
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    const int rank = c.x.rank() - 2;
+    std::string pads = "[", zeros = "[";
+    for (size_t i = 0; i < c.pads.size(); ++i) {
+      pads += (i ? "," : "") + std::to_string(c.pads[i]);
+      zeros += i ? ",0" : "0";
+    }
+    const std::string attrs = "group=" + std::to_string(c.group) + ",pads=" + pads + "]";
+    SCOPED_TRACE(c.x.ToString() + " " + c.w.ToString() + " " + attrs);
+    Tensor x = Random(DType::kF32, c.x, seed++, -1, 1);
+    const int64_t W = c.x[c.x.rank() - 1], H = rank == 2 ? c.x[2] : 1;
+    x.FlatSetFromDouble(2 * W, std::nan(""));                      // row 2's first column
+    x.FlatSetFromDouble(std::min<int64_t>(4, H - 1) * W + W - 1, 1e30);  // row 4's last
+    // X zero-padded by hand: the same plane inside, zeros around it.
+    std::vector<int64_t> dims = c.x.dims();
+    for (int i = 0; i < rank; ++i) dims[2 + i] += c.pads[i] + c.pads[rank + i];
+    Tensor xp = Values(DType::kF32, Shape(dims), std::vector<double>(static_cast<size_t>(Shape(dims).numel()), 0.0));
+    const int64_t PW = dims.back(), PH = rank == 2 ? dims[2] : 1, top = rank == 2 ? c.pads[0] : 0;
+    const int64_t left = c.pads[rank - 1];
+    for (int64_t plane = 0; plane < c.x[0] * c.x[1]; ++plane) {
+      for (int64_t r = 0; r < H; ++r) {
+        for (int64_t l = 0; l < W; ++l) {
+          xp.FlatSetFromDouble((plane * PH + r + top) * PW + l + left, x.FlatGetAsDouble((plane * H + r) * W + l));
+        }
+      }
+    }
+    const Tensor w = Random(DType::kF32, c.w, seed++, -1, 1);
+    const Tensor b = Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1);
+    auto straight = RunCpu("Conv", {x, w, b}, attrs);
+    ASSERT_TRUE(straight.ok()) << straight.status().ToString();
+    EXPECT_TRUE(Launched(*straight, "conv_shifted_gemm"));
+    EXPECT_FALSE(Launched(*straight, "conv_phases")) << "the padded grid was written";
+    auto padded = RunCpu("Conv", {xp, w, b}, "group=" + std::to_string(c.group) + ",pads=" + zeros + "]");
+    ASSERT_TRUE(padded.ok()) << padded.status().ToString();
+    ASSERT_EQ(straight->outputs[0].shape(), padded->outputs[0].shape());
+    EXPECT_TRUE(SameBits(straight->outputs[0], padded->outputs[0]));
+  }
+}
+
 // The 3x3 depthwise of small planes eight channels at a time gives the bits
 // a channel at a time gives: eight channels (one run of eight) against the
 // same channels in two runs of seven (too few for eight, so a channel at a

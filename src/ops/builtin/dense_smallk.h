@@ -65,9 +65,25 @@ struct ColumnRun {
   int64_t first, count, at;
 };
 
+// Straight from an unpadded plane (`borders` given: no grid). Where a
+// window at stride 1 keeps the plane's size (3x3 with pads of 1, 5x5 with
+// 2), output position s of the plane reads tap (i, j) of channel c at X's
+// element c h w + s + (i - ph) w + (j - pw): the whole plane one run, off[p]
+// that shift for tap p (channel p / kvol, tap p % kvol). A tap that falls
+// outside the plane reads nothing and is zero: the lanes whose row (s / w
+// + i - ph) or column (s % w + j - pw) leaves it are masked, tap by tap, in
+// the panels that have such lanes. The padded grid's zeros, with no grid
+// written: the same bits. runs is then one run {0, n, first}, first being
+// the plane position of column 0.
+struct PlaneBorders {
+  int64_t h = 0, w = 0;    // the plane (input and output)
+  int64_t kh = 0, kw = 0;  // the window
+  int64_t ph = 0, pw = 0;  // pads before
+};
+
 using ShiftedGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src,
                                const int64_t* off, const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc,
-                               const float* row_init, float lo, float hi);
+                               const float* row_init, float lo, float hi, const PlaneBorders* borders);
 
 ShiftedGemmFn Avx2ShiftedGemm();
 

@@ -228,7 +228,46 @@ struct PanelReads {
   bool whole = false;
   int64_t delta = 0;
   std::vector<PanelPiece> pieces;
+  // Straight from a plane (PlaneBorders), a panel with lanes outside it for
+  // some tap: tap t's masks of the two halves, all 16 lanes read at delta.
+  // Empty otherwise.
+  std::vector<PanelMask> taps;
 };
+
+// The panels of n columns read straight from a plane (dense_smallk.h's
+// PlaneBorders), column j at plane position first + j: a panel whose lanes
+// read inside the plane for every tap is whole; the others keep a pair of
+// masks a tap.
+void PlanBorderPanels(int64_t n, int64_t first, const PlaneBorders& b, std::vector<PanelReads>& plan) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, kvol = b.kh * b.kw;
+  plan.resize(static_cast<size_t>(panels));
+  for (int64_t q = 0; q < panels; ++q) {
+    PanelReads& pr = plan[static_cast<size_t>(q)];
+    pr.pieces.clear();
+    pr.taps.clear();
+    const int64_t j0 = q * kPanel, live = std::min(kPanel, n - j0);
+    pr.delta = first + j0;
+    int64_t row[kPanel], col[kPanel];
+    bool inside = live == kPanel;
+    for (int64_t l = 0; l < live; ++l) {
+      row[l] = (first + j0 + l) / b.w;
+      col[l] = (first + j0 + l) % b.w;
+      inside = inside && row[l] >= b.ph && row[l] <= b.h - b.kh + b.ph && col[l] >= b.pw && col[l] <= b.w - b.kw + b.pw;
+    }
+    pr.whole = inside;
+    if (inside) continue;
+    pr.taps.resize(static_cast<size_t>(kvol), PanelMask(0));
+    for (int64_t t = 0; t < kvol; ++t) {
+      alignas(32) int32_t lane[kPanel];
+      for (int64_t l = 0; l < kPanel; ++l) {
+        const int64_t r = l < live ? row[l] + t / b.kw - b.ph : -1, c = l < live ? col[l] + t % b.kw - b.pw : -1;
+        lane[l] = r >= 0 && r < b.h && c >= 0 && c < b.w ? -1 : 0;
+      }
+      pr.taps[static_cast<size_t>(t)].lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane));
+      pr.taps[static_cast<size_t>(t)].hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane + 8));
+    }
+  }
+}
 
 // Each panel's reads, from the runs: column j0 + l of run r reads at
 // delta = at - first + j0, plus l.
@@ -240,6 +279,7 @@ void PlanPanels(int64_t n, const ColumnRun* runs, int64_t num_runs, std::vector<
   for (int64_t q = 0; q < panels; ++q) {
     PanelReads& pr = plan[static_cast<size_t>(q)];
     pr.pieces.clear();
+    pr.taps.clear();
     const int64_t j0 = q * kPanel, j1 = std::min(n, j0 + kPanel);
     while (runs[r].first + runs[r].count <= j0) ++r;
     const ColumnRun& first = runs[r];
@@ -262,9 +302,10 @@ void PlanPanels(int64_t n, const ColumnRun* runs, int64_t num_runs, std::vector<
 // Rows [0, k) of the shifted B (row p: src + off[p]), into the panels of a
 // slab, a panel at a time: each panel's k rows are written in order (a row
 // at a time across the panels stored 16 floats to every panel in turn, a
-// slab's size apart, and took a tenth of a 3x3 conv's time).
-void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vector<PanelReads>& plan,
-                 float* panels) {
+// slab's size apart, and took a tenth of a 3x3 conv's time). Row p is tap
+// (tap0 + p) % kvol of its channel (straight from a plane: PanelReads::taps).
+void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vector<PanelReads>& plan, int64_t tap0,
+                 int64_t kvol, float* panels) {
   float* dst = panels;
   for (const PanelReads& pr : plan) {
     if (pr.whole) {
@@ -272,6 +313,19 @@ void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vec
       for (int64_t p = 0; p < k; ++p, dst += kPanel) {
         _mm256_store_ps(dst, _mm256_loadu_ps(base + off[p]));
         _mm256_store_ps(dst + 8, _mm256_loadu_ps(base + off[p] + 8));
+      }
+      continue;
+    }
+    if (!pr.taps.empty()) {
+      // Masked lanes read nothing (a tap past the plane's first or last row
+      // would read before X or past it) and are +0, the grid's padding.
+      int64_t t = tap0;
+      for (int64_t p = 0; p < k; ++p, dst += kPanel) {
+        const float* at = src + (pr.delta + off[p]);
+        const PanelMask& mask = pr.taps[static_cast<size_t>(t)];
+        _mm256_store_ps(dst, _mm256_maskload_ps(at, mask.lo));
+        _mm256_store_ps(dst + 8, _mm256_maskload_ps(at + 8, mask.hi));
+        if (++t == kvol) t = 0;
       }
       continue;
     }
@@ -316,7 +370,7 @@ int64_t SlabStep(int64_t k) {
 // a 3x3 conv's blocks ran 20% slower than on packed panels).
 void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src, const int64_t* off,
                  const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc, const float* row_init, float lo,
-                 float hi) {
+                 float hi, const PlaneBorders* borders) {
   if (m <= 0 || n <= 0) return;
   const float inf = std::numeric_limits<float>::infinity();
   struct Aligned {
@@ -330,13 +384,15 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     slab.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(need) * sizeof(float))));
     slab_size = need;
   }
-  PlanPanels(n, runs, num_runs, plan);
+  if (borders != nullptr) PlanBorderPanels(n, runs[0].at, *borders, plan);
+  else PlanPanels(n, runs, num_runs, plan);
+  const int64_t kvol = borders != nullptr ? borders->kh * borders->kw : 1;
   const int64_t slabs = (k + kPanelK - 1) / kPanelK, step = SlabStep(k);
   for (int64_t k0 = 0; k0 < k; k0 += step) {
     const int64_t kl = std::min(step, k - k0);
     const bool last = k0 + kl == k;
     const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
-    PackShifted(kl, src, off + k0, plan, slab.get());
+    PackShifted(kl, src, off + k0, plan, k0 % kvol, kvol, slab.get());
     // One slab sums onto C's start, as the small-k kernel does: the same
     // bits where both could run.
     if (slabs == 1) Slab<false>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
