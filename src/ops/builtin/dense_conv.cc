@@ -895,7 +895,9 @@ bool ReadsPlaneStraight(const WindowGeometry& g) {
 std::vector<int64_t> StraightTapOffsets(const WindowGeometry& g, int64_t K) {
   const int64_t H = g.in[1], W = g.in[2], kw = g.kernel[2], kvol = g.kernel_size();
   std::vector<int64_t> off(static_cast<size_t>(K));
-  for (int64_t kk = 0; kk < std::min(kvol, K); ++kk) off[kk] = (kk / kw - g.pads_begin[1]) * W + kk % kw - g.pads_begin[2];
+  for (int64_t kk = 0; kk < std::min(kvol, K); ++kk) {
+    off[kk] = (kk / kw - g.pads_begin[1]) * W + kk % kw - g.pads_begin[2];
+  }
   for (int64_t k = kvol; k < K; ++k) off[k] = off[k - kvol] + H * W;
   return off;
 }
