@@ -43,6 +43,30 @@ void WithRows(int64_t left, const F& f) {
   }
 }
 
+// Rows [0, n) in register blocks of six, calling f(i, rows) with rows an
+// integral_constant, and the rows past the last six in blocks of four or
+// five where there are enough, never a block of one to three: a block of r
+// rows keeps 2r chains of multiply-adds, and under eight they leave the
+// two FMA pipes idle for part of each 4-cycle latency. A 7x7 plane's 49
+// positions ran as eight blocks of six and one of one, which took two
+// thirds of a block of six's time for a sixth of its work; as five of six,
+// three of five and one of four, every block keeps both pipes busy.
+template <typename F>
+void SixRowBlocks(int64_t n, const F& f) {
+  int64_t sixes = n / 6, left = n % 6;
+  int64_t tail[3] = {left, 0, 0};  // the blocks after the sixes
+  if (left == 1 && sixes >= 2) sixes -= 2, tail[0] = 5, tail[1] = 4, tail[2] = 4;
+  else if (left == 1 && sixes == 1) sixes = 0, tail[0] = 4, tail[1] = 3;
+  else if (left == 2 && sixes >= 1) sixes -= 1, tail[0] = 4, tail[1] = 4;
+  else if (left == 3 && sixes >= 1) sixes -= 1, tail[0] = 5, tail[1] = 4;
+  int64_t i = 0;
+  for (int64_t b = 0; b < sixes; ++b, i += 6) f(i, std::integral_constant<int, 6>());
+  for (int64_t rows : tail) {
+    WithRows<5>(rows, [&](auto r) { f(i, r); });
+    i += rows;
+  }
+}
+
 // C[0..MR) x [0..16) += A[0..MR) x [0..k) * B[0..k) x [0..16) (or = row_init
 // + A * B), clamped to [lo, hi], masked to the panel's live columns when
 // Masked. Half: a panel with at most 8 live columns, its first 8 alone (half
@@ -157,19 +181,16 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
     // cost as much as a full panel (mobilenet_v2's 160 -> 960 1x1 over 7x7
     // spent a quarter of its time on that one column).
     const int64_t half = w % 16 != 0 && w % 16 <= 8 ? w % 16 : 0, whole = w - half;
-    int64_t i = 0;
     if (whole > 0) {
-      for (; i + 6 <= m; i += 6) Rows<6>(whole, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc, tail(i));
-      const float* ai = a + i * lda;
-      float* ci = c + i * ldc + j;
-      WithRows<5>(m - i, [&](auto rows) {
-        Rows<decltype(rows)::value>(whole, k, ai, lda, b + j, ldb, ci, ldc, tail(i));
+      SixRowBlocks(m, [&](int64_t r0, auto rows) {
+        Rows<decltype(rows)::value>(whole, k, a + r0 * lda, lda, b + j, ldb, c + r0 * ldc + j, ldc, tail(r0));
       });
     }
     if (half > 0) {
       const PanelMask mask(half);
       const float* bh = b + j + whole;
-      for (i = 0; i + 12 <= m; i += 12) {
+      int64_t i = 0;
+      for (; i + 12 <= m; i += 12) {
         Block<12, true, false, true>(k, a + i * lda, lda, bh, ldb, c + i * ldc + j + whole, ldc, mask, tail(i));
       }
       const float* ai = a + i * lda;
@@ -181,22 +202,29 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   }
 }
 
-// Rows [i0, i1) of C against one panel of B: six at a time, or, for its
-// first 8 columns alone (Half), twelve. With one vector a row, six rows are
-// six chains of dependent multiply-adds, too few to fill both FMA pipes for
-// their 4-cycle latency; twelve fill them (a 7x7 plane's last column cost
-// 0.7 of a full panel in blocks of six).
+// Rows [i0, i1) of C against one panel of B: six at a time (SixRowBlocks),
+// or, for its first 8 columns alone (Half), twelve. With one vector a row,
+// six rows are six chains of dependent multiply-adds, too few to fill both
+// FMA pipes for their 4-cycle latency; twelve fill them (a 7x7 plane's last
+// column cost 0.7 of a full panel in blocks of six).
 template <bool Masked, bool FromZero, bool Half = false>
 void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                int64_t ldc, const PanelMask& mask, const Tail& tail) {
-  constexpr int kRows = Half ? 12 : 6;
   auto at = [&](int64_t i) { return Tail{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi}; };
-  int64_t i = i0;
-  for (; i + kRows <= i1; i += kRows)
-    Block<kRows, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
-  WithRows<kRows - 1>(i1 - i, [&](auto rows) {
-    Block<decltype(rows)::value, Masked, FromZero, Half>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
-  });
+  if constexpr (!Half) {
+    SixRowBlocks(i1 - i0, [&](int64_t r, auto rows) {
+      const int64_t i = i0 + r;
+      Block<decltype(rows)::value, Masked, FromZero>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
+    });
+  } else {
+    int64_t i = i0;
+    auto block = [&](auto rows) {
+      constexpr int kRows = decltype(rows)::value;
+      Block<kRows, Masked, FromZero, true>(k, a + i * lda, lda, b, kPanel, c + i * ldc, ldc, mask, at(i));
+    };
+    for (; i + 12 <= i1; i += 12) block(std::integral_constant<int, 12>());
+    WithRows<11>(i1 - i, block);
+  }
 }
 
 template <bool FromZero>
@@ -521,9 +549,7 @@ __attribute__((noinline)) void PositionBlock(int64_t k, const float* const* base
 template <bool FromZero>
 void PositionRows(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const float* b, float* c,
                   int64_t ldc) {
-  int64_t i = 0;
-  for (; i + 6 <= npos; i += 6) PositionBlock<6, FromZero>(k, base + i, off, b, c + i * ldc, ldc);
-  WithRows<5>(npos - i, [&](auto rows) {
+  SixRowBlocks(npos, [&](int64_t i, auto rows) {
     PositionBlock<decltype(rows)::value, FromZero>(k, base + i, off, b, c + i * ldc, ldc);
   });
 }
