@@ -1028,11 +1028,52 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 // A float convolution with few outputs a plane (PositionConvFits) whose W
 // is a model's weights (frozen) as dense_smallk.h's position GEMM: W^T's
 // panels packed once and kept beside W, each output position a row read where it lies
-// in the padded (phase) grid, the channels the panels' columns. Blocks of up
-// to 96 positions by 64 channels; each block's C^T starts at bias (+ Z) in
+// in the padded (phase) grid, the channels the panels' columns. Blocks as
+// PositionTiles cuts them; each block's C^T starts at bias (+ Z) in
 // a scratch of whole panels and is written out to Y's rows transposed, the
 // activation clamped or run as it goes. The sums are the shifted GEMM's:
 // the same bits.
+// How PositionConv cuts its P positions by np panels of 16 channels: runs
+// of at most 96 positions by runs of at most five panels (the C^T scratch
+// 96 x 80 floats, 30 KB), each as even as they go. Of those cuts, the one
+// whose slowest worker is done first, the blocks taken in turn: a block
+// costs its positions times its panels, plus kPanelRead positions a panel
+// for reading the panel's slabs of W^T once more (from L3: at 7x7 a panel
+// is read for 49 positions, and streaming it costs about what 7 of them
+// do: 64 bytes a tap at ~30 GB/s against 32 flops a tap and position at
+// ~110 GFLOP/s, one core); fewer blocks on a tie; at least two panels a
+// block where there are two (13 panels had gone as 52 blocks of one,
+// which the model favoured by a few percent and googlenet's inception4a
+// ran no faster). Before, blocks of 64
+// channels and 96 positions: 5 blocks for 160 -> 320 over 7x7 (googlenet's
+// inception5a), 3 on one worker and 2 on the other; 15 over 14x14.
+struct PositionTiles {
+  int64_t pos_blocks = 1, chan_blocks = 1, panels = 1;
+  static constexpr int64_t kMaxPositions = 96, kMaxPanels = 5, kPanelRead = 7;
+  PositionTiles(int64_t P, int64_t M, int workers) : panels((M + dense::kPanel - 1) / dense::kPanel) {
+    const int64_t w = std::max(workers, 1);
+    int64_t best = -1, best_blocks = 0;
+    const int64_t pb0 = (P + kMaxPositions - 1) / kMaxPositions;
+    for (int64_t pb = pb0; pb <= std::min(P, 4 * pb0); ++pb) {
+      for (int64_t cb = (panels + kMaxPanels - 1) / kMaxPanels; cb <= std::max<int64_t>(1, panels / 2); ++cb) {
+        const int64_t pos = (P + pb - 1) / pb, pan = (panels + cb - 1) / cb, blocks = pb * cb;
+        const int64_t finish = (blocks + w - 1) / w * pan * (pos + kPanelRead);
+        if (best < 0 || finish < best || (finish == best && blocks < best_blocks)) {
+          best = finish, best_blocks = blocks, pos_blocks = pb, chan_blocks = cb;
+        }
+      }
+    }
+  }
+  int64_t count() const { return pos_blocks * chan_blocks; }
+  // Block b's positions [p0, p1) and channels [m0, m1): the positions vary
+  // fastest, so blocks taken together read the same panels of W^T.
+  void Range(int64_t b, int64_t P, int64_t M, int64_t& p0, int64_t& p1, int64_t& m0, int64_t& m1) const {
+    const int64_t pi = b % pos_blocks, ci = b / pos_blocks;
+    p0 = pi * P / pos_blocks, p1 = (pi + 1) * P / pos_blocks;
+    m0 = ci * panels / chan_blocks * dense::kPanel, m1 = std::min(M, (ci + 1) * panels / chan_blocks * dense::kPanel);
+  }
+};
+
 Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense::PackedPanels& wt, const ConvDims& d,
                     const WindowGeometry& g, const float* x, const float* bias, const float* z,
                     const dense::Epilogue& e, float* y) {
@@ -1041,14 +1082,8 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense:
   const PhaseGrid grid(g);
   const std::vector<int64_t> off = TapOffsets(g, grid, K);
   const StoreClamp clamp = ClampOf(e);
-  // Blocks of up to 96 positions by 64 channels (four panels), the channels
-  // in fewer panels a block where that leaves under four blocks (48
-  // channels over 7x7 made one block, on one thread).
-  constexpr int64_t kPositions = 96;
-  const int64_t pos_blocks = (P + kPositions - 1) / kPositions;
-  int64_t channels = 4 * dense::kPanel;
-  while (channels > dense::kPanel && pos_blocks * ((M + channels - 1) / channels) < 4) channels -= dense::kPanel;
-  const int64_t chan_blocks = (M + channels - 1) / channels;
+  const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
+  const PositionTiles tiles(P, M, workers);
   const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
   for (int64_t n = 0; n < d.n; ++n) {
     const float* xn = x + n * d.c * g.in_size();
@@ -1056,13 +1091,13 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense:
     const float* zn = z != nullptr ? z + n * M * P : nullptr;
     if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xn, cg, xgrid.get()));
     const float* src = grid.identity ? xn : xgrid.get();
-    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_gemm", pos_blocks * chan_blocks,
+    OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_gemm", tiles.count(),
                                             [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> ct;
       thread_local std::vector<const float*> base;
       for (int64_t b = begin; b < end; ++b) {
-        const int64_t p0 = (b % pos_blocks) * P / pos_blocks, p1 = (b % pos_blocks + 1) * P / pos_blocks;
-        const int64_t m0 = (b / pos_blocks) * channels, m1 = std::min(M, m0 + channels);
+        int64_t p0, p1, m0, m1;
+        tiles.Range(b, P, M, p0, p1, m0, m1);
         const int64_t np = p1 - p0, ld = (m1 - m0 + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
         // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow.
         base.resize(static_cast<size_t>(np));

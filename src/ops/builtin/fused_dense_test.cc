@@ -136,7 +136,7 @@ TEST(FusedConv, ResidualZMatchesItsReferenceOnEveryPath) {
 // a plane runs the position GEMM, which must give the shifted GEMM's bits
 // (W not frozen): with a bias and without, with Z, with each kind of
 // activation (clamped as stored, or run after), on two images, strided,
-// and with K over several slabs.
+// with K over several slabs, and in blocks of uneven panels and positions.
 TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivation) {
   if (dense::Avx2PositionGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA";
   struct Case {
@@ -147,6 +147,10 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
       {Shape({2, 40, 7, 7}), Shape({24, 40, 3, 3}), "pads=[1,1,1,1]"},
       {Shape({1, 300, 6, 5}), Shape({33, 300, 2, 3}), ""},
       {Shape({1, 64, 9, 9}), Shape({20, 64, 3, 3}), "pads=[1,1,1,1],strides=[2,2]"},
+      // PositionTiles' cuts (two workers): 13 panels as 4, 4 and 5 by four runs of 49
+      // positions; 49 positions as 25 and 24 for 3 panels.
+      {Shape({1, 32, 14, 14}), Shape({208, 32, 3, 3}), "pads=[1,1,1,1]"},
+      {Shape({1, 40, 7, 7}), Shape({48, 40, 3, 3}), "pads=[1,1,1,1]"},
   };
   uint64_t seed = 900;
   for (const Case& c : cases) {
