@@ -1038,18 +1038,18 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 // 96 x 80 floats, 30 KB), each as even as they go. Of those cuts, the one
 // whose slowest worker is done first, the blocks taken in turn: a block
 // costs its positions times its panels, plus kPanelRead positions a panel
-// for reading the panel's slabs of W^T once more (from L3: at 7x7 a panel
-// is read for 49 positions, and streaming it costs about what 7 of them
-// do: 64 bytes a tap at ~30 GB/s against 32 flops a tap and position at
-// ~110 GFLOP/s, one core); fewer blocks on a tie; at least two panels a
-// block where there are two (13 panels had gone as 52 blocks of one,
-// which the model favoured by a few percent and googlenet's inception4a
-// ran no faster). Before, blocks of 64
-// channels and 96 positions: 5 blocks for 160 -> 320 over 7x7 (googlenet's
-// inception5a), 3 on one worker and 2 on the other; 15 over 14x14.
+// for reading the panel's slabs of W^T once more, from L3 (64 bytes a tap
+// against 32 flops a tap and position: about 7 positions' time at 30 GB/s
+// and 110 GFLOP/s a core, more with both cores reading; at 7 googlenet's
+// inception4a, 96 -> 208 over 14x14, went to four runs of positions and
+// ran 0.98x, 0 of 6 rounds; at 20 it keeps three). Fewer blocks on a tie,
+// and at least two panels a block where there are two (the model had put
+// 13 panels in 52 blocks of one for a few percent it could not promise).
+// Before, blocks of 64 channels and 96 positions: 5 blocks for 160 -> 320
+// over 7x7 (googlenet's inception5a), 3 on one worker and 2 on the other.
 struct PositionTiles {
   int64_t pos_blocks = 1, chan_blocks = 1, panels = 1;
-  static constexpr int64_t kMaxPositions = 96, kMaxPanels = 5, kPanelRead = 7;
+  static constexpr int64_t kMaxPositions = 96, kMaxPanels = 5, kPanelRead = 20;
   PositionTiles(int64_t P, int64_t M, int workers) : panels((M + dense::kPanel - 1) / dense::kPanel) {
     const int64_t w = std::max(workers, 1);
     int64_t best = -1, best_blocks = 0;
