@@ -147,8 +147,8 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
       {Shape({2, 40, 7, 7}), Shape({24, 40, 3, 3}), "pads=[1,1,1,1]"},
       {Shape({1, 300, 6, 5}), Shape({33, 300, 2, 3}), ""},
       {Shape({1, 64, 9, 9}), Shape({20, 64, 3, 3}), "pads=[1,1,1,1],strides=[2,2]"},
-      // PositionTiles' uneven cuts (on two workers): 13 panels as 3, 3, 3
-      // and 4 by three runs of positions; 49 positions as 25 and 24.
+      // PositionTiles' uneven cuts (on two workers): 13 panels as 4, 3, 3
+      // and 3 by three runs of positions; 49 positions as 25 and 24.
       {Shape({1, 32, 14, 14}), Shape({208, 32, 3, 3}), "pads=[1,1,1,1]"},
       {Shape({1, 40, 7, 7}), Shape({48, 40, 3, 3}), "pads=[1,1,1,1]"},
   };
