@@ -394,6 +394,20 @@ void PadRow(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
   std::fill(dst + hi, dst + wq, 0.0f);
 }
 
+// Whether a 3x3 depthwise at stride 2 runs Depthwise3x3RowsS2 (float,
+// AVX2: dense_depthwise_rows.h) rather than eight channels at a time: one
+// plane deep, pads of one before, no dilation, rows of 24 outputs or more
+// whose last tap is inside the input row. Against the eight-channel kernel
+// (ops-debug profile, Clip, medians of 4 to 6 rounds alternating):
+// [1,96,112,112] 188 -> 128 us, [1,144,56,56] 88 -> 80; rows of 16 and 20
+// outputs came out even, and of 14 slower ([1,192,28,28] 37 -> 44: two
+// vectors a row for 14 outputs, and the set-up of each row).
+bool DepthwiseS2RowsFit(const WindowGeometry& g) {
+  return dense::DepthwiseRowsFit() && g.in[0] == 1 && g.kernel == std::vector<int64_t>{1, 3, 3} &&
+         g.dilations == std::vector<int64_t>{1, 1, 1} && g.strides[1] == 2 && g.strides[2] == 2 &&
+         g.pads_begin[1] == 1 && g.pads_begin[2] == 1 && g.out[2] >= 24 && 2 * g.out[2] <= g.in[2];
+}
+
 // The 3x3 depthwise of mobilenets, a channel at a time, with the bias and
 // activation (`e`) applied to each output row as it is written, while the
 // row is in L1. Every output sums all nine taps in one pass along its row,
@@ -437,6 +451,14 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   auto input_row = [&](int64_t r) -> const C* { return r - ph >= 0 && r - ph < H ? x + (r - ph) * W : nullptr; };
 
   if constexpr (std::is_same_v<C, float>) {
+    if (sh == 2 && sw == 2 && DepthwiseS2RowsFit(g)) {
+      // A row at a time straight from X, the tail in registers where it fits.
+      const bool fused = dense::DepthwiseRowTailFits(e);
+      const dense::DepthwiseRowTail tail = fused ? dense::DepthwiseRowTailOf(e, bias) : dense::DepthwiseRowTail{};
+      dense::Depthwise3x3RowsS2(x, H, W, OH, w, y, OW, tail);
+      if (!fused) e.Run(y, OH * OW, bias);
+      return;
+    }
     if (sh == 1 && sw == 1 && OW >= 8 && dense::DepthwiseRowsFit()) {
       // Two output rows at a time (dense_depthwise_rows.h), with the bias
       // and activation in the same pass where they are Relu or Clip.
@@ -1190,7 +1212,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // Small float planes, one input channel per output channel: eight
     // channels at a time where all their weights are finite (dense_depthwise8.h).
-    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g);
+    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g) && !DepthwiseS2RowsFit(g);
     // A block is whole channels, at least 16K outputs of them (whole runs of
     // eight for `eight`), in whole rounds over the workers.
     const int64_t grain =

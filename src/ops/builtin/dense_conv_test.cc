@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/frozen_buffer.h"
+#include "ops/builtin/dense_depthwise_rows.h"
 #include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/builtin/op_test_util.h"
@@ -301,18 +302,20 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
                          "group=20,strides=[2,2],pads=[1,1,1,1]");
 }
 
-// Stride 1 runs two output rows at a time with the bias and a Relu or Clip
-// in registers (dense_depthwise_rows.h). Each output must keep the bits of
-// its nine taps added in order from zero over the zero-bordered plane, then
-// the bias (unless zero), then the clamp: computed here one output at a time,
-// for widths 8 to 40 (the padded plane below 32, stretches of 16 rows above,
-// a last vector that overlaps the one before), odd and even heights, other
-// pads, NaNs in X, the tail in registers and in the epilogue's pass after.
+// Stride 1 runs two output rows at a time, stride 2 a row at a time, with
+// the bias and a Relu or Clip in registers (dense_depthwise_rows.h). Each
+// output must keep the bits of its nine taps added in order from zero over
+// the zero-bordered plane, then the bias (unless zero), then the clamp:
+// computed here one output at a time, for widths 8 to 40 (the padded plane
+// below 32, stretches of 16 rows above, a last vector that overlaps the one
+// before), odd and even heights, other pads, NaNs in X, the tail in
+// registers and in the epilogue's pass after.
 TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
   struct Case {
     int64_t h, w;
     int64_t pt, pl, pb, pr;  // pads: top, left, bottom, right
     const char* act;         // the FusedConv's activation, "" for none
+    int64_t s = 1;           // stride
   };
   const Case cases[] = {
       {9, 8, 1, 1, 1, 1, ""},
@@ -326,12 +329,22 @@ TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
       {35, 33, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6"},
       {18, 34, 0, 0, 0, 0, ""},
       {40, 36, 2, 1, 0, 1, "activation=LeakyRelu"},
+      // Stride 2 a row at a time straight from X (Depthwise3x3RowsS2, rows
+      // of 24 outputs or more): three whole vectors, an odd height (the
+      // last row's bottom tap past X), rows ending on an overlapping vector
+      // (25 and 30 outputs), mobilenet_v2's 56 and 112 in, the epilogue's pass.
+      {48, 48, 1, 1, 1, 1, "activation=Relu", 2},
+      {49, 50, 1, 1, 1, 1, "activation=Clip,activation_min=-0.5,activation_max=0.25", 2},
+      {27, 60, 1, 1, 1, 1, "activation=LeakyRelu", 2},
+      {56, 56, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6", 2},
+      {112, 112, 1, 1, 1, 1, "", 2},
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
-    const int64_t ch = 3, oh_n = c.h + c.pt + c.pb - 2, ow_n = c.w + c.pl + c.pr - 2;
-    const std::string attrs = "group=3,pads=[" + std::to_string(c.pt) + "," + std::to_string(c.pl) + "," +
-                              std::to_string(c.pb) + "," + std::to_string(c.pr) + "]" + (*c.act ? "," : "") + c.act;
+    const int64_t ch = 3, oh_n = (c.h + c.pt + c.pb - 3) / c.s + 1, ow_n = (c.w + c.pl + c.pr - 3) / c.s + 1;
+    const std::string attrs = "group=3,strides=[" + std::to_string(c.s) + "," + std::to_string(c.s) + "],pads=[" +
+                              std::to_string(c.pt) + "," + std::to_string(c.pl) + "," + std::to_string(c.pb) + "," +
+                              std::to_string(c.pr) + "]" + (*c.act ? "," : "") + c.act;
     SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
     Tensor x = Random(DType::kF32, Shape({1, ch, c.h, c.w}), seed++, -2, 2);
     x.FlatSetFromDouble(c.h * c.w + 2 * c.w + 3, std::nan(""));  // channel 1, row 2
@@ -350,7 +363,7 @@ TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
         for (int64_t ow = 0; ow < ow_n; ++ow) {
           float acc = 0.0f;
           for (int64_t t = 0; t < 9; ++t) {
-            const int64_t ih = oh + t / 3 - c.pt, iw = ow + t % 3 - c.pl;
+            const int64_t ih = oh * c.s + t / 3 - c.pt, iw = ow * c.s + t % 3 - c.pl;
             const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
             const float xv = inside ? static_cast<float>(x.FlatGetAsDouble((m * c.h + ih) * c.w + iw)) : 0.0f;
             acc += static_cast<float>(w.FlatGetAsDouble(m * 9 + t)) * xv;
@@ -363,6 +376,46 @@ TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
           const float got = static_cast<float>(y.FlatGetAsDouble((m * oh_n + oh) * ow_n + ow));
           ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
               << "channel " << m << " output (" << oh << ", " << ow << "): " << got << " against " << acc;
+        }
+      }
+    }
+  }
+}
+
+// Depthwise3x3RowsS2 itself takes rows of 8 outputs or more, narrower
+// than the op gives it (24): rows of 8, 9 and 14 outputs, an odd height,
+// NaNs on the first and last columns, a zero and a nonzero bias with the
+// clamp, against the taps added in order one output at a time.
+TEST(DenseConv, DepthwiseStride2RowsOfEightOrMoreGiveTheBitsOfTheTapsInOrder) {
+  if (!dense::DepthwiseRowsFit()) GTEST_SKIP() << "no AVX2";
+  struct Case {
+    int64_t h, w, oh, ow;
+  };
+  const Case cases[] = {{16, 16, 8, 8}, {17, 18, 9, 9}, {12, 28, 6, 14}};
+  uint32_t seed = 950;
+  for (const Case& c : cases) {
+    for (float bias : {0.0f, 0.75f}) {
+      SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " bias " + std::to_string(bias));
+      Tensor x = Random(DType::kF32, Shape({c.h, c.w}), seed++, -2, 2);
+      x.FlatSetFromDouble(3 * c.w, std::nan(""));      // row 3's first column
+      x.FlatSetFromDouble(6 * c.w - 1, std::nan(""));  // row 4's last
+      const Tensor w = Random(DType::kF32, Shape({9}), seed++, -1, 1);
+      const dense::DepthwiseRowTail tail{bias, true, -0.5f, 1.5f};
+      std::vector<float> y(static_cast<size_t>(c.oh * c.ow), -7.0f);
+      dense::Depthwise3x3RowsS2(x.data<float>(), c.h, c.w, c.oh, w.data<float>(), y.data(), c.ow, tail);
+      for (int64_t oh = 0; oh < c.oh; ++oh) {
+        for (int64_t ow = 0; ow < c.ow; ++ow) {
+          float acc = 0.0f;
+          for (int64_t t = 0; t < 9; ++t) {
+            const int64_t ih = 2 * oh + t / 3 - 1, iw = 2 * ow + t % 3 - 1;
+            const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+            acc += w.data<float>()[t] * (inside ? x.data<float>()[ih * c.w + iw] : 0.0f);
+          }
+          if (bias != 0.0f) acc += bias;
+          acc = std::min(std::max(acc, -0.5f), 1.5f);
+          const float got = y[static_cast<size_t>(oh * c.ow + ow)];
+          ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
+              << "output (" << oh << ", " << ow << "): " << got << " against " << acc;
         }
       }
     }

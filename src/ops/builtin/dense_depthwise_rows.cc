@@ -101,10 +101,89 @@ RowsFn PickRows(const DepthwiseRowTail& tail) {
   return tail.clamp ? &Rows<false, true> : &Rows<false, false>;
 }
 
+// ---- stride 2 ----
+
+// Lanes 0, 2, .., 14 (kOdd: 1, 3, .., 15) of the sixteen floats lo, hi.
+template <bool kOdd>
+[[gnu::target("avx2"), gnu::always_inline]] inline __m256 Lanes(__m256 lo, __m256 hi) {
+  // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then the 64-bit pairs in order.
+  const __m256 s = kOdd ? _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))
+                        : _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// Eight outputs at columns x.. of one output row from input rows in[0..2]
+// (null: the padding row), kFirst at x = 0 (column -1 the padding).
+template <bool kBias, bool kClamp, bool kFirst>
+[[gnu::target("avx2"), gnu::always_inline]] inline void EightS2(const float* const (&in)[3], int64_t x,
+                                                                const __m256 (&w)[9], __m256 bias, __m256 lo,
+                                                                __m256 hi, float* out) {
+  __m256 acc = _mm256_setzero_ps();
+#pragma GCC unroll 3
+  for (int kh = 0; kh < 3; ++kh) {
+    __m256 taps[3] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    if (const float* r = in[kh]) {
+      const __m256 lo16 = _mm256_loadu_ps(r + 2 * x), hi16 = _mm256_loadu_ps(r + 2 * x + 8);
+      taps[1] = Lanes<false>(lo16, hi16);  // columns 2x, 2x + 2, ..
+      taps[2] = Lanes<true>(lo16, hi16);   // columns 2x + 1, ..
+      if constexpr (kFirst) {
+        // Columns -1, 1, .., 13: the odd lanes one lane up, a zero in lane 0.
+        const __m256 up = _mm256_permutevar8x32_ps(taps[2], _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6));
+        taps[0] = _mm256_blend_ps(up, _mm256_setzero_ps(), 0x01);
+      } else {
+        taps[0] = Lanes<true>(_mm256_loadu_ps(r + 2 * x - 2), _mm256_loadu_ps(r + 2 * x + 6));
+      }
+    }
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; ++kw) acc = _mm256_add_ps(acc, _mm256_mul_ps(w[3 * kh + kw], taps[kw]));
+  }
+  if constexpr (kBias) acc = _mm256_add_ps(acc, bias);
+  if constexpr (kClamp) acc = _mm256_min_ps(hi, _mm256_max_ps(lo, acc));
+  _mm256_storeu_ps(out, acc);
+}
+
+template <bool kBias, bool kClamp>
+[[gnu::target("avx2")]] void RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* wp, float* y,
+                                    int64_t n, const DepthwiseRowTail& tail) {
+  __m256 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm256_broadcast_ss(wp + t);
+  const __m256 bias = _mm256_set1_ps(tail.bias), lo = _mm256_set1_ps(tail.lo), hi = _mm256_set1_ps(tail.hi);
+  for (int64_t oh = 0; oh < rows; ++oh) {
+    const float* in[3];
+    for (int kh = 0; kh < 3; ++kh) {
+      const int64_t r = 2 * oh - 1 + kh;
+      in[kh] = r >= 0 && r < H ? x + r * W : nullptr;
+    }
+    float* out = y + oh * n;
+    EightS2<kBias, kClamp, true>(in, 0, w, bias, lo, hi, out);
+    int64_t i = 8;
+    for (; i + 8 <= n; i += 8) EightS2<kBias, kClamp, false>(in, i, w, bias, lo, hi, out + i);
+    // The last outputs in a vector that overlaps the one before.
+    if (i < n) EightS2<kBias, kClamp, false>(in, n - 8, w, bias, lo, hi, out + n - 8);
+  }
+}
+
+using RowsS2Fn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, float*, int64_t,
+                          const DepthwiseRowTail&);
+
+RowsS2Fn PickRowsS2(const DepthwiseRowTail& tail) {
+  if (tail.bias != 0.0f) return tail.clamp ? &RowsS2<true, true> : &RowsS2<true, false>;
+  return tail.clamp ? &RowsS2<false, true> : &RowsS2<false, false>;
+}
+
 }  // namespace
 #endif
 
 bool DepthwiseRowsFit() { return HasAvx2(); }
+
+void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* w, float* y, int64_t n,
+                        const DepthwiseRowTail& tail) {
+#if defined(__x86_64__)
+  PickRowsS2(tail)(x, H, W, rows, w, y, n, tail);
+#else
+  (void)x, (void)H, (void)W, (void)rows, (void)w, (void)y, (void)n, (void)tail;
+#endif
+}
 
 void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const float* w, float* y, int64_t n,
                         const DepthwiseRowTail& tail) {

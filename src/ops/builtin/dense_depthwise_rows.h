@@ -1,6 +1,7 @@
 // File: ops/builtin/dense_depthwise_rows.h
-// The 3x3 depthwise convolution at stride 1 two output rows at a time, with
-// the bias and a Relu or Clip applied in registers before the store.
+// The 3x3 depthwise convolution at stride 1 two output rows at a time (and
+// at stride 2 a row at a time, below), with the bias and a Relu or Clip
+// applied in registers before the store.
 //
 // A row at a time (dense_conv.cc's DwRowS1, the loop GCC vectorises), each
 // output is one chain of nine dependent adds, 3 cycles each, and the core
@@ -46,6 +47,19 @@ bool DepthwiseRowsFit();
 // rows pad + r * pitch (n + 2 floats each, rows + 2 of them): output row oh
 // from padded rows oh, oh + 1 and oh + 2.
 void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const float* w, float* y, int64_t n,
+                        const DepthwiseRowTail& tail);
+
+// At stride 2 with pads of one, a row at a time straight from X's plane
+// (W floats a row, H rows): output row oh from input rows 2 oh - 1, 2 oh
+// and 2 oh + 1 (a row outside the plane is zeros), output column ow from
+// input columns 2 ow - 1, 2 ow, 2 ow + 1 (column -1 a zero), n >= 8 outputs
+// a row with 2 n <= W (no column past the row is read), y + oh * n. Each
+// vector of eight outputs takes its even and odd input columns from two
+// loads by shuffles, so nothing is copied first: the eight-channel kernel
+// (dense_depthwise8.h) interleaved eight planes into a buffer as large as
+// them and transposed the outputs back, and [1,96,112,112] spent 30% of its
+// samples writing that buffer. The sums and tail as Depthwise3x3RowsS1's.
+void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* w, float* y, int64_t n,
                         const DepthwiseRowTail& tail);
 
 }  // namespace opscope::dense
