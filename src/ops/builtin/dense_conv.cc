@@ -885,9 +885,9 @@ Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGri
 // Where tap k (channel k / kvol, tap k % kvol) of the grid starts: channel
 // c's taps are channel 0's moved by c whole channels of phase planes
 // (PhaseGrid::Offset), so only channel 0's kvol taps take the divisions.
-// Worked out for every k (seven 64-bit divisions each), the offsets of
-// resnet18's last 3x3s (K = 4608) took about 100 us a call on the launching
-// thread, while the other worker waited for the GEMM's blocks.
+// Worked out for every k (seven 64-bit divisions each), on the launching
+// thread while the other worker waits for the GEMM's blocks: resnet18's
+// last 3x3s (K = 4608) ran 1.02-1.05x faster in the model without them.
 std::vector<int64_t> TapOffsets(const WindowGeometry& g, const PhaseGrid& grid, int64_t K) {
   const int64_t kvol = g.kernel_size();
   std::vector<int64_t> off(static_cast<size_t>(K));
