@@ -1102,9 +1102,9 @@ struct PositionTiles {
   }
 };
 
-Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense::PackedPanels& wt, const ConvDims& d,
-                    const WindowGeometry& g, const float* x, const float* bias, const float* z,
-                    const dense::Epilogue& e, float* y) {
+Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::PositionsOutFn out,
+                    const dense::PackedPanels& wt, const ConvDims& d, const WindowGeometry& g, const float* x,
+                    const float* bias, const float* z, const dense::Epilogue& e, float* y) {
   const int64_t cg = d.c, M = d.m, K = cg * g.kernel_size();
   const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
   const PhaseGrid grid(g);
@@ -1113,42 +1113,74 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, const dense:
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
   const PositionTiles tiles(P, M, workers);
   const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
+  // Each run of positions gathered once an image (PackPositions), for every
+  // block of channels that reads it; the GEMM then reads rows[p] + 6 tap.
+  const bool pack = g.kernel_size() == 1;
+  std::vector<int64_t> run_at(static_cast<size_t>(tiles.pos_blocks + 1), 0);
+  for (int64_t pi = 0; pi < tiles.pos_blocks; ++pi) {
+    int64_t p0, p1, m0, m1;
+    tiles.Range(pi, P, M, p0, p1, m0, m1);
+    run_at[pi + 1] = run_at[pi] + (pack ? dense::PackedPositionsFloats(p1 - p0, K) : 0);
+  }
+  // The launching thread's buffer, kept between calls (a 1x1 over 7x7 with
+  // K = 960 packs 200 KB: fresh pages each call). Named by pointer: a worker
+  // naming a thread_local would get its own.
+  thread_local std::vector<float> pack_buffer;
+  pack_buffer.resize(static_cast<size_t>(run_at.back()));
+  float* const packed = pack_buffer.data();
+  std::vector<const float*> grid_rows(static_cast<size_t>(P)), rows(pack ? P : 0);
+  std::vector<int64_t> off6(pack ? K : 0);
+  for (int64_t p = 0; p < static_cast<int64_t>(off6.size()); ++p) off6[p] = 6 * p;
+  for (int64_t pi = 0; pack && pi < tiles.pos_blocks; ++pi) {
+    int64_t p0, p1, m0, m1;
+    tiles.Range(pi, P, M, p0, p1, m0, m1);
+    dense::PackedPositionBases(p1 - p0, K, packed + run_at[pi], rows.data() + p0);
+  }
   for (int64_t n = 0; n < d.n; ++n) {
     const float* xn = x + n * d.c * g.in_size();
     float* yn = y + n * M * P;
     const float* zn = z != nullptr ? z + n * M * P : nullptr;
     if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xn, cg, xgrid.get()));
     const float* src = grid.identity ? xn : xgrid.get();
+    // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow.
+    for (int64_t p = 0; p < P; ++p) {
+      const int64_t row = p / oW;
+      grid_rows[p] = src + ((row / oH) * grid.q[1] + row % oH) * grid.q[2] + p % oW;
+    }
+    if (pack) {
+      OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_pack", K, [&](int64_t k0, int64_t k1) {
+        for (int64_t pi = 0; pi < tiles.pos_blocks; ++pi) {
+          int64_t p0, p1, m0, m1;
+          tiles.Range(pi, P, M, p0, p1, m0, m1);
+          dense::PackPositions(p1 - p0, K, k0, k1, grid_rows.data() + p0, off.data(), packed + run_at[pi]);
+        }
+      }, std::max<int64_t>(1, (int64_t{1} << 14) / P)));
+    }
+    const float* const* base_of = pack ? rows.data() : grid_rows.data();
+    const int64_t* off_of = pack ? off6.data() : off.data();
     OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_gemm", tiles.count(),
                                             [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> ct;
-      thread_local std::vector<const float*> base;
       for (int64_t b = begin; b < end; ++b) {
         int64_t p0, p1, m0, m1;
         tiles.Range(b, P, M, p0, p1, m0, m1);
         const int64_t np = p1 - p0, ld = (m1 - m0 + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
-        // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow.
-        base.resize(static_cast<size_t>(np));
-        for (int64_t p = p0; p < p1; ++p) {
-          const int64_t row = p / oW;
-          base[p - p0] = src + ((row / oH) * grid.q[1] + row % oH) * grid.q[2] + p % oW;
-        }
+        // Each row of C^T starts as the bias row (a copy), plus Z's column where there is one.
         ct.resize(static_cast<size_t>(np * ld));
         for (int64_t j = 0; j < np; ++j) {
           float* cj = ct.data() + j * ld;
-          for (int64_t m = m0; m < m1; ++m) {
-            cj[m - m0] = (bias != nullptr ? bias[m] : 0.0f) + (zn != nullptr ? zn[m * P + p0 + j] : 0.0f);
-          }
+          if (bias != nullptr) std::copy(bias + m0, bias + m1, cj);
+          else std::fill(cj, cj + (m1 - m0), 0.0f);
           std::fill(cj + (m1 - m0), cj + ld, 0.0f);
+          if (zn != nullptr) {
+            for (int64_t m = m0; m < m1; ++m) cj[m - m0] += zn[m * P + p0 + j];
+          }
         }
-        gemm(np, K, base.data(), off.data(), wt, m0, m1, ct.data(), ld);
-        for (int64_t m = m0; m < m1; ++m) {
-          float* yr = yn + m * P + p0;
-          const float* cm = ct.data() + (m - m0);
-          // std::max(x, lo) then std::min(x, hi): NaN stays NaN, -0.0 stays -0.0 (the kernels' clamp).
-          for (int64_t j = 0; j < np; ++j) yr[j] = std::min(std::max(cm[j * ld], clamp.lo), clamp.hi);
-          if (!clamp.applied) e.Run(yr, np, 0.0f);
-        }
+        gemm(np, K, base_of + p0, off_of, wt, m0, m1, ct.data(), ld);
+        // std::max(x, lo) then std::min(x, hi), transposed into Y's rows: NaN
+        // stays NaN, -0.0 stays -0.0 (the kernels' clamp).
+        out(np, m1 - m0, ct.data(), ld, yn + m0 * P + p0, P, clamp.lo, clamp.hi);
+        for (int64_t m = m0; !clamp.applied && m < m1; ++m) e.Run(yn + m * P + p0, np, 0.0f);
       }
     }, 1));
   }
@@ -1172,11 +1204,25 @@ std::shared_ptr<const dense::PackedPanels> KeptPanelsOfW(const Tensor& wt, const
 // shifted GEMM would run. With W's panels kept (`ops-debug profile` with W
 // frozen), 5 rounds alternating, medians: a 3x3 over 7x7, 512 -> 512
 // channels, 1596 -> 1286 us; 160 -> 320, 584 -> 489; 832 -> 48, 646 -> 524;
-// over 14x14, 256 -> 256, 1277 -> 1202. Not 1x1 convolutions: over 7x7,
-// 832 -> 384, 190 -> 212 us against OpenBLAS; over 14x14, 512 -> 112, 160
-// -> 175 (528 -> 256 went 311 -> 296).
+// over 14x14, 256 -> 256, 1277 -> 1202.
+//
+// And 1x1 convolutions at stride 1 over at most 64 positions (7x7) with 128
+// output channels or more, their X packed first (PackPositions): there they
+// ran OpenBLAS (K > 256) or the small-k kernel, whose 16-column panels hold
+// a 7x7 plane's 49 columns as three and a part. In the model (inspector-cli
+// run --streams 1, node medians, 6 rounds alternating): mobilenet_v2's
+// 320 -> 1280 338 -> 257 us, 160 -> 960 145-149 -> 105-107, 960 -> 320 237
+// -> 205, 960 -> 160 128 -> 120; googlenet's 832 -> 128 to 384 1.11-1.20x
+// on one core. Not with fewer channels, where the pack is most of the work
+// (832 -> 32 and 48 0.74-0.79x), nor over 14x14 (mobilenet_v2's 0.69-0.93x),
+// nor unpacked (X's rows 49 floats apart: 0.83-0.95x before).
+bool PositionPointwiseFits(const ConvDims& d, const WindowGeometry& g, int64_t P) {
+  return g.kernel_size() == 1 && P <= 64 && d.m >= 128 && g.strides == std::vector<int64_t>{1, 1, 1} &&
+         g.pads_begin == std::vector<int64_t>{0, 0, 0};
+}
+
 bool PositionConvFits(const ConvDims& d, const WindowGeometry& g, int64_t K, int64_t P) {
-  return d.group == 1 && P <= 256 && UsesShifted(g, K);
+  return d.group == 1 && P <= 256 && (UsesShifted(g, K) || PositionPointwiseFits(d, g, P));
 }
 
 template <typename T>
@@ -1257,7 +1303,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
                      ? KeptPanelsOfW(wt, reinterpret_cast<const float*>(w), K, d.m)
                      : nullptr) {
     if constexpr (std::is_same_v<C, float>) {
-      OPSCOPE_RETURN_IF_ERROR(PositionConv(ctx, dense::Avx2PositionGemm(), *wt_panels, d, g, x, bias, z, act, y));
+      OPSCOPE_RETURN_IF_ERROR(PositionConv(ctx, dense::Avx2PositionGemm(), dense::Avx2PositionsOut(), *wt_panels, d,
+                                           g, x, bias, z, act, y));
     }
   } else if (dense::ShiftedGemmFn shifted = std::is_same_v<C, float> ? dense::Avx2ShiftedGemm() : nullptr;
              shifted != nullptr && (UsesShifted(g, K) || ShiftedPointwise(g, K, mg))) {

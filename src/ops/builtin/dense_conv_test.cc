@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "core/frozen_buffer.h"
 #include "ops/builtin/dense_depthwise_rows.h"
@@ -416,6 +417,44 @@ TEST(DenseConv, DepthwiseStride2RowsOfEightOrMoreGiveTheBitsOfTheTapsInOrder) {
           const float got = y[static_cast<size_t>(oh * c.ow + ow)];
           ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
               << "output (" << oh << ", " << ow << "): " << got << " against " << acc;
+        }
+      }
+    }
+  }
+}
+
+// The position GEMM's C^T (positions by channels) back into Y's rows: each
+// value clamped and moved, nothing else written. Position counts under,
+// at and past a tile of eight (the last tile overlapping), channel counts
+// with a tail past the last eight; NaN, -0.0 and values past both bounds.
+TEST(DenseConv, PositionsOutMovesEachClampedValueAndWritesNothingElse) {
+  const dense::PositionsOutFn out = dense::Avx2PositionsOut();
+  if (out == nullptr) GTEST_SKIP() << "no AVX2+FMA";
+  struct Case {
+    int64_t npos, nm;
+  };
+  const Case cases[] = {{1, 16}, {5, 8}, {7, 19}, {8, 8}, {9, 13}, {49, 80}, {25, 3}, {96, 16}};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  uint32_t seed = 990;
+  for (const Case& c : cases) {
+    for (const auto& [lo, hi] : {std::pair{-0.5f, 1.5f}, std::pair{0.0f, std::numeric_limits<float>::infinity()}}) {
+      SCOPED_TRACE(std::to_string(c.npos) + " positions, " + std::to_string(c.nm) + " channels, lo " +
+                   std::to_string(lo));
+      const int64_t ldct = c.nm + 5, ldy = c.npos + 3;
+      Tensor ct = Random(DType::kF32, Shape({c.npos, ldct}), seed++, -2, 2);
+      float* v = ct.data<float>();
+      v[0] = nan;
+      if (c.npos * ldct > 9) v[9] = -0.0f;
+      v[c.npos * ldct - 1 - 5] = 3.0f;  // the last position's last channel, past hi
+      std::vector<float> y(static_cast<size_t>((c.nm + 1) * ldy), -7.0f);
+      out(c.npos, c.nm, v, ldct, y.data(), ldy, lo, hi);
+      for (int64_t m = 0; m <= c.nm; ++m) {
+        for (int64_t j = 0; j < ldy; ++j) {
+          const float got = y[static_cast<size_t>(m * ldy + j)];
+          float want = -7.0f;  // outside the c.nm x c.npos block: untouched
+          if (m < c.nm && j < c.npos) want = std::min(std::max(v[j * ldct + m], lo), hi);
+          ASSERT_TRUE(std::memcmp(&got, &want, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(want)))
+              << "channel " << m << ", position " << j << ": " << got << " against " << want;
         }
       }
     }

@@ -143,4 +143,27 @@ using PositionGemmFn = void (*)(int64_t npos, int64_t k, const float* const* bas
 
 PositionGemmFn Avx2PositionGemm();
 
+// The position GEMM's reads gathered first, in its register blocks of rows:
+// each block's rows side by side for each tap, so that a block reads one
+// run of memory instead of a row per position (a 1x1 convolution over 7x7,
+// K = 160 to 960: X's rows 49 floats apart ran the kernel at 70-90 GFLOP/s
+// on one core, the pack at 113). PackPositions gathers taps [k0, k1) of
+// npos rows (src base[j] + off[p]) into dst (PackedPositionsFloats(npos, k)
+// floats); PackedPositionBases then gives each row's pointer into it, which
+// the GEMM reads with off[p] = 6 p. The same values in the same order: the
+// same bits.
+void PackPositions(int64_t npos, int64_t k, int64_t k0, int64_t k1, const float* const* base, const int64_t* off,
+                   float* dst);
+int64_t PackedPositionsFloats(int64_t npos, int64_t k);
+void PackedPositionBases(int64_t npos, int64_t k, const float* dst, const float** rows);
+
+// C^T back to Y's planes: y[m * ldy + j] = min(max(ct[j * ldct + m], lo),
+// hi) for positions j < npos and channels m < nm (NaN stays NaN), in 8 x 8
+// tiles transposed in registers, where the loop before it read C^T one
+// value at a time down its columns. The same values: the same bits.
+using PositionsOutFn = void (*)(int64_t npos, int64_t nm, const float* ct, int64_t ldct, float* y, int64_t ldy,
+                                float lo, float hi);
+
+PositionsOutFn Avx2PositionsOut();
+
 }  // namespace opscope::dense

@@ -572,6 +572,53 @@ void PositionGemm(int64_t npos, int64_t k, const float* const* base, const int64
   }
 }
 
+// Eight rows of eight floats transposed in registers: r[i]'s lane c goes
+// to r[c]'s lane i (pairs interleaved, then quads, then the 128-bit halves).
+[[gnu::always_inline]] inline void Transpose8x8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// Tiles of eight positions by eight channels: eight rows of C^T loaded and
+// clamped, transposed, stored as eight rows of Y. Where the positions are
+// not a multiple of eight the last tile overlaps the one before (it writes
+// the same values again); fewer than eight positions, or the channels past
+// the last eight, one at a time. Each value is only clamped and moved: the
+// bits of the scalar loop it replaced.
+void PositionsOut(int64_t npos, int64_t nm, const float* ct, int64_t ldct, float* y, int64_t ldy, float lo,
+                  float hi) {
+  const __m256 lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
+  int64_t m = 0;
+  if (npos >= 8) {
+    for (; m + 8 <= nm; m += 8) {
+      for (int64_t j0 = 0; j0 < npos; j0 += 8) {
+        const int64_t j = std::min(j0, npos - 8);
+        __m256 r[8];
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          r[i] = _mm256_min_ps(hiv, _mm256_max_ps(lov, _mm256_loadu_ps(ct + (j + i) * ldct + m)));
+        }
+        Transpose8x8(r);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(y + (m + i) * ldy + j, r[i]);
+      }
+    }
+  }
+  for (; m < nm; ++m) {
+    for (int64_t j = 0; j < npos; ++j) y[m * ldy + j] = std::min(std::max(ct[j * ldct + m], lo), hi);
+  }
+}
+
 // Whether this CPU runs the kernels here (and OPSCOPE_SCALAR_MATH is unset).
 bool Usable() {
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -588,6 +635,62 @@ SmallKGemmFn Avx2SmallKGemm() { return Usable() ? SmallKGemm : nullptr; }
 PackedGemmFn Avx2PackedGemm() { return Usable() ? PackedGemm : nullptr; }
 
 PositionGemmFn Avx2PositionGemm() { return Usable() ? PositionGemm : nullptr; }
+
+PositionsOutFn Avx2PositionsOut() { return Usable() ? PositionsOut : nullptr; }
+
+// Position rows gathered in the position GEMM's register blocks
+// (SixRowBlocks' cut of npos): block b at dst + 6 k b, its rows side by
+// side for each tap ([k][6], the lanes past a shorter block's rows never
+// written nor read). Taps [k0, k1) only, so that workers can share a pack.
+// Rows that lie side by side in the source (a 1x1 convolution's, or a
+// block inside one row of the grid) move four and two floats a tap.
+void PackPositions(int64_t npos, int64_t k, int64_t k0, int64_t k1, const float* const* base, const int64_t* off,
+                   float* dst) {
+  int64_t b = 0;
+  SixRowBlocks(npos, [&](int64_t i, auto rows) {
+    constexpr int R = decltype(rows)::value;
+    float* blk = dst + 6 * k * b++;
+    bool side_by_side = true;
+    for (int r = 1; r < R; ++r) side_by_side = side_by_side && base[i + r] == base[i] + r;
+    if (side_by_side) {
+      const float* src = base[i];
+      for (int64_t p = k0; p < k1; ++p) {
+        const float* s = src + off[p];
+        float* d = blk + 6 * p;
+        if constexpr (R >= 4) _mm_storeu_ps(d, _mm_loadu_ps(s));
+        if constexpr (R == 6) {
+          const __m128 two = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(s + 4));
+          _mm_storel_pi(reinterpret_cast<__m64*>(d + 4), two);
+        }
+        if constexpr (R == 5) d[4] = s[4];
+        if constexpr (R < 4) {
+          for (int r = 0; r < R; ++r) d[r] = s[r];
+        }
+      }
+      return;
+    }
+    for (int64_t p = k0; p < k1; ++p) {
+      float* d = blk + 6 * p;
+#pragma GCC unroll 6
+      for (int r = 0; r < R; ++r) d[r] = base[i + r][off[p]];
+    }
+  });
+}
+
+int64_t PackedPositionsFloats(int64_t npos, int64_t k) {
+  int64_t blocks = 0;
+  SixRowBlocks(npos, [&](int64_t, auto) { ++blocks; });
+  return 6 * k * blocks;
+}
+
+// Where PackPositions put row j's first tap: the GEMM reads it with off[p] = 6 p.
+void PackedPositionBases(int64_t npos, int64_t k, const float* dst, const float** rows) {
+  int64_t b = 0;
+  SixRowBlocks(npos, [&](int64_t i, auto r) {
+    for (int j = 0; j < decltype(r)::value; ++j) rows[i + j] = dst + 6 * k * b + j;
+    ++b;
+  });
+}
 
 std::shared_ptr<const PackedPanels> PackPanels(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n) {
   if (!Usable() || k <= 0 || n <= 0) return nullptr;
