@@ -872,9 +872,19 @@ Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGri
               PadRow(src + lo + shift, lo, hi, Wq, dst);
               continue;
             }
-            std::fill(dst, dst + lo, 0.0f);
-            for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
-            std::fill(dst + hi, dst + Wq, 0.0f);
+            // The borders a column or two: stores, not memset calls; at stride 2
+            // the row's columns two vectors at a time (EveryOther). One element
+            // at a time, with a memset call at each end, the fill took a tenth
+            // of a 3x3 at stride 2 over [1,64,56,56] on one core (perf); the
+            // convolution now runs 1.05x faster there (ops-debug profile, one
+            // core, 10 rounds alternating, 10 of 10).
+            for (int64_t l = 0; l < lo; ++l) dst[l] = 0.0f;
+            if (s2 == 2) {
+              EveryOther(src + lo * 2 + shift, hi - lo, dst + lo);
+            } else {
+              for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
+            }
+            for (int64_t l = hi; l < Wq; ++l) dst[l] = 0.0f;
           }
         }
       }
