@@ -146,7 +146,7 @@ PositionGemmFn Avx2PositionGemm();
 // The position GEMM's reads gathered first, in its register blocks of rows:
 // each block's rows side by side for each tap, so that a block reads one
 // run of memory instead of a row per position (a 1x1 convolution over 7x7,
-// K = 160 to 960: X's rows 49 floats apart ran the kernel at 70-90 GFLOP/s
+// K = 160 to 960: X's rows 49 floats apart ran the kernel at 67-91 GFLOP/s
 // on one core, the pack at 113). PackPositions gathers taps [k0, k1) of
 // npos rows (src base[j] + off[p]) into dst (PackedPositionsFloats(npos, k)
 // floats); PackedPositionBases then gives each row's pointer into it, which
