@@ -1117,15 +1117,23 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
                     const float* bias, const float* z, const dense::Epilogue& e, float* y) {
   const int64_t cg = d.c, M = d.m, K = cg * g.kernel_size();
   const int64_t oH = g.out[1], oW = g.out[2], P = g.out[0] * oH * oW;
+  // A 1x1 window without pads (PositionPointwiseFits) reads X in place, at
+  // any stride: output (od, oh, ow) at X's (od s0, oh s1, ow s2), channel c
+  // a plane further on; its positions are gathered (packed) before the
+  // GEMM, so no grid is written. Other windows read the padded (phase) grid.
+  const bool pack = g.kernel_size() == 1;
   const PhaseGrid grid(g);
-  const std::vector<int64_t> off = TapOffsets(g, grid, K);
+  const bool gridded = !grid.identity && !pack;
+  std::vector<int64_t> off = TapOffsets(g, grid, K);
+  if (pack) {
+    for (int64_t c = 0; c < K; ++c) off[c] = c * g.in_size();
+  }
   const StoreClamp clamp = ClampOf(e);
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
   const PositionTiles tiles(P, M, workers);
-  const std::unique_ptr<float[]> xgrid(grid.identity ? nullptr : new float[cg * grid.phases * grid.plane]);
+  const std::unique_ptr<float[]> xgrid(gridded ? new float[cg * grid.phases * grid.plane] : nullptr);
   // Each run of positions gathered once an image (PackPositions), for every
   // block of channels that reads it; the GEMM then reads rows[p] + 6 tap.
-  const bool pack = g.kernel_size() == 1;
   std::vector<int64_t> run_at(static_cast<size_t>(tiles.pos_blocks + 1), 0);
   for (int64_t pi = 0; pi < tiles.pos_blocks; ++pi) {
     int64_t p0, p1, m0, m1;
@@ -1150,12 +1158,14 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
     const float* xn = x + n * d.c * g.in_size();
     float* yn = y + n * M * P;
     const float* zn = z != nullptr ? z + n * M * P : nullptr;
-    if (!grid.identity) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xn, cg, xgrid.get()));
-    const float* src = grid.identity ? xn : xgrid.get();
-    // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow.
+    if (gridded) OPSCOPE_RETURN_IF_ERROR(FillPhaseGrid(ctx, g, grid, xn, cg, xgrid.get()));
+    const float* src = gridded ? xgrid.get() : xn;
+    // Output p = (od, oh, ow) reads the grid at (od * Hq + oh) * Wq + ow, or
+    // X in place at ((od s0) H + oh s1) W + ow s2.
     for (int64_t p = 0; p < P; ++p) {
-      const int64_t row = p / oW;
-      grid_rows[p] = src + ((row / oH) * grid.q[1] + row % oH) * grid.q[2] + p % oW;
+      const int64_t row = p / oW, od = row / oH, oh = row % oH, ow = p % oW;
+      grid_rows[p] = pack ? src + ((od * g.strides[0]) * g.in[1] + oh * g.strides[1]) * g.in[2] + ow * g.strides[2]
+                          : src + (od * grid.q[1] + oh) * grid.q[2] + ow;
     }
     if (pack) {
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_pack", K, [&](int64_t k0, int64_t k1) {
@@ -1216,8 +1226,8 @@ std::shared_ptr<const dense::PackedPanels> KeptPanelsOfW(const Tensor& wt, const
 // channels, 1596 -> 1286 us; 160 -> 320, 584 -> 489; 832 -> 48, 646 -> 524;
 // over 14x14, 256 -> 256, 1277 -> 1202.
 //
-// And 1x1 convolutions at stride 1 over at most 64 positions (7x7) with 128
-// output channels or more, their X packed first (PackPositions): there they
+// And 1x1 convolutions without pads over at most 64 positions (7x7) with
+// 128 output channels or more, their X packed first (PackPositions): there they
 // ran OpenBLAS (K > 256) or the small-k kernel, whose 16-column panels hold
 // a 7x7 plane's 49 columns as three and a part. In the model (inspector-cli
 // run --streams 1, node medians, 6 rounds alternating): mobilenet_v2's
@@ -1225,10 +1235,12 @@ std::shared_ptr<const dense::PackedPanels> KeptPanelsOfW(const Tensor& wt, const
 // -> 205, 960 -> 160 128 -> 120; googlenet's 832 -> 128 to 384 1.11-1.20x
 // on one core. Not with fewer channels, where the pack is most of the work
 // (832 -> 32 and 48 0.74-0.79x), nor over 14x14 (mobilenet_v2's 0.69-0.93x),
-// nor unpacked (X's rows 49 floats apart: 0.83-0.95x before).
+// nor unpacked (X's rows 49 floats apart: 0.83-0.95x before). At stride 2,
+// where they had unfolded strided im2col tiles for the small-k kernel,
+// resnet18's 256 -> 512 downsample onto 7x7 221 -> 143 us (1.59x paired, 8
+// of 8; 1.45x on one core).
 bool PositionPointwiseFits(const ConvDims& d, const WindowGeometry& g, int64_t P) {
-  return g.kernel_size() == 1 && P <= 64 && d.m >= 128 && g.strides == std::vector<int64_t>{1, 1, 1} &&
-         g.pads_begin == std::vector<int64_t>{0, 0, 0};
+  return g.kernel_size() == 1 && P <= 64 && d.m >= 128 && g.pads_begin == std::vector<int64_t>{0, 0, 0};
 }
 
 bool PositionConvFits(const ConvDims& d, const WindowGeometry& g, int64_t K, int64_t P) {

@@ -184,41 +184,51 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
 // to 256 the small-k kernel's bits (one pass from the bias, or bias + Z, k in
 // order), past it OpenBLAS's sums within tolerance. Planes of 49, 64 and 25
 // positions (blocks of six, five and four), two images, 130 channels (a
-// part panel). Fewer channels, or a 14x14 plane, keep their paths.
+// part panel), strides 2 and 3 (X read in place, no grid). Fewer channels,
+// a 14x14 output plane, or pads keep their paths.
 TEST(FusedConv, PointwiseOverFewPositionsRunsThePackedPositionGemm) {
   if (dense::Avx2PositionGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA";
   struct Case {
     Shape x, w;
+    const char* attrs;
     bool position;
   };
   const Case cases[] = {
-      {Shape({1, 160, 7, 7}), Shape({128, 160, 1, 1}), true},  {Shape({2, 40, 7, 7}), Shape({144, 40, 1, 1}), true},
-      {Shape({1, 64, 5, 5}), Shape({128, 64, 1, 1}), true},    {Shape({1, 300, 8, 8}), Shape({130, 300, 1, 1}), true},
-      {Shape({1, 160, 7, 7}), Shape({112, 160, 1, 1}), false}, {Shape({1, 64, 14, 14}), Shape({128, 64, 1, 1}), false},
+      {Shape({1, 160, 7, 7}), Shape({128, 160, 1, 1}), "", true},
+      {Shape({2, 40, 7, 7}), Shape({144, 40, 1, 1}), "", true},
+      {Shape({1, 64, 5, 5}), Shape({128, 64, 1, 1}), "", true},
+      {Shape({1, 300, 8, 8}), Shape({130, 300, 1, 1}), "", true},
+      {Shape({1, 64, 14, 14}), Shape({128, 64, 1, 1}), "strides=[2,2]", true},
+      {Shape({2, 40, 13, 14}), Shape({128, 40, 1, 1}), "strides=[3,2]", true},
+      {Shape({1, 160, 7, 7}), Shape({112, 160, 1, 1}), "", false},
+      {Shape({1, 64, 14, 14}), Shape({128, 64, 1, 1}), "", false},
+      {Shape({1, 64, 5, 5}), Shape({128, 64, 1, 1}), "pads=[1,1,1,1]", false},
   };
   uint64_t seed = 1300;
   for (const Case& c : cases) {
     for (const char* act : {"activation=Relu", "", "activation=Sigmoid"}) {
       for (bool with_z : {false, true}) {
-        SCOPED_TRACE(c.x.ToString() + " " + c.w.ToString() + " " + act + (with_z ? " Z" : ""));
+        const std::string attrs = JoinAttrs(act, c.attrs);
+        SCOPED_TRACE(c.x.ToString() + " " + c.w.ToString() + " " + attrs + (with_z ? " Z" : ""));
         const Tensor x = Random(DType::kF32, c.x, seed++, -1, 1), w = Random(DType::kF32, c.w, seed++, -1, 1);
         const Tensor b = Random(DType::kF32, Shape({c.w[0]}), seed++, -1, 1);
-        const Tensor z = with_z ? Random(DType::kF32, Shape({c.x[0], c.w[0], c.x[2], c.x[3]}), seed++, -1, 1)
-                                : Tensor();
+        auto y = RunReference("Conv", {x, w}, ParseAttrs("Conv", c.attrs));
+        ASSERT_TRUE(y.ok()) << y.status().ToString();
+        const Tensor z = with_z ? Random(DType::kF32, y->outputs[0].shape(), seed++, -1, 1) : Tensor();
         auto frozen_w = w.Clone();
         ASSERT_TRUE(frozen_w.ok());
         FreezeBuffer(frozen_w->buffer());
-        auto kept = RunCpu("FusedConv", {x, *frozen_w, b, z}, ParseAttrs("FusedConv", act));
+        auto kept = RunCpu("FusedConv", {x, *frozen_w, b, z}, ParseAttrs("FusedConv", attrs));
         ASSERT_TRUE(kept.ok()) << kept.status().ToString();
         EXPECT_EQ(Launched(*kept, "conv_position_pack"), c.position);
         EXPECT_EQ(Launched(*kept, "conv_position_gemm"), c.position);
         if (c.position && c.x[1] <= dense::kSmallK) {
-          auto small_k = RunCpu("FusedConv", {x, w, b, z}, ParseAttrs("FusedConv", act));
+          auto small_k = RunCpu("FusedConv", {x, w, b, z}, ParseAttrs("FusedConv", attrs));
           ASSERT_TRUE(small_k.ok()) << small_k.status().ToString();
           EXPECT_FALSE(Launched(*small_k, "conv_position_gemm"));
           EXPECT_TRUE(SameBits(kept->outputs[0], small_k->outputs[0]));
         }
-        ExpectFusedMatches("FusedConv", {x, *frozen_w, b, z}, act, {});
+        ExpectFusedMatches("FusedConv", {x, *frozen_w, b, z}, attrs, {});
       }
     }
   }
