@@ -1124,10 +1124,10 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
   const bool pack = g.kernel_size() == 1;
   const PhaseGrid grid(g);
   const bool gridded = !grid.identity && !pack;
-  std::vector<int64_t> off = TapOffsets(g, grid, K);
-  if (pack) {
-    for (int64_t c = 0; c < K; ++c) off[c] = c * g.in_size();
-  }
+  // Tap k's start: channel k of X (a 1x1 read in place), or of the grid.
+  std::vector<int64_t> off(static_cast<size_t>(pack ? K : 0));
+  for (int64_t c = 0; c < static_cast<int64_t>(off.size()); ++c) off[c] = c * g.in_size();
+  if (!pack) off = TapOffsets(g, grid, K);
   const StoreClamp clamp = ClampOf(e);
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
   const PositionTiles tiles(P, M, workers);
