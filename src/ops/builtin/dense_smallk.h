@@ -151,7 +151,7 @@ PositionGemmFn Avx2PositionGemm();
 // npos rows (src base[j] + off[p]) into dst (PackedPositionsFloats(npos, k)
 // floats); PackedPositionBases then gives each row's pointer into it, which
 // the GEMM reads with off[p] = 6 p. The same values in the same order: the
-// same bits.
+// same bits. AVX2 code: only where Avx2PositionGemm() is not null.
 void PackPositions(int64_t npos, int64_t k, int64_t k0, int64_t k1, const float* const* base, const int64_t* off,
                    float* dst);
 int64_t PackedPositionsFloats(int64_t npos, int64_t k);
