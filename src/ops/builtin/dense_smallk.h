@@ -36,6 +36,16 @@ using SmallKGemmFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, i
 // them or OPSCOPE_SCALAR_MATH is set (then OpenBLAS runs every GEMM).
 SmallKGemmFn Avx2SmallKGemm();
 
+// Whether the kernels here run their whole panels in 512-bit blocks: where
+// the CPU has AVX-512F and OPSCOPE_NO_AVX512 is unset. The same bits either
+// way (dense_smallk_avx2.cc's WideBlock says why); on a core with 512-bit
+// FMA pipes, twice the flops an instruction.
+bool WideBlocks();
+
+// For tests and A/B runs in one process: 512-bit blocks on (where the CPU
+// has them) or off. Returns the setting before.
+bool SetWideBlocks(bool on);
+
 // ---- the shifted GEMM: B never unfolded ----
 //
 // Row p of B is src + off[p], read at each column's own place: B[p][j] =
