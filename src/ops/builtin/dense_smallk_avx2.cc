@@ -299,6 +299,12 @@ void Rows(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int
   int64_t j = 0;
   if (Wide()) {
     for (; j + 32 <= n; j += 32) WideBlock<MR, 2, false, false>(k, a, lda, b + j, ldb, 16, c + j, ldc, tail, nullptr);
+    // A lone panel: six chains of 512-bit multiply-adds still take fewer
+    // cycles a step than Block's twelve of 256 bits.
+    if (j + 16 <= n) {
+      WideBlock<MR, 1, false, false>(k, a, lda, b + j, ldb, 16, c + j, ldc, tail, nullptr);
+      j += 16;
+    }
   }
   for (; j + 16 <= n; j += 16) Block<MR, false, false>(k, a, lda, b + j, ldb, c + j, ldc, full, tail);
   if (j < n) Block<MR, true, false>(k, a, lda, b + j, ldb, c + j, ldc, PanelMask(n - j), tail);
@@ -310,7 +316,11 @@ void SmallKGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   auto tail = [&](int64_t i) { return Tail{row_init != nullptr ? row_init + i : nullptr, lov, hiv}; };
   // Columns in chunks of about 24 KiB of B (it stays in L1 across every row
   // block of the chunk), rows in blocks of six inside.
-  const int64_t chunk = std::max<int64_t>(16, (24 << 10) / (4 * std::max<int64_t>(k, 1)) / 16 * 16);
+  // Two panels at least where 512-bit blocks run, which take them in pairs
+  // (k = 256: 32 KiB, inside Zen 5's 48 KiB L1; at one panel the 1x1s of
+  // googlenet's inception3b, K = 256, ran on the 256-bit blocks).
+  const int64_t least = Wide() ? 32 : 16;
+  const int64_t chunk = std::max<int64_t>(least, (24 << 10) / (4 * std::max<int64_t>(k, 1)) / 16 * 16);
   for (int64_t j = 0; j < n; j += chunk) {
     const int64_t w = std::min(chunk, n - j);
     // A last panel of at most 8 live columns (a 7x7 plane's 49th) runs apart,
