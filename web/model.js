@@ -285,7 +285,7 @@ var opscope = window.opscope || (window.opscope = {});
   // says only which roof, from args.bound. '' at or under 100 %.
   const kAboveRoof = {
     cache: 'above the memory roof: its data came from cache, not DRAM',
-    beats_gemm: "above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak",
+    beats_gemm: "above the compute roof (the calibrated GEMM's rate): faster than that GEMM, under the FMA loop's peak",
     roof_too_low: 'above the compute roof, which is then too low for this machine: calibrated on a loaded ' +
       'machine, or given by --peak-flops',
   };

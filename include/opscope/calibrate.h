@@ -40,8 +40,12 @@ struct DevicePeaks {
   int64_t buffer_bytes = 0, last_level_cache_bytes = 0;
   double read_gbs = 0, write_gbs = 0, copy_gbs = 0, triad_gbs = 0;  // GB/s (1e9 bytes)
   double fma_gflops_f32 = 0, fma_gflops_f64 = 0;                    // the FMA loop
-  double gemm_gflops_f32 = 0, gemm_gflops_f64 = 0;                  // OpenBLAS sgemm / dgemm
+  double gemm_gflops_f32 = 0, gemm_gflops_f64 = 0;                  // the fastest GEMM each dtype has
   int64_t gemm_n = 0;
+  // Which GEMM gemm_gflops_f32 is: "OpenBLAS", or our own packed GEMM where
+  // it is faster (the one MatMul, Gemm and Conv run in float32:
+  // "opscope packed GEMM, AVX-512" or ", AVX2"); float64 is OpenBLAS's.
+  std::string gemm_f32_kernel = "OpenBLAS";
   double launch_us = 0;     // one empty launch and its synchronisation
   // How the figures were got:
   //  "host kernels" (cpu): everything above measured on the host's threads;

@@ -27,10 +27,11 @@ namespace opscope {
 
 // The roofs a kernel is held against. Bandwidth is the STREAM triad (the
 // rate a kernel that reads and writes streams reaches); compute is the rate
-// OpenBLAS's GEMM reaches (the practical roof the bound is taken from). The
-// FMA loop's rate, the hardware's peak, is kept beside it: a kernel faster
-// than the practical roof but not than the hardware's beat OpenBLAS, one
-// faster than both says the roofs were measured under load.
+// the fastest GEMM calibrate found reaches (OpenBLAS's, or our own packed
+// one in float32: the practical roof the bound is taken from). The FMA
+// loop's rate, the hardware's peak, is kept beside it: a kernel faster than
+// the practical roof but not than the hardware's beat that GEMM, one faster
+// than both says the roofs were measured under load.
 struct RoofPeaks {
   double bandwidth_gbs = 0;   // 1e9 bytes/s
   double gflops_f32 = 0;      // float32 and every narrower float
@@ -77,8 +78,8 @@ std::optional<Cost> CostOf(const OpSchema& op, const std::vector<TensorDesc>& in
 
 // Past an efficiency of 100% the lower bound was beaten: which roof and why,
 // for the line that prints it ("above the memory roof: its data came from
-// cache, not DRAM"; above the compute roof, either faster than OpenBLAS but
-// under the FMA loop's peak, or faster than both: roofs measured under
+// cache, not DRAM"; above the compute roof, either faster than the
+// calibrated GEMM but under the FMA loop's peak, or faster than both: roofs measured under
 // load); empty at or under 100%.
 std::string AboveRoofNote(const RooflinePoint& r);
 

@@ -9,12 +9,13 @@ namespace opscope::cli {
 
 namespace {
 
-// Which GEMM the cpu's figure is of: OpenBLAS's, or the minimal build's plain
-// loops (ops/builtin/plain_gemm.h), which are no roof to hold a kernel to.
+// Which GEMM the cpu's float64 figure is of: OpenBLAS's, or the minimal
+// build's plain loops (ops/builtin/plain_gemm.h), which are no roof to hold
+// a kernel to. float32's says its own (DevicePeaks::gemm_f32_kernel).
 #if defined(OPSCOPE_MINIMAL)
 constexpr char kGemmName[] = "plain fallback GEMM (no OpenBLAS in this build)";
 #else
-constexpr char kGemmName[] = "OpenBLAS GEMM";
+constexpr char kGemmName[] = "OpenBLAS";
 #endif
 
 void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
@@ -24,9 +25,11 @@ void PrintHostFigures(const DevicePeaks& p, std::ostream& out) {
                 p.read_gbs, p.write_gbs, p.copy_gbs, p.triad_gbs, p.buffer_bytes / 1048576.0,
                 p.last_level_cache_bytes / 1048576.0);
   out << line;
-  std::snprintf(line, sizeof line, "compute  FMA loop %.1f GFLOP/s float32, %.1f float64;  %s %lldx%lld %.1f GFLOP/s float32, %.1f float64\n",
-                p.fma_gflops_f32, p.fma_gflops_f64, kGemmName, static_cast<long long>(p.gemm_n), static_cast<long long>(p.gemm_n),
-                p.gemm_gflops_f32, p.gemm_gflops_f64);
+  std::snprintf(line, sizeof line,
+                "compute  FMA loop %.1f GFLOP/s float32, %.1f float64;  GEMM %lldx%lld %.1f GFLOP/s float32 (%s), %.1f "
+                "float64 (%s)\n",
+                p.fma_gflops_f32, p.fma_gflops_f64, static_cast<long long>(p.gemm_n), static_cast<long long>(p.gemm_n),
+                p.gemm_gflops_f32, p.gemm_f32_kernel.c_str(), p.gemm_gflops_f64, kGemmName);
   out << line;
   std::snprintf(line, sizeof line, "launch   %.2f us per empty launch + synchronize\n", p.launch_us);
   out << line;

@@ -337,7 +337,7 @@ async function checkTimelinePage(page, profile, {full = true} = {}) {
   assert.equal(fast.args.above_roof, 'beats_gemm');
   await clickTask(page, (t) => t.index === fi);
   assert.ok((await page.textContent('#details')).includes(`efficiency${(fast.args.efficiency * 100).toFixed(1)} % ` +
-    "(above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak)"));
+    "(above the compute roof (the calibrated GEMM's rate): faster than that GEMM, under the FMA loop's peak)"));
   await hoverTask(page, (t) => t.index === fi);
   assert.match(await page.textContent('#tooltip'), /efficiency120\.0 % \(above the compute roof\)/);
   // A phase has none of a kernel's figures.

@@ -10,6 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/builtin/dense_smallk.h"
 
 namespace opscope {
 namespace {
@@ -92,6 +98,39 @@ TEST_F(Calibrate, ADamagedCacheIsMeasuredAgain) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE(again->from_cache);
   EXPECT_GT(again->triad_gbs, 0);
+}
+
+// float32's compute roof is the faster of OpenBLAS's GEMM and our packed
+// one, named; a cache from before the name held OpenBLAS's figure alone and
+// is measured again.
+TEST_F(Calibrate, TheFloat32RoofNamesItsGemmAndAnUnnamedCacheIsMeasuredAgain) {
+  auto p = CalibrateDevice(Small());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string& name = p->gemm_f32_kernel;
+  if (dense::Avx2PackedGemm() == nullptr) {
+    EXPECT_EQ(name.find("opscope"), std::string::npos) << name;
+  } else {
+    EXPECT_TRUE(name == "OpenBLAS" || name == "plain fallback GEMM (no OpenBLAS in this build)" ||
+                name == (dense::WideBlocks() ? "opscope packed GEMM, AVX-512" : "opscope packed GEMM, AVX2"))
+        << name;
+  }
+  auto again = CalibrateDevice(Small());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(again->gemm_f32_kernel, name);
+
+  std::string text;
+  {
+    std::ifstream in(p->cache_file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  nlohmann::json j = nlohmann::json::parse(text);
+  ASSERT_TRUE(j.contains("gemm_float32_kernel"));
+  j.erase("gemm_float32_kernel");
+  std::ofstream(p->cache_file) << j.dump();
+  auto older = CalibrateDevice(Small());
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_FALSE(older->from_cache);
 }
 
 TEST_F(Calibrate, AnotherSizeIsAnotherEntry) {

@@ -61,7 +61,7 @@ std::string AboveRoofNote(const RooflinePoint& r) {
   switch (AboveRoofOf(r)) {
     case AboveRoof::kCache: return "above the memory roof: its data came from cache, not DRAM";
     case AboveRoof::kBeatsGemm:
-      return "above the compute roof (OpenBLAS's GEMM rate): faster than OpenBLAS, under the FMA loop's peak";
+      return "above the compute roof (the calibrated GEMM's rate): faster than that GEMM, under the FMA loop's peak";
     case AboveRoof::kRoofTooLow:
       return "above the compute roof, which is then too low for this machine: calibrated on a loaded machine, or "
              "--peak-flops; `ops-debug calibrate --refresh` when it is quiet";

@@ -116,7 +116,7 @@ std::string Roofs(const Plot& plot, const RoofPeaks& peaks, const std::set<bool>
     if (from >= plot.x.max()) continue;
     s += Line(plot.X(from), plot.Y(peak), kRight, plot.Y(peak), "stroke=\"#333\" stroke-width=\"2\"");
     // The FMA loop's peak, dashed above the practical roof: a point between
-    // the two beat OpenBLAS; one above both says the roofs were measured under load.
+    // the two beat the calibrated GEMM; one above both says the roofs were measured under load.
     const double fma = f64 ? peaks.fma_gflops_f64 : peaks.fma_gflops_f32;
     const bool fma_drawn = fma > peak * 1.01;
     // The roof's label goes under its line when the FMA peak's sits close above it.

@@ -152,7 +152,7 @@ TEST(Roofline, PeaksFromCalibration) {
 
 // Past 100% a bound was beaten, and which roof and why follow from the point:
 // a memory-bound kernel read from cache; a compute-bound one between the
-// GEMM's roof and the FMA loop's beat OpenBLAS; past both (or with no FMA
+// GEMM's roof and the FMA loop's beat that GEMM; past both (or with no FMA
 // peak beside a given roof) the roof is too low.
 TEST(Roofline, AboveWhichRoofAndWhy) {
   RoofPeaks peaks = kPeaks;
@@ -163,7 +163,7 @@ TEST(Roofline, AboveWhichRoofAndWhy) {
   const RooflinePoint beats = Roofline(gemm, DType::kF32, 600, peaks);
   EXPECT_DOUBLE_EQ(beats.fma_bound_us, 500);
   EXPECT_EQ(AboveRoofOf(beats), AboveRoof::kBeatsGemm);
-  EXPECT_NE(AboveRoofNote(beats).find("faster than OpenBLAS"), std::string::npos);
+  EXPECT_NE(AboveRoofNote(beats).find("faster than that GEMM"), std::string::npos);
   EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF32, 400, peaks)), AboveRoof::kRoofTooLow);
   EXPECT_EQ(AboveRoofOf(Roofline(gemm, DType::kF32, 600, kPeaks)), AboveRoof::kRoofTooLow);  // no FMA peak known
   EXPECT_EQ(AboveRoofOf(Roofline(Cost{.bytes_read = 12'000'000}, DType::kF32, 60, peaks)), AboveRoof::kCache);
@@ -213,7 +213,7 @@ TEST(RooflineSvg, TheFmaPeakDashedAboveThePracticalRoof) {
   EXPECT_TRUE(WellFormed(svg, &why)) << why << "\n" << svg;
   EXPECT_EQ(CountOccurrences(svg, "class=\"fma-peak\""), 1u) << svg;
   EXPECT_NE(svg.find(">float32 FMA peak 2000 GFLOP/s</text>"), std::string::npos) << svg;
-  EXPECT_NE(svg.find("efficiency 166.7% (compute bound, float32); above the compute roof (OpenBLAS&apos;s GEMM rate)"),
+  EXPECT_NE(svg.find("efficiency 166.7% (compute bound, float32); above the compute roof (the calibrated GEMM&apos;s rate)"),
             std::string::npos)
       << svg;
   // No FMA peak known, or none above the roof: no dashed line.
