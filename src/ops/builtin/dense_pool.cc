@@ -14,6 +14,7 @@
 #endif
 
 #include "ops/builtin/dense_lanes8.h"
+#include "ops/builtin/dense_maxpool_same3x3.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -512,6 +513,15 @@ template <int KW, int KH, int PW, int PH>
   }
 }
 
+// Whether a pool runs dense_maxpool_same3x3.h's kernel: 2-D, 3x3, stride
+// 1, pads of 1, no dilation, the plane kept its size and fits the kernel.
+bool SameThreeByThree(const WindowGeometry& g) {
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.kernel[1] == 3 && g.kernel[2] == 3 && g.strides[1] == 1 &&
+         g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 && g.pads_begin[1] == 1 &&
+         g.pads_begin[2] == 1 && g.out[1] == g.in[1] && g.out[2] == g.in[2] &&
+         dense::MaxPoolSame3x3Fits(g.in[1], g.in[2]);
+}
+
 // Floats of MaxPoolStretchAvx2's buffer for `planes` planes, and where its
 // `h` starts in it (after the taps of the rows above the first).
 int64_t StretchFront(const WindowGeometry& g) { return g.pads_begin[1] * g.in[2]; }
@@ -592,6 +602,18 @@ void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t b
       // Whole runs of eight planes; the rest a plane at a time below.
       for (; begin + 8 <= end; begin += 8) MaxPoolEightAvx2(x + begin * in_sz, in_sz, g, y + begin * out_sz, out_sz, buffer);
       if (begin == end) return;
+    }
+    if (avx2 && SameThreeByThree(g)) {
+      // A plane at a time (dense_maxpool_same3x3.h); one with a NaN in it
+      // by the stretch body, which keeps the NaN.
+      buffer.assign(static_cast<size_t>(StretchBufferSize(g, 1)), 0.0f);
+      float* h = buffer.data() + StretchFront(g);
+      for (int64_t nc = begin; nc < end; ++nc) {
+        if (!dense::MaxPoolSame3x3PlaneAvx2(x + nc * in_sz, g.in[1], g.in[2], y + nc * out_sz, h)) {
+          MaxPoolStretchAvx2Sized<3, 3, 1, 1>(x + nc * in_sz, g, y + nc * out_sz, 1, h);
+        }
+      }
+      return;
     }
     if (avx2 && FitsStretch(g)) {
       // Planes in stretches of about 16 KiB, so that `h` is still in L1 when read back.

@@ -182,6 +182,38 @@ TEST(DenseMaxPool, StretchesOfPlanesMatchReferenceBitExact) {
   }
 }
 
+// The 3x3 pad-1 pool that keeps a plane's size, on planes 8 wide or more,
+// runs a plane at a time along the plane as one row, then puts right each
+// row's first and last column and the plane's first and last row
+// (dense_maxpool_same3x3.h). Every width from 8 to 40 and heights from 2
+// (no inner row) to 5, where each overlapping last vector lands somewhere
+// else; planes of zeros of both signs (the first of equal taps wins), of
+// infinities, and a plane with a NaN on an edge column between planes
+// without (it alone runs the NaN-keeping body). Bit-exact.
+TEST(DenseMaxPool, SameThreeByThreeAlongThePlaneMatchesReferenceBitExact) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  uint32_t seed = 500;
+  for (int64_t w = 8; w <= 40; ++w) {
+    for (int64_t h = 2; h <= 5; ++h) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
+      const int64_t plane = h * w;
+      Tensor x = Random(DType::kF32, Shape({1, 5, h, w}), seed++);
+      for (int64_t i = 0; i < plane; ++i) {
+        x.FlatSetFromDouble(plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
+        x.FlatSetFromDouble(2 * plane + i, i % 5 == 0 ? -inf : i % 7 == 0 ? inf : x.FlatGetAsDouble(2 * plane + i));
+      }
+      x.FlatSetFromDouble(3 * plane + (h - 1) * w + w - 1, nan);  // the last column of the last row
+      ExpectFloatMaxPoolBitsOfReference(x, "kernel_shape=[3,3],pads=[1,1,1,1]");
+    }
+  }
+  // inception's sizes.
+  for (int64_t s : {14, 28, 56}) {
+    SCOPED_TRACE(std::to_string(s));
+    ExpectFloatMaxPoolBitsOfReference(Random(DType::kF32, Shape({1, 3, s, s}), seed++),
+                                      "kernel_shape=[3,3],pads=[1,1,1,1],ceil_mode=1");
+  }
+}
+
 // 2- and 3-wide windows at strides 1 and 2 run a float32 AVX2 body whose row
 // tails are single vectors (masked loads, the plane's last output row stored
 // lane by lane, the right border rewritten as -inf). Every width from the
