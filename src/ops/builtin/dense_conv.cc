@@ -959,9 +959,19 @@ bool UsesShifted(const WindowGeometry& g, int64_t K) {
 // 512 -> 112 180 -> 143, 512 -> 64 107 -> 94; mobilenet_v2's 384 -> 64 84
 // -> 74. With fewer channels OpenBLAS stays ahead (ops-debug profile, 5
 // rounds alternating): 512 -> 48 53 against 68 us, 512 -> 16 28 against 42.
+//
+// With 512-bit blocks (dense::WideBlocks) the shifted GEMM runs at twice
+// the rate of Debian's OpenBLAS, whose kernels are 256-bit: then from 32
+// positions and 8 channels (ops-debug profile --mode kernel, one core, 5
+// rounds alternating, on a Zen 5: googlenet's 1x1s 480 -> 16 over 14x14
+// 36 -> 26 us, 512 -> 24 51 -> 34, 528 -> 32 73 -> 44, 512 -> 48 111 ->
+// 58; over 7x7, 832 -> 32 36 -> 28, 832 -> 48 52 -> 46, 832 -> 128 117 ->
+// 81). Over fewer positions OpenBLAS stayed ahead (1024 -> 256 over 1x1
+// 46 against 53, 512 -> 32 over 5x5 15 against 18).
 bool ShiftedPointwise(const WindowGeometry& g, int64_t K, int64_t M) {
+  const bool wide = dense::WideBlocks();
   return g.kernel_size() == 1 && g.strides == std::vector<int64_t>{1, 1, 1} && K > dense::kSmallK &&
-         g.out_size() >= 128 && M >= 64;
+         g.out_size() >= (wide ? 32 : 128) && M >= (wide ? 8 : 64);
 }
 
 // A float convolution as dense_smallk.h's shifted GEMM: each image-group's

@@ -163,6 +163,35 @@ TEST(DenseConv, ShiftedGemmMatchesTheReferenceAcrossSlabsTilesAndPads) {
   }
 }
 
+// 1x1 convolutions with K past 256 into few channels or over few positions
+// run the shifted GEMM where its 512-bit blocks do (dense::WideBlocks), from
+// 32 positions and 8 channels; OpenBLAS otherwise. Either way the reference's
+// values.
+TEST(DenseConv, PointwiseIntoFewChannelsRunsTheShiftedGemmWhereItsBlocksAre512Bit) {
+  struct Case {
+    Shape x, w;
+    bool wide_shifted;  // the shifted GEMM runs where WideBlocks()
+  };
+  const Case cases[] = {
+      {Shape({1, 300, 12, 12}), Shape({16, 300, 1, 1}), true},
+      {Shape({1, 300, 7, 7}), Shape({48, 300, 1, 1}), true},
+      {Shape({1, 260, 6, 6}), Shape({8, 260, 1, 1}), true},
+      {Shape({1, 300, 5, 5}), Shape({32, 300, 1, 1}), false},  // 25 positions
+      {Shape({1, 300, 12, 12}), Shape({7, 300, 1, 1}), false},  // 7 channels
+  };
+  const ToleranceSpec tolerance{.atol = 2e-4, .rtol = 1e-5};  // long sums: see the shifted GEMM's test
+  uint32_t seed = 1700;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.x.ToString() + " " + c.w.ToString());
+    std::vector<Tensor> in = {Random(DType::kF32, c.x, seed++, -1, 1), Random(DType::kF32, c.w, seed++, -1, 1)};
+    ExpectMatchesReference("Conv", in, "", -1, tolerance);
+    if (dense::Avx2ShiftedGemm() == nullptr) continue;
+    auto r = RunCpu("Conv", in, "");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Launched(*r, "conv_shifted_gemm"), c.wide_shifted && dense::WideBlocks());
+  }
+}
+
 // A padded window at stride 1 that keeps the plane's size reads X's planes
 // straight, the taps past the borders masked (dense_smallk.h's
 // PlaneBorders), with no grid written: the same bits as the same
