@@ -291,9 +291,10 @@ constexpr int64_t kRowSlack = 32;
 // load right after the stores it spans cannot be forwarded from them, and
 // stalled each row's second pass when the two ran row by row on narrow
 // planes (googlenet's [1,832,14,14] pool to 7x7: 111 -> 86 us in the model).
-// A group fills at most 16 KiB, half of L1. Wide rows go one at a time
-// (group 1): there the stall is a small part of a row, and grouped, resnet18's
-// [1,64,112,112] pool took 228 us in the model against 195 row by row. The same taps in the same order as
+// A group fills at most 16 KiB, half of L1. Rows wider than 64 go one at
+// a time (group 1): there the stall is a small part of a row, and grouped,
+// resnet18's [1,64,112,112] pool took 228 us in the model against 195 row
+// by row (on a Zen 5 core alone, 106 against 109). The same taps in the same order as
 // MaxPoolPlaneBody: the same bits.
 [[gnu::target("avx2")]] void MaxPoolPlaneNarrowAvx2(const float* plane, const WindowGeometry& g, float* y, float* rows,
                                                     int64_t stride, int64_t group) {
@@ -655,10 +656,12 @@ void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t b
   if constexpr (std::is_same_v<T, float>) {
     const int64_t kw = g.kernel[2], sw = g.strides[2];
     if (avx2 && (kw == 2 || kw == 3) && g.dilations[2] == 1 && (sw == 1 || sw == 2)) {
-      // Narrow rows in groups (MaxPoolPlaneNarrowAvx2); wide ones row by row, as their reads from X then
-      // overlap the stores: googlenet's [1,192,56,56] pool took 148 us in groups, 135 row by row.
+      // Rows up to 64 wide in groups (MaxPoolPlaneNarrowAvx2); wider ones row by row, as their reads from X
+      // then overlap the stores. googlenet's [1,192,56,56] pool had taken 148 us in groups, 135 row by row
+      // (2 Zen 2 cores); on one Zen 5 core, 97 against 128 (ops-debug profile --mode kernel, 5 rounds
+      // alternating; [1,64,112,112] 106 against 109).
       const int64_t stride = span + kRowSlack;
-      const int64_t group = span <= 32 ? std::clamp<int64_t>(4096 / stride, 1, g.out[0] * g.out[1]) : 1;
+      const int64_t group = span <= 64 ? std::clamp<int64_t>(4096 / stride, 1, g.out[0] * g.out[1]) : 1;
       buffer.assign(static_cast<size_t>(group * stride), kLowest);
       for (int64_t nc = begin; nc < end; ++nc) {
         MaxPoolPlaneNarrowAvx2(x + nc * in_sz, g, y + nc * out_sz, buffer.data(), stride, group);
