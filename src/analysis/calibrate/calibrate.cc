@@ -179,7 +179,8 @@ StatusOr<double> GemmGflops(Device* device, int threads, int64_t n, int reps, bo
       packed(r1 - r0, n, a32.data() + r0 * n, n, nullptr, b32.data(), n, false, 0, n, c32.data() + r0 * n, n, -inf, inf);
     } else if (f32) {
       dense::Gemm(false, false, r1 - r0, n, n, 1.f, a32.data() + r0 * n, n, b32.data(), n, 0.f, c32.data() + r0 * n, n);
-    } else { dense::Gemm(false, false, r1 - r0, n, n, 1.0, a64.data() + r0 * n, n, b64.data(), n, 0.0, c64.data() + r0 * n, n);
+    } else {
+      dense::Gemm(false, false, r1 - r0, n, n, 1.0, a64.data() + r0 * n, n, b64.data(), n, 0.0, c64.data() + r0 * n, n);
     }
   }, &rounds).status());
   const double best = *std::min_element(rounds.begin() + 1, rounds.end());
