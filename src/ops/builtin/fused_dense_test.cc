@@ -184,8 +184,9 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
 // to 256 the small-k kernel's bits (one pass from the bias, or bias + Z, k in
 // order), past it OpenBLAS's sums within tolerance. Planes of 49, 64 and 25
 // positions (blocks of six, five and four), two images, 130 channels (a
-// part panel), strides 2 and 3 (X read in place, no grid). Fewer channels,
-// a 14x14 output plane, or pads keep their paths.
+// part panel), strides 2 and 3 (X read in place, no grid), and strided
+// onto 14x14 (up to 256 positions where strided). Fewer channels, a 14x14
+// output plane at stride 1, 289 positions, or pads keep their paths.
 TEST(FusedConv, PointwiseOverFewPositionsRunsThePackedPositionGemm) {
   if (dense::Avx2PositionGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA";
   struct Case {
@@ -200,6 +201,8 @@ TEST(FusedConv, PointwiseOverFewPositionsRunsThePackedPositionGemm) {
       {Shape({1, 300, 8, 8}), Shape({130, 300, 1, 1}), "", true},
       {Shape({1, 64, 14, 14}), Shape({128, 64, 1, 1}), "strides=[2,2]", true},
       {Shape({2, 40, 13, 14}), Shape({128, 40, 1, 1}), "strides=[3,2]", true},
+      {Shape({1, 64, 28, 28}), Shape({128, 64, 1, 1}), "strides=[2,2]", true},  // 196 positions, strided
+      {Shape({1, 32, 34, 34}), Shape({128, 32, 1, 1}), "strides=[2,2]", false},  // 289: past 256
       {Shape({1, 160, 7, 7}), Shape({112, 160, 1, 1}), "", false},
       {Shape({1, 64, 14, 14}), Shape({128, 64, 1, 1}), "", false},
       {Shape({1, 64, 5, 5}), Shape({128, 64, 1, 1}), "pads=[1,1,1,1]", false},
