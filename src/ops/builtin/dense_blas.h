@@ -98,7 +98,10 @@ struct GemmBlock {
 // least two (the same cuts on every machine up to two cores), along the rows
 // unless they are much the shorter side, none under 16 rows or 64 columns,
 // and one block for a GEMM under 2 MFLOP, where a block's hand-off costs more
-// than it saves. Two blocks per worker balanced better on a noisy machine but
+// than it saves, unless B is 1 MiB or more: a matrix-vector product reads B
+// once from memory at what one core can pull (resnet18's classifier, 1 x 512
+// x 1000, 74.7 -> 48.2 us on two, inspector-cli run --streams 1, 6 rounds
+// alternating, lower in each). Two blocks per worker balanced better on a noisy machine but
 // ran OpenBLAS on thinner blocks: bert's [128,1024] x [1024,256] in 32-row
 // blocks took 507-902 us, in 64-row blocks 438-836 us (profile, 3 rounds
 // alternating).
@@ -115,7 +118,7 @@ struct GemmSplit {
 
 inline GemmSplit SplitGemm(int64_t m, int64_t n, int64_t k, int workers) {
   GemmSplit s;
-  if (2.0 * m * n * k < 2e6) return s;
+  if (2.0 * m * n * k < 2e6 && k * n < (int64_t{1} << 18)) return s;
   s.by_rows = m >= n / 4;  // rows repack B per block, columns repack A: rows unless m is much the shorter
   const int64_t most = s.by_rows ? m / 16 : n / 64;
   s.parts = std::clamp<int64_t>(std::max(workers, 2), 1, std::max<int64_t>(most, 1));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/frozen_buffer.h"
+#include "ops/builtin/dense_blas.h"
 #include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
@@ -113,6 +114,21 @@ TEST(DenseMatMul, PackedPanelsGiveTheSameBitsKeptOrPackedAndAsGemmTransB) {
     }
     ExpectMatchesReference("Gemm", {a, bt}, ParseAttrs("Gemm", "transB=1"), -1, tolerance);
   }
+}
+
+// How a GEMM's output is cut over two workers: along the rows, along the
+// columns where the rows are few, in one block under 2 MFLOP unless B is
+// 1 MiB or more (a matrix-vector product bound by reading B).
+TEST(DenseGemm, SplitCutsByWorkAndByTheBytesOfB) {
+  const dense::GemmSplit rows = dense::SplitGemm(128, 256, 1024, 2);
+  EXPECT_TRUE(rows.by_rows);
+  EXPECT_EQ(rows.parts, 2);
+  const dense::GemmSplit small = dense::SplitGemm(1, 100, 100, 2);
+  EXPECT_EQ(small.parts, 1);
+  const dense::GemmSplit gemv = dense::SplitGemm(1, 1000, 512, 2);  // 1 MFLOP, 2 MB of B
+  EXPECT_FALSE(gemv.by_rows);
+  EXPECT_EQ(gemv.parts, 2);
+  EXPECT_EQ(dense::SplitGemm(1, 500, 500, 2).parts, 1);  // under 1 MiB of B
 }
 
 TEST(DenseGemm, HandCheckedWithAllAttributes) {
