@@ -678,12 +678,17 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
 // tiles of 12 make 17). Rounded up, so the larger of two neighbouring blocks
 // comes first: the workers take blocks in order, and 3, 4, 3, 4 panels on
 // two of them ran 3 + 3 on one and 4 + 4 on the other.
+//
+// With `pair` (the shifted GEMM on 512-bit blocks, which takes its panels
+// two at a time) the cuts fall between pairs of panels: a block of an odd
+// number ran its last panel alone, at two thirds of a pair's rate.
 struct ColumnBlocks {
-  int64_t n, tile, count, panels;
+  int64_t n, tile, count, units, unit;
   bool tile_given;
-  ColumnBlocks(int64_t n_cols, int64_t t, bool given)
-      : n(n_cols), tile(t), count(0), panels((n_cols + dense::kPanel - 1) / dense::kPanel), tile_given(given) {
-    count = std::min((n + tile - 1) / tile, tile_given ? n : panels);
+  ColumnBlocks(int64_t n_cols, int64_t t, bool given, bool pair = false)
+      : n(n_cols), tile(t), count(0), units(0), unit(pair ? 2 * dense::kPanel : dense::kPanel), tile_given(given) {
+    units = (n + unit - 1) / unit;
+    count = std::min((n + tile - 1) / tile, tile_given ? n : units);
   }
   // Block b's columns [p0, p1).
   void Range(int64_t b, int64_t& p0, int64_t& p1) const {
@@ -691,8 +696,8 @@ struct ColumnBlocks {
       p0 = b * tile, p1 = std::min(n, p0 + tile);
       return;
     }
-    auto start = [&](int64_t i) { return (i * panels + count - 1) / count * dense::kPanel; };
-    p0 = start(b), p1 = std::min(n, start(b + 1));
+    auto start = [&](int64_t i) { return std::min(n, (i * units + count - 1) / count * unit); };
+    p0 = start(b), p1 = start(b + 1);
   }
 };
 
@@ -1010,7 +1015,7 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     const int64_t blocks = ((P + t.tile - 1) / t.tile) * ((mg + t.rows - 1) / t.rows);
     if (panels >= blocks) t = GemmTiles{(P + blocks - 1) / blocks, mg};
   }
-  const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0);
+  const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0, dense::WideBlocks());
   const RowBlocks rows_of(mg, t.rows);
   const int64_t col_blocks = cols_of.count, row_blocks = rows_of.count;
   const StoreClamp clamp = ClampOf(e);

@@ -192,17 +192,8 @@ TEST(DenseConv, PointwiseIntoFewChannelsRunsTheShiftedGemmWhereItsBlocksAre512Bi
   }
 }
 
-// A padded window at stride 1 that keeps the plane's size reads X's planes
-// straight, the taps past the borders masked (dense_smallk.h's
-// PlaneBorders), with no grid written: the same bits as the same
-// convolution, unpadded, over X zero-padded by hand (which reads the padded
-// X as it is). Rows narrower than a panel (7) and wider, 3x3 and 5x5,
-// asymmetric pads, 1-D, two images, two groups, three slabs (a slab then
-// starts in the middle of a channel's taps). A NaN on a row's first column
-// and a huge value on another's last: a lane that read across the row's
-// edge would carry them to the other side.
-TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
-  if (dense::Avx2ShiftedGemm() == nullptr) GTEST_SKIP() << "no AVX2 and FMA: no shifted GEMM";
+// The cases of PlaneReadStraightGivesTheBitsOfAZeroPaddedInput, below.
+void StraightCasesGiveTheBitsOfAZeroPaddedInput() {
   struct Case {
     Shape x, w;
     std::vector<int64_t> pads;  // ONNX order: begins, then ends
@@ -255,6 +246,27 @@ TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
     ASSERT_TRUE(padded.ok()) << padded.status().ToString();
     ASSERT_EQ(straight->outputs[0].shape(), padded->outputs[0].shape());
     EXPECT_TRUE(SameBits(straight->outputs[0], padded->outputs[0]));
+  }
+}
+
+// A padded window at stride 1 that keeps the plane's size reads X's planes
+// straight, the taps past the borders masked (dense_smallk.h's
+// PlaneBorders), with no grid written: the same bits as the same
+// convolution, unpadded, over X zero-padded by hand (which reads the padded
+// X as it is). Rows narrower than a panel (7) and wider, 3x3 and 5x5,
+// asymmetric pads, 1-D, two images, two groups, three slabs (a slab then
+// starts in the middle of a channel's taps). A NaN on a row's first column
+// and a huge value on another's last: a lane that read across the row's
+// edge would carry them to the other side. With the 512-bit blocks off and
+// on (where the CPU has them): the border masks as 256-bit vectors and as
+// 16-bit masks.
+TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
+  if (dense::Avx2ShiftedGemm() == nullptr) GTEST_SKIP() << "no AVX2 and FMA: no shifted GEMM";
+  for (const bool wide : {false, true}) {
+    const bool was = dense::SetWideBlocks(wide);
+    SCOPED_TRACE(dense::WideBlocks() ? "512-bit blocks" : "256-bit blocks");
+    StraightCasesGiveTheBitsOfAZeroPaddedInput();
+    dense::SetWideBlocks(was);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -194,7 +195,7 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
                                                          int64_t ldb, int64_t panel_step, float* c, int64_t ldc,
                                                          const Tail& tail, const float* next) {
   __m512 acc[NP][MR];
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 2
     for (int i = 0; i < NP; ++i) {
@@ -203,9 +204,11 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
       else acc[i][r] = _mm512_loadu_ps(c + r * ldc + 16 * i);
     }
   }
-  // A's rows through two bases three rows apart, as Block reads them.
-  const char* a0 = reinterpret_cast<const char*>(a);
-  const char* a3 = reinterpret_cast<const char*>(a + 3 * lda);
+  // A's rows through bases three rows apart, as Block reads them.
+  constexpr int kBases = (MR + 2) / 3;
+  const char* ab[kBases];
+#pragma GCC unroll 4
+  for (int i = 0; i < kBases; ++i) ab[i] = reinterpret_cast<const char*>(a + 3 * i * lda);
   const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
 #pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
@@ -217,18 +220,18 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
     __m512 bv[NP];
 #pragma GCC unroll 2
     for (int i = 0; i < NP; ++i) bv[i] = _mm512_loadu_ps(bp + i * panel_step);
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const char* row = (r < 3 ? a0 : a3) + (r % 3) * stride;
+      const char* row = ab[r / 3] + (r % 3) * stride;
       const __m512 av = _mm512_set1_ps(*reinterpret_cast<const float*>(row));
 #pragma GCC unroll 2
       for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
     }
-    a0 += sizeof(float);
-    a3 += sizeof(float);
+#pragma GCC unroll 4
+    for (int i = 0; i < kBases; ++i) ab[i] += sizeof(float);
   }
   const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(tail.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(tail.hi));
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 2
     for (int i = 0; i < NP; ++i) {
@@ -381,11 +384,34 @@ void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, c
   }
 }
 
+// Rows [0, n) in blocks of eight for the 512-bit blocks, the rows past the
+// last whole block shared with the block before it where fewer than four
+// would be left. Sixteen chains of 512-bit multiply-adds (32 registers)
+// against twelve: ten loads for sixteen multiply-adds, not eight for twelve,
+// and the channel counts of CNNs (64, 128, 256, 512) in whole blocks, where
+// blocks of six left 4 or 2 rows (ops-debug profile --mode kernel, one
+// core, with the pair-at-a-time packing below: 3x3 convs over 56x56, 28x28,
+// 14x14 0.985x, 0.971x, 0.975x the time; the kernel alone on panels in L1
+// 250 -> 255 GFLOP/s, an FMA loop 271).
+template <typename F>
+void WideRowBlocks(int64_t n, const F& f) {
+  constexpr int R = 8;
+  int64_t whole = n / R, left = n % R;
+  int64_t tail[2] = {left, 0};
+  if (left > 0 && left < 4 && whole >= 1) whole -= 1, tail[0] = (R + left + 1) / 2, tail[1] = (R + left) / 2;
+  int64_t i = 0;
+  for (int64_t b = 0; b < whole; ++b, i += R) f(i, std::integral_constant<int, R>());
+  for (int64_t rows : tail) {
+    WithRows<R>(rows, [&](auto r) { f(i, r); });
+    i += rows;
+  }
+}
+
 // StripRows on NP whole panels of a slab (k rows each, side by side) in WideBlocks.
 template <int NP, bool FromZero>
 void WideStripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                    int64_t ldc, const Tail& tail, const float* next) {
-  SixRowBlocks(i1 - i0, [&](int64_t r, auto rows) {
+  WideRowBlocks(i1 - i0, [&](int64_t r, auto rows) {
     const int64_t i = i0 + r;
     constexpr int kRows = decltype(rows)::value;
     const Tail at{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi};
@@ -445,8 +471,9 @@ struct PanelReads {
   std::vector<PanelPiece> pieces;
   // Straight from a plane (PlaneBorders), a panel with lanes outside it for
   // some tap: tap t's masks of the two halves, all 16 lanes read at delta.
-  // Empty otherwise.
+  // Empty otherwise. tap_bits: the same masks as 16 bits, lane l bit l.
   std::vector<PanelMask> taps;
+  std::vector<uint16_t> tap_bits;
 };
 
 // The panels of n columns read straight from a plane (dense_smallk.h's
@@ -456,30 +483,40 @@ struct PanelReads {
 void PlanBorderPanels(int64_t n, int64_t first, const PlaneBorders& b, std::vector<PanelReads>& plan) {
   const int64_t panels = (n + kPanel - 1) / kPanel, kvol = b.kh * b.kw;
   plan.resize(static_cast<size_t>(panels));
+  std::vector<uint32_t> rows(static_cast<size_t>(b.kh)), cols(static_cast<size_t>(b.kw));
   for (int64_t q = 0; q < panels; ++q) {
     PanelReads& pr = plan[static_cast<size_t>(q)];
     pr.pieces.clear();
     pr.taps.clear();
+    pr.tap_bits.clear();
     const int64_t j0 = q * kPanel, live = std::min(kPanel, n - j0);
     pr.delta = first + j0;
-    int64_t row[kPanel], col[kPanel];
-    bool inside = live == kPanel;
+    // Which lanes stay inside the plane for each window row (rows) and
+    // column (cols), as bits: tap (i, j)'s lanes are rows[i] & cols[j] (a
+    // lane and tap at a time, the masks took 4% of a 3x3 conv's time).
+    std::fill(rows.begin(), rows.end(), 0u);
+    std::fill(cols.begin(), cols.end(), 0u);
+    int64_t row = (first + j0) / b.w, col = (first + j0) % b.w;
     for (int64_t l = 0; l < live; ++l) {
-      row[l] = (first + j0 + l) / b.w;
-      col[l] = (first + j0 + l) % b.w;
-      inside = inside && row[l] >= b.ph && row[l] <= b.h - b.kh + b.ph && col[l] >= b.pw && col[l] <= b.w - b.kw + b.pw;
+      for (int64_t i = 0; i < b.kh; ++i) rows[static_cast<size_t>(i)] |= (row + i - b.ph >= 0 && row + i - b.ph < b.h ? 1u : 0u) << l;
+      for (int64_t j = 0; j < b.kw; ++j) cols[static_cast<size_t>(j)] |= (col + j - b.pw >= 0 && col + j - b.pw < b.w ? 1u : 0u) << l;
+      if (++col == b.w) col = 0, ++row;
     }
+    const uint32_t all = (1u << kPanel) - 1;
+    bool inside = live == kPanel;
+    for (int64_t i = 0; i < b.kh; ++i) inside = inside && rows[static_cast<size_t>(i)] == all;
+    for (int64_t j = 0; j < b.kw; ++j) inside = inside && cols[static_cast<size_t>(j)] == all;
     pr.whole = inside;
     if (inside) continue;
     pr.taps.resize(static_cast<size_t>(kvol), PanelMask(0));
+    pr.tap_bits.resize(static_cast<size_t>(kvol), 0);
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     for (int64_t t = 0; t < kvol; ++t) {
-      alignas(32) int32_t lane[kPanel];
-      for (int64_t l = 0; l < kPanel; ++l) {
-        const int64_t r = l < live ? row[l] + t / b.kw - b.ph : -1, c = l < live ? col[l] + t % b.kw - b.pw : -1;
-        lane[l] = r >= 0 && r < b.h && c >= 0 && c < b.w ? -1 : 0;
-      }
-      pr.taps[static_cast<size_t>(t)].lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane));
-      pr.taps[static_cast<size_t>(t)].hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(lane + 8));
+      const uint32_t lanes = rows[static_cast<size_t>(t / b.kw)] & cols[static_cast<size_t>(t % b.kw)];
+      pr.tap_bits[static_cast<size_t>(t)] = static_cast<uint16_t>(lanes);
+      const __m256i lo = _mm256_set1_epi32(static_cast<int>(lanes & 0xFF)), hi = _mm256_set1_epi32(static_cast<int>(lanes >> 8));
+      pr.taps[static_cast<size_t>(t)].lo = _mm256_cmpeq_epi32(_mm256_and_si256(lo, bit), bit);
+      pr.taps[static_cast<size_t>(t)].hi = _mm256_cmpeq_epi32(_mm256_and_si256(hi, bit), bit);
     }
   }
 }
@@ -519,10 +556,37 @@ void PlanPanels(int64_t n, const ColumnRun* runs, int64_t num_runs, std::vector<
 // at a time across the panels stored 16 floats to every panel in turn, a
 // slab's size apart, and took a tenth of a 3x3 conv's time). Row p is tap
 // (tap0 + p) % kvol of its channel (straight from a plane: PanelReads::taps).
-void PackShifted(int64_t k, const float* src, const int64_t* off, const std::vector<PanelReads>& plan, int64_t tap0,
-                 int64_t kvol, float* panels) {
+// `count` panels of the plan.
+void PackShifted(int64_t k, const float* src, const int64_t* off, const PanelReads* plan, int64_t count,
+                 int64_t tap0, int64_t kvol, float* panels);
+
+// A whole panel, or one with a mask a tap (bits: tap t's at bits[t]), in
+// 512-bit reads and stores: one masked load a row where the 256-bit path
+// made two vmaskmovps.
+[[gnu::target("avx512f"), gnu::noinline]] void WidePackPanel(int64_t k, const float* base, const int64_t* off,
+                                                              const uint16_t* bits, int64_t tap0, int64_t kvol,
+                                                              float* dst) {
+  if (bits == nullptr) {
+    for (int64_t p = 0; p < k; ++p, dst += kPanel) _mm512_store_ps(dst, _mm512_loadu_ps(base + off[p]));
+    return;
+  }
+  int64_t t = tap0;
+  for (int64_t p = 0; p < k; ++p, dst += kPanel) {
+    _mm512_store_ps(dst, _mm512_maskz_loadu_ps(bits[t], base + off[p]));
+    if (++t == kvol) t = 0;
+  }
+}
+
+void PackShifted(int64_t k, const float* src, const int64_t* off, const PanelReads* plan, int64_t count,
+                 int64_t tap0, int64_t kvol, float* panels) {
   float* dst = panels;
-  for (const PanelReads& pr : plan) {
+  const bool wide = Wide();
+  for (const PanelReads& pr : std::span(plan, static_cast<size_t>(count))) {
+    if (wide && (pr.whole || !pr.taps.empty())) {
+      WidePackPanel(k, src + pr.delta, off, pr.whole ? nullptr : pr.tap_bits.data(), tap0, kvol, dst);
+      dst += kPanel * k;
+      continue;
+    }
     if (pr.whole) {
       const float* base = src + pr.delta;
       for (int64_t p = 0; p < k; ++p, dst += kPanel) {
@@ -582,7 +646,12 @@ int64_t SlabStep(int64_t k) {
 
 // Each slab of the shifted B is packed into panels first: read in place,
 // the shifted rows cost more than the packing (loads across cache lines;
-// a 3x3 conv's blocks ran 20% slower than on packed panels).
+// a 3x3 conv's blocks ran 20% slower than on packed panels; on a Zen 5 in
+// 512-bit blocks, masked, as fast as packing and no faster). Two panels at
+// a time, each pair packed and then run against every row of A while it is
+// in L1 (a block's whole slab, 123 KB for a 3x3 over 56x56, was written to
+// L2 and read back).
+inline constexpr int64_t kGroupPanels = 2;
 void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src, const int64_t* off,
                  const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc, const float* row_init, float lo,
                  float hi, const PlaneBorders* borders) {
@@ -594,7 +663,7 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
   thread_local std::unique_ptr<float, Aligned> slab;
   thread_local int64_t slab_size = 0;
   thread_local std::vector<PanelReads> plan;
-  const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, need = std::min(k, kPanelK) * padded;
+  const int64_t panels = (n + kPanel - 1) / kPanel, need = std::min(k, kPanelK) * kGroupPanels * kPanel;
   if (need > slab_size) {
     slab.reset(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(need) * sizeof(float))));
     slab_size = need;
@@ -607,11 +676,14 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     const int64_t kl = std::min(step, k - k0);
     const bool last = k0 + kl == k;
     const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
-    PackShifted(kl, src, off + k0, plan, k0 % kvol, kvol, slab.get());
-    // One slab sums onto C's start, as the small-k kernel does: the same
-    // bits where both could run.
-    if (slabs == 1) Slab<false>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
-    else Slab<true>(m, n, kl, a + k0, lda, slab.get(), c, ldc, tail);
+    for (int64_t q0 = 0; q0 < panels; q0 += kGroupPanels) {
+      const int64_t q1 = std::min(panels, q0 + kGroupPanels), j0 = q0 * kPanel, cols = std::min(n, q1 * kPanel) - j0;
+      PackShifted(kl, src, off + k0, plan.data() + q0, q1 - q0, k0 % kvol, kvol, slab.get());
+      // One slab sums onto C's start, as the small-k kernel does: the same
+      // bits where both could run.
+      if (slabs == 1) Slab<false>(m, cols, kl, a + k0, lda, slab.get(), c + j0, ldc, tail);
+      else Slab<true>(m, cols, kl, a + k0, lda, slab.get(), c + j0, ldc, tail);
+    }
   }
 }
 

@@ -82,7 +82,9 @@ TEST_F(WideBlocks, SmallKGivesTheBitsOfTheNarrowBlocks) {
 // each row of B a shift of one plane.
 TEST_F(WideBlocks, ShiftedGemmGivesTheBitsOfTheNarrowBlocks) {
   uint32_t seed = 100;
-  for (int64_t m : {6, 20, 100}) {
+  // Rows in blocks of eight where the blocks are 512-bit: 1 and 3 rows
+  // alone, 10, 11 and 17 with the two last blocks sharing what is left.
+  for (int64_t m : {1, 3, 6, 10, 11, 17, 20, 100}) {
     for (int64_t n : {16, 40, 64, 81}) {
       for (int64_t k : {9, 300, 600}) {
         const int64_t lda = k, ldc = n + 3;
