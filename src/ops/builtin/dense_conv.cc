@@ -1094,16 +1094,23 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 // 13 panels in 52 blocks of one for a few percent it could not promise).
 // Before, blocks of 64 channels and 96 positions: 5 blocks for 160 -> 320
 // over 7x7 (googlenet's inception5a), 3 on one worker and 2 on the other.
+// With `pair` (512-bit blocks, which take panels two at a time) the panels
+// are cut in pairs: blocks of five ran their fifth panel alone, at two
+// thirds of a pair's rate (inception4e's 160 -> 320 over 14x14: a seventh
+// of its time in blocks of one panel).
 struct PositionTiles {
-  int64_t pos_blocks = 1, chan_blocks = 1, panels = 1;
+  int64_t pos_blocks = 1, chan_blocks = 1, panels = 1, unit = 1, units = 1;
   static constexpr int64_t kMaxPositions = 96, kMaxPanels = 5, kPanelRead = 20;
-  PositionTiles(int64_t P, int64_t M, int workers) : panels((M + dense::kPanel - 1) / dense::kPanel) {
+  PositionTiles(int64_t P, int64_t M, int workers, bool pair)
+      : panels((M + dense::kPanel - 1) / dense::kPanel), unit(pair ? 2 : 1), units((panels + unit - 1) / unit) {
     const int64_t w = std::max(workers, 1);
     int64_t best = -1, best_blocks = 0;
     const int64_t pb0 = (P + kMaxPositions - 1) / kMaxPositions;
+    const int64_t most = std::max<int64_t>(1, kMaxPanels / unit), fewest = (units + most - 1) / most;
+    const int64_t cb_max = unit == 1 ? std::max<int64_t>(1, panels / 2) : units;
     for (int64_t pb = pb0; pb <= std::min(P, 4 * pb0); ++pb) {
-      for (int64_t cb = (panels + kMaxPanels - 1) / kMaxPanels; cb <= std::max<int64_t>(1, panels / 2); ++cb) {
-        const int64_t pos = (P + pb - 1) / pb, pan = (panels + cb - 1) / cb, blocks = pb * cb;
+      for (int64_t cb = fewest; cb <= std::max(fewest, cb_max); ++cb) {
+        const int64_t pos = (P + pb - 1) / pb, pan = (units + cb - 1) / cb * unit, blocks = pb * cb;
         const int64_t finish = (blocks + w - 1) / w * pan * (pos + kPanelRead);
         if (best < 0 || finish < best || (finish == best && blocks < best_blocks)) {
           best = finish, best_blocks = blocks, pos_blocks = pb, chan_blocks = cb;
@@ -1122,8 +1129,8 @@ struct PositionTiles {
     const int64_t pi = b % pos_blocks, ci = b / pos_blocks;
     auto cut = [](int64_t i, int64_t n, int64_t parts) { return (i * n + parts - 1) / parts; };
     p0 = cut(pi, P, pos_blocks), p1 = cut(pi + 1, P, pos_blocks);
-    m0 = cut(ci, panels, chan_blocks) * dense::kPanel;
-    m1 = std::min(M, cut(ci + 1, panels, chan_blocks) * dense::kPanel);
+    m0 = std::min(M, cut(ci, units, chan_blocks) * unit * dense::kPanel);
+    m1 = std::min(M, cut(ci + 1, units, chan_blocks) * unit * dense::kPanel);
   }
 };
 
@@ -1145,7 +1152,7 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
   if (!pack) off = TapOffsets(g, grid, K);
   const StoreClamp clamp = ClampOf(e);
   const int workers = ctx.device() != nullptr ? std::max(1, ctx.device()->info().compute_units) : 1;
-  const PositionTiles tiles(P, M, workers);
+  const PositionTiles tiles(P, M, workers, dense::WideBlocks());
   const std::unique_ptr<float[]> xgrid(gridded ? new float[cg * grid.phases * grid.plane] : nullptr);
   // Each run of positions gathered once an image (PackPositions), for every
   // block of channels that reads it; the GEMM then reads rows[p] + 6 tap.

@@ -258,7 +258,7 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
                                                                  const float* next) {
   __m512 acc[NP][MR];
   const float* row[MR];
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     row[r] = base[r];
 #pragma GCC unroll 2
@@ -274,14 +274,14 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
     __m512 bv[NP];
 #pragma GCC unroll 2
     for (int i = 0; i < NP; ++i) bv[i] = _mm512_load_ps(b + i * panel_step + p * kPanel);
-#pragma GCC unroll 6
+#pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
       const __m512 av = _mm512_set1_ps(row[r][o]);
 #pragma GCC unroll 2
       for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 2
     for (int i = 0; i < NP; ++i) {
@@ -811,7 +811,7 @@ __attribute__((noinline)) void PositionBlock(int64_t k, const float* const* base
 template <int NP, bool FromZero>
 void WidePositionRows(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const float* b,
                       float* c, int64_t ldc, const float* next) {
-  SixRowBlocks(npos, [&](int64_t i, auto rows) {
+  WideRowBlocks(npos, [&](int64_t i, auto rows) {
     constexpr int R = decltype(rows)::value;
     if (next != nullptr) WidePositionBlock<R, NP, FromZero, true>(k, base + i, off, b, kPanel * k, c + i * ldc, ldc, next);
     else WidePositionBlock<R, NP, FromZero, false>(k, base + i, off, b, kPanel * k, c + i * ldc, ldc, nullptr);

@@ -129,12 +129,12 @@ TEST_F(WideBlocks, PackedGemmGivesTheBitsOfTheNarrowBlocks) {
   }
 }
 
-// The position GEMM: positions in blocks of six and their tails, channels
-// as pairs of panels and a lone one, from a channel past the first panel,
-// one slab and three.
+// The position GEMM: positions in blocks of six (eight where 512-bit) and
+// their tails, channels as pairs of panels and a lone one, from a channel
+// past the first panel, one slab and three.
 TEST_F(WideBlocks, PositionGemmGivesTheBitsOfTheNarrowBlocks) {
   uint32_t seed = 300;
-  for (int64_t npos : {1, 7, 49, 96}) {
+  for (int64_t npos : {1, 7, 17, 49, 96}) {
     for (int64_t M : {16, 48, 80, 130}) {
       for (int64_t K : {9, 576}) {
         const std::vector<float> w = SmallKFloats(M * K, seed++), src = SmallKFloats(npos * 5 + 2 * K + 8, seed++, true);
