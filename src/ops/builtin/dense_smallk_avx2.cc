@@ -384,34 +384,31 @@ void StripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, c
   }
 }
 
-// Rows [0, n) in blocks of eight for the 512-bit blocks, the rows past the
-// last whole block shared with the block before it where fewer than four
-// would be left. Sixteen chains of 512-bit multiply-adds (32 registers)
-// against twelve: ten loads for sixteen multiply-adds, not eight for twelve,
-// and the channel counts of CNNs (64, 128, 256, 512) in whole blocks, where
-// blocks of six left 4 or 2 rows (ops-debug profile --mode kernel, one
-// core, with the pair-at-a-time packing below: 3x3 convs over 56x56, 28x28,
-// 14x14 0.985x, 0.971x, 0.975x the time; the kernel alone on panels in L1
-// 250 -> 255 GFLOP/s, an FMA loop 271).
-template <typename F>
+// Rows [0, n) in as few blocks of at most R rows as hold them, as even as
+// they go (64 rows at R = 12: 11, 11, 11, 11, 10, 10), for the 512-bit
+// blocks: fewer blocks read the panels fewer times, and each keeps 2 x its
+// rows chains of multiply-adds. Blocks of six (twelve chains) left CNNs'
+// 64, 128, 256 and 512 channels with a block of 4 or 2 rows.
+template <int R, typename F>
 void WideRowBlocks(int64_t n, const F& f) {
-  constexpr int R = 8;
-  int64_t whole = n / R, left = n % R;
-  int64_t tail[2] = {left, 0};
-  if (left > 0 && left < 4 && whole >= 1) whole -= 1, tail[0] = (R + left + 1) / 2, tail[1] = (R + left) / 2;
-  int64_t i = 0;
-  for (int64_t b = 0; b < whole; ++b, i += R) f(i, std::integral_constant<int, R>());
-  for (int64_t rows : tail) {
+  const int64_t blocks = (n + R - 1) / R;
+  for (int64_t b = 0, i = 0; b < blocks; ++b) {
+    const int64_t rows = n / blocks + (b < n % blocks ? 1 : 0);
     WithRows<R>(rows, [&](auto r) { f(i, r); });
     i += rows;
   }
 }
 
+#ifndef OPSCOPE_WR
+#define OPSCOPE_WR 12
+#endif
+inline constexpr int kWideRows = OPSCOPE_WR, kWidePositionRows = 8;
+
 // StripRows on NP whole panels of a slab (k rows each, side by side) in WideBlocks.
 template <int NP, bool FromZero>
 void WideStripRows(int64_t i0, int64_t i1, int64_t k, const float* a, int64_t lda, const float* b, float* c,
                    int64_t ldc, const Tail& tail, const float* next) {
-  WideRowBlocks(i1 - i0, [&](int64_t r, auto rows) {
+  WideRowBlocks<kWideRows>(i1 - i0, [&](int64_t r, auto rows) {
     const int64_t i = i0 + r;
     constexpr int kRows = decltype(rows)::value;
     const Tail at{tail.row_init != nullptr ? tail.row_init + i : nullptr, tail.lo, tail.hi};
@@ -650,8 +647,115 @@ int64_t SlabStep(int64_t k) {
 // 512-bit blocks, masked, as fast as packing and no faster). Two panels at
 // a time, each pair packed and then run against every row of A while it is
 // in L1 (a block's whole slab, 123 KB for a 3x3 over 56x56, was written to
-// L2 and read back).
+// L2 and read back); on 512-bit blocks the pair's first block of rows packs
+// it as it runs (PackingPair: two cores, ops-debug profile --mode kernel, 7
+// rounds alternating: 3x3 over 56x56 514 -> 501 us, resnet's 7x7 stride-2
+// stem 532 -> 508, 128 channels over 28x28 unchanged).
 inline constexpr int64_t kGroupPanels = 2;
+// WideBlock<MR, 2> on a pair of panels read from the shifted B itself
+// (panel i's row p at base[i] + off[p], masked by bits[i][tap] where bits
+// are given), each row stored into the pair's packed slab (panel i at dst +
+// i 16 k) as it is used: the first block of rows packs the pair for the
+// blocks after it, and no pass of its own reads B (the packing was 8% of a
+// 3x3 conv's time on two cores).
+template <int MR, bool FromZero, bool Masked>
+[[gnu::target("avx512f"), gnu::noinline]] void WidePackingBlock(int64_t k, const float* a, int64_t lda,
+                                                                const float* const* base, const int64_t* off,
+                                                                const uint16_t* const* bits, int64_t tap0,
+                                                                int64_t kvol, float* dst, float* c, int64_t ldc,
+                                                                const Tail& tail) {
+  constexpr int NP = 2;
+  __m512 acc[NP][MR];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int i = 0; i < NP; ++i) {
+      if (FromZero) acc[i][r] = _mm512_setzero_ps();
+      else if (tail.row_init != nullptr) acc[i][r] = _mm512_set1_ps(tail.row_init[r]);
+      else acc[i][r] = _mm512_loadu_ps(c + r * ldc + 16 * i);
+    }
+  }
+  constexpr int kBases = (MR + 2) / 3;
+  const char* ab[kBases];
+#pragma GCC unroll 4
+  for (int i = 0; i < kBases; ++i) ab[i] = reinterpret_cast<const char*>(a + 3 * i * lda);
+  const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
+  const float *b0 = base[0], *b1 = base[1];
+  const uint16_t *m0 = Masked ? bits[0] : nullptr, *m1 = Masked ? bits[1] : nullptr;
+  float* d1 = dst + kPanel * k;
+  int64_t t = tap0;
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < k; ++p) {
+    const int64_t o = off[p];
+    __m512 bv[NP];
+    if constexpr (Masked) {
+      bv[0] = _mm512_maskz_loadu_ps(m0[t], b0 + o);
+      bv[1] = _mm512_maskz_loadu_ps(m1[t], b1 + o);
+      if (++t == kvol) t = 0;
+    } else {
+      bv[0] = _mm512_loadu_ps(b0 + o);
+      bv[1] = _mm512_loadu_ps(b1 + o);
+    }
+    _mm512_store_ps(dst + p * kPanel, bv[0]);
+    _mm512_store_ps(d1 + p * kPanel, bv[1]);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const char* row = ab[r / 3] + (r % 3) * stride;
+      const __m512 av = _mm512_set1_ps(*reinterpret_cast<const float*>(row));
+#pragma GCC unroll 2
+      for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kBases; ++i) ab[i] += sizeof(float);
+  }
+  const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(tail.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(tail.hi));
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int i = 0; i < NP; ++i) {
+      float* cr = c + r * ldc + 16 * i;
+      if constexpr (FromZero) {
+        const __m512 start = tail.row_init != nullptr ? _mm512_set1_ps(tail.row_init[r]) : _mm512_loadu_ps(cr);
+        acc[i][r] = _mm512_add_ps(start, acc[i][r]);
+      }
+      const __m512 clamped = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[i][r]));
+      _mm512_storeu_ps(cr, clamped);
+    }
+  }
+}
+
+// A pair of whole panels (or panels masked a tap, straight from a plane)
+// against rows [0, m): the first block of rows packs the pair as it runs
+// (WidePackingBlock), the rest run on the packed slab. False where the pair
+// cannot (a panel read in pieces, or fewer than 32 columns).
+template <bool FromZero>
+bool PackingPair(int64_t m, int64_t cols, int64_t k, const float* a, int64_t lda, const float* src,
+                 const int64_t* off, const PanelReads* pair, int64_t tap0, int64_t kvol, float* slab, float* c,
+                 int64_t ldc, const Tail& tail) {
+  if (cols != 2 * kPanel) return false;
+  bool masked = false;
+  for (int i = 0; i < 2; ++i) {
+    if (!pair[i].whole && pair[i].taps.empty()) return false;
+    masked = masked || !pair[i].whole;
+  }
+  thread_local std::vector<uint16_t> ones;
+  if (masked && static_cast<int64_t>(ones.size()) < kvol) ones.assign(static_cast<size_t>(kvol), 0xFFFF);
+  const float* base[2] = {src + pair[0].delta, src + pair[1].delta};
+  const uint16_t* bits[2] = {pair[0].whole ? ones.data() : pair[0].tap_bits.data(),
+                             pair[1].whole ? ones.data() : pair[1].tap_bits.data()};
+  const int64_t blocks = (m + kWideRows - 1) / kWideRows, r0 = (m + blocks - 1) / blocks;  // WideRowBlocks' first
+  WithRows<kWideRows>(r0, [&](auto rows) {
+    constexpr int R = decltype(rows)::value;
+    if (masked) WidePackingBlock<R, FromZero, true>(k, a, lda, base, off, bits, tap0, kvol, slab, c, ldc, tail);
+    else WidePackingBlock<R, FromZero, false>(k, a, lda, base, off, nullptr, tap0, kvol, slab, c, ldc, tail);
+  });
+  if (r0 < m) {
+    const Tail rest{tail.row_init != nullptr ? tail.row_init + r0 : nullptr, tail.lo, tail.hi};
+    Slab<FromZero>(m - r0, cols, k, a + r0 * lda, lda, slab, c + r0 * ldc, ldc, rest);
+  }
+  return true;
+}
+
 void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* src, const int64_t* off,
                  const ColumnRun* runs, int64_t num_runs, float* c, int64_t ldc, const float* row_init, float lo,
                  float hi, const PlaneBorders* borders) {
@@ -678,6 +782,13 @@ void ShiftedGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     const Tail tail{k0 == 0 ? row_init : nullptr, _mm256_set1_ps(last ? lo : -inf), _mm256_set1_ps(last ? hi : inf)};
     for (int64_t q0 = 0; q0 < panels; q0 += kGroupPanels) {
       const int64_t q1 = std::min(panels, q0 + kGroupPanels), j0 = q0 * kPanel, cols = std::min(n, q1 * kPanel) - j0;
+      if (Wide()) {
+        const bool done = slabs == 1 ? PackingPair<false>(m, cols, kl, a + k0, lda, src, off + k0, plan.data() + q0,
+                                                          k0 % kvol, kvol, slab.get(), c + j0, ldc, tail)
+                                     : PackingPair<true>(m, cols, kl, a + k0, lda, src, off + k0, plan.data() + q0,
+                                                         k0 % kvol, kvol, slab.get(), c + j0, ldc, tail);
+        if (done) continue;
+      }
       PackShifted(kl, src, off + k0, plan.data() + q0, q1 - q0, k0 % kvol, kvol, slab.get());
       // One slab sums onto C's start, as the small-k kernel does: the same
       // bits where both could run.
@@ -811,7 +922,7 @@ __attribute__((noinline)) void PositionBlock(int64_t k, const float* const* base
 template <int NP, bool FromZero>
 void WidePositionRows(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const float* b,
                       float* c, int64_t ldc, const float* next) {
-  WideRowBlocks(npos, [&](int64_t i, auto rows) {
+  WideRowBlocks<kWidePositionRows>(npos, [&](int64_t i, auto rows) {
     constexpr int R = decltype(rows)::value;
     if (next != nullptr) WidePositionBlock<R, NP, FromZero, true>(k, base + i, off, b, kPanel * k, c + i * ldc, ldc, next);
     else WidePositionBlock<R, NP, FromZero, false>(k, base + i, off, b, kPanel * k, c + i * ldc, ldc, nullptr);
