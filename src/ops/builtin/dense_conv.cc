@@ -949,8 +949,20 @@ std::vector<int64_t> StraightTapOffsets(const WindowGeometry& g, int64_t K) {
 //   112x112: 601 us against 541-563; mobilenet's 3x3 stride-2 stem, K = 27:
 //   405 against 357-369), but not at resnet's 7x7 stride-2 stem, K = 147,
 //   where strided im2col is slow (1.75 ms against 2.25-2.38).
+// With 512-bit blocks (dense::WideBlocks), K past 48 at stride 1 and any K
+// when strided: there the shifted GEMM (or the position GEMM, over 256
+// outputs or fewer) beat the small-k kernel on im2col tiles (one-node
+// models, inspector-cli run on two cores, node medians of 5 rounds
+// alternating, on a Zen 5): at stride 1, googlenet's 24 -> 64 over 14x14
+// 48 -> 31 us, 16 -> 48 over 14x14 31 -> 21, 28 -> 64 over 28x28 113 ->
+// 86, 16 -> 64 over 56x56 190 -> 168, 8 -> 16 over 56x56 50 -> 48; at
+// stride 2, mobilenet_v2's stem (3 -> 32 from 224x224) 115 -> 97, 12 -> 64
+// from 28x28 33 -> 28. Not at stride 1 with K = 27 or 36: VGG's 3 -> 64
+// over 224x224 512 -> 756, 4 -> 32 over 56x56 49 -> 51 (a slab of 27 taps
+// is too short to pay for storing each block's sums).
 bool UsesShifted(const WindowGeometry& g, int64_t K) {
   const bool strided = g.strides != std::vector<int64_t>{1, 1, 1};
+  if (dense::WideBlocks()) return g.kernel_size() > 1 && (strided || K > 48);
   return g.kernel_size() > 1 && K > (strided ? 128 : dense::kSmallK);
 }
 

@@ -192,6 +192,35 @@ TEST(DenseConv, PointwiseIntoFewChannelsRunsTheShiftedGemmWhereItsBlocksAre512Bi
   }
 }
 
+// Windows wider than one tap over few input channels (K up to 256) run the
+// shifted GEMM where its blocks are 512-bit: from K = 49 at stride 1, any K
+// when strided; the small-k kernel on im2col tiles otherwise (K = 27 and
+// 36 at stride 1 everywhere). Either way the reference's values.
+TEST(DenseConv, FewChannelWindowsRunTheShiftedGemmWhereItsBlocksAre512Bit) {
+  struct Case {
+    Shape x, w;
+    const char* attrs;
+    bool wide_shifted;  // the shifted GEMM runs where WideBlocks()
+  };
+  const Case cases[] = {
+      {Shape({1, 16, 20, 20}), Shape({32, 16, 3, 3}), "pads=[1,1,1,1]", true},              // K = 144
+      {Shape({1, 6, 18, 18}), Shape({16, 6, 3, 3}), "pads=[1,1,1,1]", true},                // K = 54
+      {Shape({1, 3, 40, 40}), Shape({32, 3, 3, 3}), "pads=[1,1,1,1],strides=[2,2]", true},  // K = 27 strided
+      {Shape({1, 4, 20, 20}), Shape({16, 4, 3, 3}), "pads=[1,1,1,1]", false},               // K = 36
+      {Shape({1, 3, 30, 30}), Shape({16, 3, 3, 3}), "pads=[1,1,1,1]", false},               // K = 27
+  };
+  uint32_t seed = 1800;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.x.ToString() + " " + c.w.ToString() + " " + c.attrs);
+    std::vector<Tensor> in = {Random(DType::kF32, c.x, seed++, -1, 1), Random(DType::kF32, c.w, seed++, -1, 1)};
+    ExpectMatchesReference("Conv", in, c.attrs);
+    if (dense::Avx2ShiftedGemm() == nullptr) continue;
+    auto r = RunCpu("Conv", in, c.attrs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Launched(*r, "conv_shifted_gemm"), c.wide_shifted && dense::WideBlocks());
+  }
+}
+
 // The cases of PlaneReadStraightGivesTheBitsOfAZeroPaddedInput, below.
 void StraightCasesGiveTheBitsOfAZeroPaddedInput() {
   struct Case {
