@@ -185,16 +185,16 @@ bool Wide() {
   return w == 1;
 }
 
-// C[0..MR) x [0..16 NP) += A[0..MR) x [0..k) * B (or = row_init + A * B, or
-// summed from zero and added to C's start: FromZero), clamped to [lo, hi]:
-// Block's sums over NP whole panels, panel i's row p at b + i panel_step +
-// p ldb, its C at c + 16 i. With `next` (Prefetch) each step asks for a
-// line of each of the next two panels (next, next + panel_step), into L2.
-template <int MR, int NP, bool FromZero, bool Prefetch>
-[[gnu::target("avx512f"), gnu::noinline]] void WideBlock(int64_t k, const float* a, int64_t lda, const float* b,
-                                                         int64_t ldb, int64_t panel_step, float* c, int64_t ldc,
-                                                         const Tail& tail, const float* next) {
-  __m512 acc[NP][MR];
+// A 512-bit block's sums start (WideBlock, WidePackingBlock): from zero
+// (FromZero), from row_init, or from C; and A's rows are read through
+// bases three rows apart, as Block reads them (WideStep).
+template <int MR, int NP, bool FromZero>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void WideStart(__m512 (&acc)[NP][MR],
+                                                                     const char* (&ab)[(MR + 2) / 3], const float* a,
+                                                                     int64_t lda, const float* c, int64_t ldc,
+                                                                     const Tail& tail) {
+#pragma GCC unroll 4
+  for (int i = 0; i < (MR + 2) / 3; ++i) ab[i] = reinterpret_cast<const char*>(a + 3 * i * lda);
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 2
@@ -204,32 +204,13 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
       else acc[i][r] = _mm512_loadu_ps(c + r * ldc + 16 * i);
     }
   }
-  // A's rows through bases three rows apart, as Block reads them.
-  constexpr int kBases = (MR + 2) / 3;
-  const char* ab[kBases];
-#pragma GCC unroll 4
-  for (int i = 0; i < kBases; ++i) ab[i] = reinterpret_cast<const char*>(a + 3 * i * lda);
-  const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
-    if constexpr (Prefetch) {
-      _mm_prefetch(reinterpret_cast<const char*>(next + p * ldb), _MM_HINT_T1);
-      if constexpr (NP == 2) _mm_prefetch(reinterpret_cast<const char*>(next + panel_step + p * ldb), _MM_HINT_T1);
-    }
-    __m512 bv[NP];
-#pragma GCC unroll 2
-    for (int i = 0; i < NP; ++i) bv[i] = _mm512_loadu_ps(bp + i * panel_step);
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
-      const char* row = ab[r / 3] + (r % 3) * stride;
-      const __m512 av = _mm512_set1_ps(*reinterpret_cast<const float*>(row));
-#pragma GCC unroll 2
-      for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < kBases; ++i) ab[i] += sizeof(float);
-  }
+}
+
+// And end: added to C's start where summed from zero, clamped to [lo, hi],
+// stored.
+template <int MR, int NP, bool FromZero>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void WideFinish(__m512 (&acc)[NP][MR], float* c, int64_t ldc,
+                                                                      const Tail& tail) {
   const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(tail.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(tail.hi));
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
@@ -247,6 +228,52 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
       _mm512_storeu_ps(cr, clamped);
     }
   }
+}
+
+// One step of k: A's column p (a float of each row, broadcast) times B's
+// row p (bv), into the sums; A's rows are read through bases three rows
+// apart (ab, (MR + 2) / 3 of them), each moved on a float.
+template <int MR, int NP>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void WideStep(__m512 (&acc)[NP][MR],
+                                                                    const char* (&ab)[(MR + 2) / 3], int64_t stride,
+                                                                    const __m512* bv) {
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    const char* row = ab[r / 3] + (r % 3) * stride;
+    const __m512 av = _mm512_set1_ps(*reinterpret_cast<const float*>(row));
+#pragma GCC unroll 2
+    for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < (MR + 2) / 3; ++i) ab[i] += sizeof(float);
+}
+
+// C[0..MR) x [0..16 NP) += A[0..MR) x [0..k) * B (or = row_init + A * B, or
+// summed from zero and added to C's start: FromZero), clamped to [lo, hi]:
+// Block's sums over NP whole panels, panel i's row p at b + i panel_step +
+// p ldb, its C at c + 16 i. With `next` (Prefetch) each step asks for a
+// line of each of the next two panels (next, next + panel_step), into L2.
+template <int MR, int NP, bool FromZero, bool Prefetch>
+[[gnu::target("avx512f"), gnu::noinline]] void WideBlock(int64_t k, const float* a, int64_t lda, const float* b,
+                                                         int64_t ldb, int64_t panel_step, float* c, int64_t ldc,
+                                                         const Tail& tail, const float* next) {
+  __m512 acc[NP][MR];
+  const char* ab[(MR + 2) / 3];
+  WideStart<MR, NP, FromZero>(acc, ab, a, lda, c, ldc, tail);
+  const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    if constexpr (Prefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + p * ldb), _MM_HINT_T1);
+      if constexpr (NP == 2) _mm_prefetch(reinterpret_cast<const char*>(next + panel_step + p * ldb), _MM_HINT_T1);
+    }
+    __m512 bv[NP];
+#pragma GCC unroll 2
+    for (int i = 0; i < NP; ++i) bv[i] = _mm512_loadu_ps(bp + i * panel_step);
+    WideStep<MR, NP>(acc, ab, stride, bv);
+  }
+  WideFinish<MR, NP, FromZero>(acc, c, ldc, tail);
 }
 
 // The position GEMM's block (PositionBlock) over NP whole panels of W^T
@@ -666,19 +693,8 @@ template <int MR, bool FromZero, bool Masked>
                                                                 const Tail& tail) {
   constexpr int NP = 2;
   __m512 acc[NP][MR];
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int i = 0; i < NP; ++i) {
-      if (FromZero) acc[i][r] = _mm512_setzero_ps();
-      else if (tail.row_init != nullptr) acc[i][r] = _mm512_set1_ps(tail.row_init[r]);
-      else acc[i][r] = _mm512_loadu_ps(c + r * ldc + 16 * i);
-    }
-  }
-  constexpr int kBases = (MR + 2) / 3;
-  const char* ab[kBases];
-#pragma GCC unroll 4
-  for (int i = 0; i < kBases; ++i) ab[i] = reinterpret_cast<const char*>(a + 3 * i * lda);
+  const char* ab[(MR + 2) / 3];
+  WideStart<MR, NP, FromZero>(acc, ab, a, lda, c, ldc, tail);
   const int64_t stride = lda * static_cast<int64_t>(sizeof(float));
   const float *b0 = base[0], *b1 = base[1];
   const uint16_t *m0 = Masked ? bits[0] : nullptr, *m1 = Masked ? bits[1] : nullptr;
@@ -698,30 +714,9 @@ template <int MR, bool FromZero, bool Masked>
     }
     _mm512_store_ps(dst + p * kPanel, bv[0]);
     _mm512_store_ps(d1 + p * kPanel, bv[1]);
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
-      const char* row = ab[r / 3] + (r % 3) * stride;
-      const __m512 av = _mm512_set1_ps(*reinterpret_cast<const float*>(row));
-#pragma GCC unroll 2
-      for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < kBases; ++i) ab[i] += sizeof(float);
+    WideStep<MR, NP>(acc, ab, stride, bv);
   }
-  const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(tail.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(tail.hi));
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int i = 0; i < NP; ++i) {
-      float* cr = c + r * ldc + 16 * i;
-      if constexpr (FromZero) {
-        const __m512 start = tail.row_init != nullptr ? _mm512_set1_ps(tail.row_init[r]) : _mm512_loadu_ps(cr);
-        acc[i][r] = _mm512_add_ps(start, acc[i][r]);
-      }
-      const __m512 clamped = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[i][r]));
-      _mm512_storeu_ps(cr, clamped);
-    }
-  }
+  WideFinish<MR, NP, FromZero>(acc, c, ldc, tail);
 }
 
 // A pair of whole panels (or panels masked a tap, straight from a plane)
