@@ -426,10 +426,11 @@ void WideRowBlocks(int64_t n, const F& f) {
   }
 }
 
-#ifndef OPSCOPE_WR
-#define OPSCOPE_WR 12
-#endif
-inline constexpr int kWideRows = OPSCOPE_WR, kWidePositionRows = 8;
+// Twelve rows for the shifted and packed GEMMs (24 chains: the kernel
+// alone, one core, 7 rounds alternating over five shapes, 246-259 ->
+// 251-262 GFLOP/s against blocks of six, of an FMA loop's 271); eight for
+// the position GEMM, whose rows are pointers held in general registers.
+inline constexpr int kWideRows = 12, kWidePositionRows = 8;
 
 // StripRows on NP whole panels of a slab (k rows each, side by side) in WideBlocks.
 template <int NP, bool FromZero>
@@ -575,15 +576,6 @@ void PlanPanels(int64_t n, const ColumnRun* runs, int64_t num_runs, std::vector<
   }
 }
 
-// Rows [0, k) of the shifted B (row p: src + off[p]), into the panels of a
-// slab, a panel at a time: each panel's k rows are written in order (a row
-// at a time across the panels stored 16 floats to every panel in turn, a
-// slab's size apart, and took a tenth of a 3x3 conv's time). Row p is tap
-// (tap0 + p) % kvol of its channel (straight from a plane: PanelReads::taps).
-// `count` panels of the plan.
-void PackShifted(int64_t k, const float* src, const int64_t* off, const PanelReads* plan, int64_t count,
-                 int64_t tap0, int64_t kvol, float* panels);
-
 // A whole panel, or one with a mask a tap (bits: tap t's at bits[t]), in
 // 512-bit reads and stores: one masked load a row where the 256-bit path
 // made two vmaskmovps.
@@ -601,6 +593,12 @@ void PackShifted(int64_t k, const float* src, const int64_t* off, const PanelRea
   }
 }
 
+// Rows [0, k) of the shifted B (row p: src + off[p]), into the panels of a
+// slab, a panel at a time: each panel's k rows are written in order (a row
+// at a time across the panels stored 16 floats to every panel in turn, a
+// slab's size apart, and took a tenth of a 3x3 conv's time). Row p is tap
+// (tap0 + p) % kvol of its channel (straight from a plane: PanelReads::taps).
+// `count` panels of the plan.
 void PackShifted(int64_t k, const float* src, const int64_t* off, const PanelReads* plan, int64_t count,
                  int64_t tap0, int64_t kvol, float* panels) {
   float* dst = panels;
