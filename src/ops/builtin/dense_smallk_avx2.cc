@@ -508,7 +508,10 @@ struct PanelReads {
 void PlanBorderPanels(int64_t n, int64_t first, const PlaneBorders& b, std::vector<PanelReads>& plan) {
   const int64_t panels = (n + kPanel - 1) / kPanel, kvol = b.kh * b.kw;
   plan.resize(static_cast<size_t>(panels));
-  std::vector<uint32_t> rows(static_cast<size_t>(b.kh)), cols(static_cast<size_t>(b.kw));
+  // Kept between calls: the plan is made for every block of columns.
+  thread_local std::vector<uint32_t> rows, cols;
+  rows.resize(static_cast<size_t>(b.kh));
+  cols.resize(static_cast<size_t>(b.kw));
   for (int64_t q = 0; q < panels; ++q) {
     PanelReads& pr = plan[static_cast<size_t>(q)];
     pr.pieces.clear();
