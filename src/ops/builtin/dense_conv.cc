@@ -19,6 +19,7 @@
 
 #include "core/frozen_buffer.h"
 #include "ops/builtin/dense_blas.h"
+#include "ops/builtin/dense_cuts.h"
 #include "ops/builtin/dense_depthwise8.h"
 #include "ops/builtin/dense_depthwise_rows.h"
 #include "ops/builtin/dense_epilogue.h"
@@ -672,23 +673,31 @@ GemmTiles ChooseTiles(int64_t K, int64_t mg, int64_t P, int64_t elem_bytes, int 
 
 // The column blocks of an n-column GEMM output cut as ChooseTiles says: with
 // the tile tunable set, `tile` columns each; otherwise whole 16-column panels
-// (a partial one runs masked loads and stores, at a full panel's cost) as
-// evenly as they go into ChooseTiles' count of blocks, which rounding each
-// tile up to whole panels would change (a 56x56 layer's 203 panels in 18
-// tiles of 12 make 17). Rounded up, so the larger of two neighbouring blocks
-// comes first: the workers take blocks in order, and 3, 4, 3, 4 panels on
-// two of them ran 3 + 3 on one and 4 + 4 on the other.
+// (a partial one runs masked loads and stores) as evenly as they go into
+// ChooseTiles' count of blocks, which rounding each tile up to whole panels
+// would change (a 56x56 layer's 203 panels in 18 tiles of 12 make 17).
+// Rounded up, so the larger of two neighbouring blocks comes first: the
+// workers take blocks in order, and 3, 4, 3, 4 panels on two of them ran 3 +
+// 3 on one and 4 + 4 on the other.
 //
 // With `pair` (the shifted GEMM on 512-bit blocks, which takes its panels
 // two at a time) the cuts fall between pairs of panels: a block of an odd
 // number ran its last panel alone, at two thirds of a pair's rate.
+//
+// Where the units are few, rounding up can leave a sliver (a 14x14 plane's
+// 196 columns as 64, 64, 64 and 4): dense_cuts.h weighs other cuts for the
+// device's workers and keeps the one that finishes first.
 struct ColumnBlocks {
   int64_t n, tile, count, units, unit;
   bool tile_given;
-  ColumnBlocks(int64_t n_cols, int64_t t, bool given, bool pair = false)
+  std::vector<int64_t> cuts;  // count + 1 starts (tile not given)
+  ColumnBlocks(int64_t n_cols, int64_t t, bool given, bool pair = false, int workers = 1, int64_t row_blocks = 1)
       : n(n_cols), tile(t), count(0), units(0), unit(pair ? 2 * dense::kPanel : dense::kPanel), tile_given(given) {
     units = (n + unit - 1) / unit;
     count = std::min((n + tile - 1) / tile, tile_given ? n : units);
+    if (tile_given) return;
+    cuts = dense::ColumnCuts(n, unit, count, workers, row_blocks);
+    count = static_cast<int64_t>(cuts.size()) - 1;
   }
   // Block b's columns [p0, p1).
   void Range(int64_t b, int64_t& p0, int64_t& p1) const {
@@ -696,8 +705,7 @@ struct ColumnBlocks {
       p0 = b * tile, p1 = std::min(n, p0 + tile);
       return;
     }
-    auto start = [&](int64_t i) { return std::min(n, (i * units + count - 1) / count * unit); };
-    p0 = start(b), p1 = start(b + 1);
+    p0 = cuts[b], p1 = cuts[b + 1];
   }
 };
 
@@ -1027,8 +1035,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
     const int64_t blocks = ((P + t.tile - 1) / t.tile) * ((mg + t.rows - 1) / t.rows);
     if (panels >= blocks) t = GemmTiles{(P + blocks - 1) / blocks, mg};
   }
-  const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0, dense::WideBlocks());
   const RowBlocks rows_of(mg, t.rows);
+  const ColumnBlocks cols_of(P, t.tile, ctx.tunable("tile", 0) > 0, dense::WideBlocks(), workers, rows_of.count);
   const int64_t col_blocks = cols_of.count, row_blocks = rows_of.count;
   const StoreClamp clamp = ClampOf(e);
   // Not zeroed first: conv_phases writes every element of the grid, its
@@ -1388,8 +1396,9 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     // The small-k kernel's blocks in whole panels ([1,192,28,28] 1x1 in 4
     // tiles of 196 columns had run a masked 4-column panel in each); OpenBLAS's
     // as ChooseTiles cut them.
-    const ColumnBlocks cols_of(P, t.tile, small_k == nullptr || ctx.tunable("tile", 0) > 0);
     const RowBlocks rows_of(mg, t.rows);
+    const ColumnBlocks cols_of(P, t.tile, small_k == nullptr || ctx.tunable("tile", 0) > 0, false, workers,
+                               rows_of.count);
     const int64_t col_blocks = cols_of.count, row_blocks = rows_of.count;
     // Split by channels, every block would unfold the same columns: unfold
     // them all once first (few columns: 4608 x 49 at resnet18's last layer).
