@@ -862,47 +862,48 @@ struct PhaseGrid {
 Status FillPhaseGrid(KernelContext& ctx, const WindowGeometry& g, const PhaseGrid& grid, const float* xg, int64_t cg,
                      float* xgrid) {
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2], Hq = grid.q[1], Wq = grid.q[2];
-  return ctx.ParallelFor("conv_phases", cg, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      for (int64_t ph = 0; ph < grid.phases; ++ph) {
-        const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
-        float* dst = xgrid + (c * grid.phases + ph) * grid.plane;
-        // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
-        for (int64_t i = 0; i < grid.q[0]; ++i) {
-          const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
-          for (int64_t j = 0; j < Hq; ++j, dst += Wq) {
-            const int64_t xj = j * grid.s[1] + a[1] - g.pads_begin[1];
-            if (xi < 0 || xi >= D || xj < 0 || xj >= H) {
-              std::fill(dst, dst + Wq, 0.0f);
-              continue;
-            }
-            // Grid columns [lo, hi) read X at l * s2 + shift; the rest are padding.
-            const float* src = xg + ((c * D + xi) * H + xj) * W;
-            const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
-            const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
-            const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
-            if (s2 == 1) {
-              PadRow(src + lo + shift, lo, hi, Wq, dst);
-              continue;
-            }
-            // The borders a column or two: stores, not memset calls; at stride 2
-            // the row's columns two vectors at a time (EveryOther). One element
-            // at a time, with a memset call at each end, the fill took a tenth
-            // of a 3x3 at stride 2 over [1,64,56,56] on one core (perf); the
-            // convolution now runs 1.05x faster there (ops-debug profile, one
-            // core, 10 rounds alternating, 10 of 10).
-            for (int64_t l = 0; l < lo; ++l) dst[l] = 0.0f;
-            if (s2 == 2) {
-              EveryOther(src + lo * 2 + shift, hi - lo, dst + lo);
-            } else {
-              for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
-            }
-            for (int64_t l = hi; l < Wq; ++l) dst[l] = 0.0f;
+  // A block a phase of a channel: by channels, the stem's 3 (a 7x7 stride 2
+  // over 224x224, 4 phases each) went 2 and 1 onto two workers.
+  return ctx.ParallelFor("conv_phases", cg * grid.phases, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t c = u / grid.phases, ph = u % grid.phases;
+      const int64_t a[3] = {ph / (grid.s[1] * grid.s[2]), (ph / grid.s[2]) % grid.s[1], ph % grid.s[2]};
+      float* dst = xgrid + (c * grid.phases + ph) * grid.plane;
+      // Element (i, j, l) of phase a is X at (i s0 + a0 - pad0, ...), zero outside X.
+      for (int64_t i = 0; i < grid.q[0]; ++i) {
+        const int64_t xi = i * grid.s[0] + a[0] - g.pads_begin[0];
+        for (int64_t j = 0; j < Hq; ++j, dst += Wq) {
+          const int64_t xj = j * grid.s[1] + a[1] - g.pads_begin[1];
+          if (xi < 0 || xi >= D || xj < 0 || xj >= H) {
+            std::fill(dst, dst + Wq, 0.0f);
+            continue;
           }
+          // Grid columns [lo, hi) read X at l * s2 + shift; the rest are padding.
+          const float* src = xg + ((c * D + xi) * H + xj) * W;
+          const int64_t s2 = grid.s[2], shift = a[2] - g.pads_begin[2];
+          const int64_t lo = std::min(Wq, shift >= 0 ? 0 : (-shift + s2 - 1) / s2);
+          const int64_t hi = std::clamp<int64_t>(W - shift > 0 ? (W - shift + s2 - 1) / s2 : 0, lo, Wq);
+          if (s2 == 1) {
+            PadRow(src + lo + shift, lo, hi, Wq, dst);
+            continue;
+          }
+          // The borders a column or two: stores, not memset calls; at stride 2
+          // the row's columns two vectors at a time (EveryOther). One element
+          // at a time, with a memset call at each end, the fill took a tenth
+          // of a 3x3 at stride 2 over [1,64,56,56] on one core (perf); the
+          // convolution now runs 1.05x faster there (ops-debug profile, one
+          // core, 10 rounds alternating, 10 of 10).
+          for (int64_t l = 0; l < lo; ++l) dst[l] = 0.0f;
+          if (s2 == 2) {
+            EveryOther(src + lo * 2 + shift, hi - lo, dst + lo);
+          } else {
+            for (int64_t l = lo; l < hi; ++l) dst[l] = src[l * s2 + shift];
+          }
+          for (int64_t l = hi; l < Wq; ++l) dst[l] = 0.0f;
         }
       }
     }
-  }, std::max<int64_t>(1, (int64_t{1} << 14) / (grid.phases * grid.plane)));
+  }, std::max<int64_t>(1, (int64_t{1} << 14) / grid.plane));
 }
 
 // Where tap k (channel k / kvol, tap k % kvol) of the grid starts: channel
