@@ -1138,20 +1138,59 @@ struct PositionTiles {
         }
       }
     }
+    // The grid's blocks: positions vary fastest, so blocks taken together
+    // read the same panels of W^T. Cuts rounded up, the larger runs first:
+    // the workers take the blocks in order, and the last ones taken decide
+    // when the slowest is done (13 panels as 3, 3, 3 and 4 ran inception4a
+    // 0.92-0.96x in the rounds the machine kept its speed).
+    for (int64_t ci = 0; ci < chan_blocks; ++ci) {
+      for (int64_t pi = 0; pi < pos_blocks; ++pi) {
+        int64_t p0, p1;
+        RunRange(pi, P, p0, p1);
+        blocks_.push_back({p0, p1, std::min(M, Cut(ci, units, chan_blocks) * unit * dense::kPanel),
+                          std::min(M, Cut(ci + 1, units, chan_blocks) * unit * dense::kPanel)});
+      }
+    }
+    SplitLeftOver(P, w);
   }
-  int64_t count() const { return pos_blocks * chan_blocks; }
-  // Block b's positions [p0, p1) and channels [m0, m1): the positions vary
-  // fastest, so blocks taken together read the same panels of W^T. Cuts
-  // rounded up, the larger runs first: the workers take the blocks in
-  // order, and the last ones taken decide when the slowest is done (13
-  // panels as 3, 3, 3 and 4 ran inception4a 0.92-0.96x in the rounds the
-  // machine kept its speed).
-  void Range(int64_t b, int64_t P, int64_t M, int64_t& p0, int64_t& p1, int64_t& m0, int64_t& m1) const {
-    const int64_t pi = b % pos_blocks, ci = b / pos_blocks;
-    auto cut = [](int64_t i, int64_t n, int64_t parts) { return (i * n + parts - 1) / parts; };
-    p0 = cut(pi, P, pos_blocks), p1 = cut(pi + 1, P, pos_blocks);
-    m0 = std::min(M, cut(ci, units, chan_blocks) * unit * dense::kPanel);
-    m1 = std::min(M, cut(ci + 1, units, chan_blocks) * unit * dense::kPanel);
+  int64_t count() const { return static_cast<int64_t>(blocks_.size()); }
+  // Block b's positions [p0, p1) and channels [m0, m1).
+  void Range(int64_t b, int64_t& p0, int64_t& p1, int64_t& m0, int64_t& m1) const {
+    p0 = blocks_[b].p0, p1 = blocks_[b].p1, m0 = blocks_[b].m0, m1 = blocks_[b].m1;
+  }
+  // Run pi of positions [p0, p1): what PackPositions gathers at once.
+  void RunRange(int64_t pi, int64_t P, int64_t& p0, int64_t& p1) const {
+    p0 = Cut(pi, P, pos_blocks), p1 = Cut(pi + 1, P, pos_blocks);
+  }
+
+ private:
+  struct Block {
+    int64_t p0, p1, m0, m1;
+  };
+  std::vector<Block> blocks_;
+  static int64_t Cut(int64_t i, int64_t n, int64_t parts) { return (i * n + parts - 1) / parts; }
+  // When the slowest of w workers is done with `b`, each block taken in
+  // order by the first worker free, at kPanelRead positions a panel more.
+  static int64_t Finish(const std::vector<Block>& b, int64_t w) {
+    std::vector<int64_t> free_at(static_cast<size_t>(w), 0);
+    for (const Block& k : b) {
+      const int64_t pan = (k.m1 - k.m0 + dense::kPanel - 1) / dense::kPanel;
+      *std::min_element(free_at.begin(), free_at.end()) += pan * (k.p1 - k.p0 + kPanelRead);
+    }
+    return *std::max_element(free_at.begin(), free_at.end());
+  }
+  // One run of positions whose channel blocks do not go evenly onto the
+  // workers (mobilenet_v2's 960 -> 160 over 7x7: five pairs of panels, three
+  // on one of two workers, 0.74 of two cores' speed): the last ones split
+  // by positions, a part for each worker, where that is done sooner.
+  void SplitLeftOver(int64_t P, int64_t w) {
+    const int64_t left = chan_blocks % w;
+    if (pos_blocks != 1 || w < 2 || left == 0 || P < 2 * w) return;
+    std::vector<Block> split(blocks_.begin(), blocks_.end() - left);
+    for (auto it = blocks_.end() - left; it != blocks_.end(); ++it) {
+      for (int64_t part = 0; part < w; ++part) split.push_back({Cut(part, P, w), Cut(part + 1, P, w), it->m0, it->m1});
+    }
+    if (Finish(split, w) < Finish(blocks_, w)) blocks_ = std::move(split);
   }
 };
 
@@ -1179,8 +1218,8 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
   // block of channels that reads it; the GEMM then reads rows[p] + 6 tap.
   std::vector<int64_t> run_at(static_cast<size_t>(tiles.pos_blocks + 1), 0);
   for (int64_t pi = 0; pi < tiles.pos_blocks; ++pi) {
-    int64_t p0, p1, m0, m1;
-    tiles.Range(pi, P, M, p0, p1, m0, m1);
+    int64_t p0, p1;
+    tiles.RunRange(pi, P, p0, p1);
     run_at[pi + 1] = run_at[pi] + (pack ? dense::PackedPositionsFloats(p1 - p0, K) : 0);
   }
   // The launching thread's buffer, kept between calls (a 1x1 over 7x7 with
@@ -1193,8 +1232,8 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
   std::vector<int64_t> off6(pack ? K : 0);
   for (int64_t p = 0; p < static_cast<int64_t>(off6.size()); ++p) off6[p] = 6 * p;
   for (int64_t pi = 0; pack && pi < tiles.pos_blocks; ++pi) {
-    int64_t p0, p1, m0, m1;
-    tiles.Range(pi, P, M, p0, p1, m0, m1);
+    int64_t p0, p1;
+    tiles.RunRange(pi, P, p0, p1);
     dense::PackedPositionBases(p1 - p0, K, packed + run_at[pi], rows.data() + p0);
   }
   for (int64_t n = 0; n < d.n; ++n) {
@@ -1213,8 +1252,8 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
     if (pack) {
       OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_position_pack", K, [&](int64_t k0, int64_t k1) {
         for (int64_t pi = 0; pi < tiles.pos_blocks; ++pi) {
-          int64_t p0, p1, m0, m1;
-          tiles.Range(pi, P, M, p0, p1, m0, m1);
+          int64_t p0, p1;
+          tiles.RunRange(pi, P, p0, p1);
           dense::PackPositions(p1 - p0, K, k0, k1, grid_rows.data() + p0, off.data(), packed + run_at[pi]);
         }
       }, std::max<int64_t>(1, (int64_t{1} << 14) / P)));
@@ -1226,7 +1265,7 @@ Status PositionConv(KernelContext& ctx, dense::PositionGemmFn gemm, dense::Posit
       thread_local std::vector<float> ct;
       for (int64_t b = begin; b < end; ++b) {
         int64_t p0, p1, m0, m1;
-        tiles.Range(b, P, M, p0, p1, m0, m1);
+        tiles.Range(b, p0, p1, m0, m1);
         const int64_t np = p1 - p0, ld = (m1 - m0 + dense::kPanel - 1) / dense::kPanel * dense::kPanel;
         // Each row of C^T starts as the bias row (a copy), plus Z's column where there is one.
         ct.resize(static_cast<size_t>(np * ld));

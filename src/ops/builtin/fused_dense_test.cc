@@ -151,6 +151,9 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
       // and 3 by three runs of positions; 49 positions as 25 and 24.
       {Shape({1, 32, 14, 14}), Shape({208, 32, 3, 3}), "pads=[1,1,1,1]"},
       {Shape({1, 40, 7, 7}), Shape({48, 40, 3, 3}), "pads=[1,1,1,1]"},
+      // Five pairs of panels over one run of positions: on two workers the
+      // fifth in two blocks of positions (PositionTiles::SplitLeftOver).
+      {Shape({1, 40, 7, 7}), Shape({160, 40, 3, 3}), "pads=[1,1,1,1]"},
   };
   uint64_t seed = 900;
   for (const Case& c : cases) {
@@ -196,6 +199,7 @@ TEST(FusedConv, PointwiseOverFewPositionsRunsThePackedPositionGemm) {
   };
   const Case cases[] = {
       {Shape({1, 160, 7, 7}), Shape({128, 160, 1, 1}), "", true},
+      {Shape({1, 96, 7, 7}), Shape({160, 96, 1, 1}), "", true},  // five pairs: the last split on two workers
       {Shape({2, 40, 7, 7}), Shape({144, 40, 1, 1}), "", true},
       {Shape({1, 64, 5, 5}), Shape({128, 64, 1, 1}), "", true},
       {Shape({1, 300, 8, 8}), Shape({130, 300, 1, 1}), "", true},
