@@ -30,4 +30,20 @@ inline bool MaxPoolSame3x3Fits(int64_t H, int64_t W) { return H >= 2 && W >= 8; 
 // NaN-keeping body. AVX2 code: only where dense::HasAvx2().
 bool MaxPoolSame3x3PlaneAvx2(const float* x, int64_t H, int64_t W, float* y, float* h);
 
+// The same pool in 512-bit vectors over `planes` H x W planes back to back
+// (any H and W with H W <= kSame3x3StretchMaxPlane), as one stretch: each
+// vector's taps beyond their row or plane are left out by masks kept for
+// each of the period's vectors (no lane counters, no scalar edges). On
+// planes narrower than 8 the plane-at-a-time kernel above cannot run, and
+// the AVX2 stretch body spent its time on its counters: googlenet's
+// [1,832,7,7] pools took 21 us in the model against onnxruntime's 7. One
+// core, ops-debug profile --mode kernel, 3 rounds alternating: [1,832,7,7]
+// 38 -> 13 us, [1,512,14,14] 29 -> 26; [1,256,28,28] 45 -> 49, so planes
+// past 256 positions stay on the kernel above. Masked loads read nothing
+// outside X. h: min(planes, 4096 / (H W) + 1) H W floats of scratch. False
+// where X holds a NaN, as above. AVX-512F code: only where
+// dense::WideBlocks().
+inline constexpr int64_t kSame3x3StretchMaxPlane = 256;
+bool MaxPoolSame3x3StretchAvx512(const float* x, int64_t planes, int64_t H, int64_t W, float* y, float* h);
+
 }  // namespace opscope::dense

@@ -15,6 +15,7 @@
 
 #include "ops/builtin/dense_lanes8.h"
 #include "ops/builtin/dense_maxpool_same3x3.h"
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/dense_util.h"
 #include "ops/kernel_util.h"
 
@@ -514,13 +515,22 @@ template <int KW, int KH, int PW, int PH>
   }
 }
 
-// Whether a pool runs dense_maxpool_same3x3.h's kernel: 2-D, 3x3, stride
-// 1, pads of 1, no dilation, the plane kept its size and fits the kernel.
-bool SameThreeByThree(const WindowGeometry& g) {
+// The "same" 3x3 window of inception blocks: 2-D, 3x3, stride 1, pads of
+// 1, no dilation, the plane keeps its size.
+bool SameThreeByThreeWindow(const WindowGeometry& g) {
   return g.in[0] == 1 && g.kernel[0] == 1 && g.kernel[1] == 3 && g.kernel[2] == 3 && g.strides[1] == 1 &&
          g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 && g.pads_begin[1] == 1 &&
-         g.pads_begin[2] == 1 && g.out[1] == g.in[1] && g.out[2] == g.in[2] &&
-         dense::MaxPoolSame3x3Fits(g.in[1], g.in[2]);
+         g.pads_begin[2] == 1 && g.out[1] == g.in[1] && g.out[2] == g.in[2];
+}
+
+// Whether such a pool runs dense_maxpool_same3x3.h's plane-at-a-time
+// kernel (planes it fits), or its 512-bit stretch (planes up to
+// kSame3x3StretchMaxPlane).
+bool SameThreeByThree(const WindowGeometry& g) {
+  return SameThreeByThreeWindow(g) && dense::MaxPoolSame3x3Fits(g.in[1], g.in[2]);
+}
+bool SameThreeByThreeWide(const WindowGeometry& g) {
+  return SameThreeByThreeWindow(g) && g.in[1] * g.in[2] <= dense::kSame3x3StretchMaxPlane;
 }
 
 // Floats of MaxPoolStretchAvx2's buffer for `planes` planes, and where its
@@ -603,6 +613,19 @@ void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t b
       // Whole runs of eight planes; the rest a plane at a time below.
       for (; begin + 8 <= end; begin += 8) MaxPoolEightAvx2(x + begin * in_sz, in_sz, g, y + begin * out_sz, out_sz, buffer);
       if (begin == end) return;
+    }
+    if (avx2 && SameThreeByThreeWide(g) && dense::WideBlocks()) {
+      // The block's planes as one stretch in 512-bit vectors; with a NaN in
+      // them, the stretch body, which keeps it.
+      const int64_t planes = end - begin;
+      buffer.resize(static_cast<size_t>(std::max(planes * in_sz, StretchBufferSize(g, planes))));
+      if (!dense::MaxPoolSame3x3StretchAvx512(x + begin * in_sz, planes, g.in[1], g.in[2], y + begin * out_sz,
+                                              buffer.data())) {
+        std::fill(buffer.begin(), buffer.end(), 0.0f);
+        MaxPoolStretchAvx2Sized<3, 3, 1, 1>(x + begin * in_sz, g, y + begin * out_sz, planes,
+                                            buffer.data() + StretchFront(g));
+      }
+      return;
     }
     if (avx2 && SameThreeByThree(g)) {
       // A plane at a time (dense_maxpool_same3x3.h); one with a NaN in it

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/builtin/dense_maxpool_same3x3.h"
+#include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
 namespace opscope {
@@ -212,6 +214,55 @@ TEST(DenseMaxPool, SameThreeByThreeAlongThePlaneMatchesReferenceBitExact) {
     Tensor x = Random(DType::kF32, Shape({1, 3, s, s}), seed++);
     x.FlatSetFromDouble(s * s + 5 * s, nan);
     ExpectFloatMaxPoolBitsOfReference(x, "kernel_shape=[3,3],pads=[1,1,1,1],ceil_mode=1");
+  }
+}
+
+// The same pool as 512-bit stretches of planes (dense_maxpool_same3x3.h's
+// MaxPoolSame3x3StretchAvx512, where the CPU has AVX-512F): every plane
+// from 1x1 to 9x9 (vectors that span several planes), inception's 7x7 to
+// 28x28, and 16x16 (the largest taken) and 16x17 (past it); 19 planes, a
+// block of 16 and a tail; planes of zeros of both signs and of infinities.
+// Bit-exact with the 512-bit blocks off and on, through the op; and the
+// kernel itself, called directly, gives the reference's bits or says false
+// on a NaN.
+TEST(DenseMaxPool, SameThreeByThreeIn512BitStretchesMatchesReferenceBitExact) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t h = 1; h <= 9; ++h) {
+    for (int64_t w = 1; w <= 9; ++w) sizes.push_back({h, w});
+  }
+  for (int64_t s : {7, 14, 28}) sizes.push_back({s, s});
+  sizes.push_back({16, 16});
+  sizes.push_back({16, 17});
+  const char* attrs = "kernel_shape=[3,3],pads=[1,1,1,1]";
+  uint32_t seed = 900;
+  for (const auto& [h, w] : sizes) {
+    SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
+    const int64_t plane = h * w, planes = 19;
+    Tensor x = Random(DType::kF32, Shape({1, planes, h, w}), seed++);
+    for (int64_t i = 0; i < plane; ++i) {
+      x.FlatSetFromDouble(plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
+      x.FlatSetFromDouble(2 * plane + i, i % 5 == 0 ? -inf : i % 7 == 0 ? inf : x.FlatGetAsDouble(2 * plane + i));
+    }
+    for (const bool wide : {false, true}) {
+      const bool was = dense::SetWideBlocks(wide);
+      SCOPED_TRACE(dense::WideBlocks() ? "512-bit" : "256-bit");
+      ExpectFloatMaxPoolBitsOfReference(x, attrs);
+      dense::SetWideBlocks(was);
+    }
+    if (!dense::WideBlocks() || plane > dense::kSame3x3StretchMaxPlane) continue;
+    auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", attrs));
+    ASSERT_TRUE(ref.ok()) << ErrorOf(ref);
+    std::vector<float> y(static_cast<size_t>(planes * plane)), scratch(y.size());
+    ASSERT_TRUE(dense::MaxPoolSame3x3StretchAvx512(x.data<float>(), planes, h, w, y.data(), scratch.data()));
+    int64_t differ = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      const float want = static_cast<float>(ref->outputs[0].FlatGetAsDouble(static_cast<int64_t>(i)));
+      differ += std::memcmp(&y[i], &want, sizeof(float)) != 0;
+    }
+    EXPECT_EQ(differ, 0);
+    x.FlatSetFromDouble(planes * plane - 1, std::numeric_limits<double>::quiet_NaN());
+    EXPECT_FALSE(dense::MaxPoolSame3x3StretchAvx512(x.data<float>(), planes, h, w, y.data(), scratch.data()));
   }
 }
 
