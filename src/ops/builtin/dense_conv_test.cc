@@ -380,8 +380,9 @@ TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
 // computed here one output at a time, for widths 8 to 40 (the padded plane
 // below 32, stretches of 16 rows above, a last vector that overlaps the one
 // before), odd and even heights, other pads, NaNs in X, the tail in
-// registers and in the epilogue's pass after.
-TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
+// registers and in the epilogue's pass after; at stride 1 in 256-bit and,
+// where the CPU has them, 512-bit vectors (rows under 16 one masked vector).
+void DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder() {
   struct Case {
     int64_t h, w;
     int64_t pt, pl, pb, pr;  // pads: top, left, bottom, right
@@ -450,6 +451,15 @@ TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
         }
       }
     }
+  }
+}
+
+TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
+  for (const bool wide : {false, true}) {
+    const bool was = dense::SetWideBlocks(wide);
+    SCOPED_TRACE(dense::WideBlocks() ? "512-bit rows" : "256-bit rows");
+    DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder();
+    dense::SetWideBlocks(was);
   }
 }
 
