@@ -977,6 +977,28 @@ Status GlobalAveragePoolInfer(InferContext& c) {
   return Status::Ok();
 }
 
+#if defined(__x86_64__)
+// GlobalAveragePoolCpu's float planes [begin, end) with its eight partial
+// sums as one vector of eight doubles: each lane adds its floats in the same
+// order, then the tail, the lanes and the division as there, so the same
+// bits. This file's baseline code added two doubles an instruction: 1280
+// 7x7 planes (mobilenet_v2's last) took 21 us on one core.
+[[gnu::target("avx512f")]] void GlobalAveragePlanesAvx512(const float* x, int64_t sp, int64_t begin, int64_t end,
+                                                          float* y) {
+  for (int64_t nc = begin; nc < end; ++nc) {
+    const float* p = x + nc * sp;
+    __m512d lanes = _mm512_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= sp; j += 8) lanes = _mm512_add_pd(lanes, _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p + j)));
+    double acc[8];
+    _mm512_storeu_pd(acc, lanes);
+    for (; j < sp; ++j) acc[0] += static_cast<double>(p[j]);
+    for (int l = 1; l < 8; ++l) acc[0] += acc[l];
+    y[nc] = static_cast<float>(acc[0] / static_cast<double>(sp));
+  }
+}
+#endif
+
 Status GlobalAveragePoolCpu(KernelContext& ctx) {
   OPSCOPE_ASSIGN_OR_RETURN(const Tensor x, ctx.in(0).Contiguous());
   const int64_t planes = x.dim(0) * x.dim(1), sp = planes ? x.numel() / planes : 0;
@@ -989,6 +1011,15 @@ Status GlobalAveragePoolCpu(KernelContext& ctx) {
     // (reduce_ops.cc): one chain of dependent adds ran at 6x the memory bound,
     // and float32 planes average to ReduceMean's bits over the same axes.
     const int64_t grain = dense::OutputsPerBlock(ctx, sp);
+#if defined(__x86_64__)
+    if constexpr (std::is_same_v<scalar_t, float>) {
+      if (dense::WideBlocks()) {
+        return ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
+          GlobalAveragePlanesAvx512(xp, sp, begin, end, yp);
+        }, grain);
+      }
+    }
+#endif
     return ctx.ParallelFor("globalaveragepool", planes, [&](int64_t begin, int64_t end) {
       constexpr int kLanes = 8;
       for (int64_t nc = begin; nc < end; ++nc) {

@@ -434,7 +434,7 @@ TEST(DenseAveragePool, ARowAtATimeGivesTheBitsOfOneOutputAtATime) {
 // ReduceMean's bits over the same axes; the planes go in blocks of about
 // 32768 inputs (12 of [2,3,37,41]'s 1517-element planes a block), and every
 // cut gives the same bits.
-TEST(DenseGlobalAveragePool, GivesReduceMeansBitsInBlocksCutByTheirInputs) {
+void GlobalAveragePoolCasesGiveReduceMeansBits() {
   const Tensor x = Random(DType::kF32, Shape({2, 3, 37, 41}), 21);
   auto mean = RunCpu("ReduceMean", {x}, "axes=[2,3]");
   ASSERT_TRUE(mean.ok()) << mean.status().ToString();
@@ -459,6 +459,36 @@ TEST(DenseGlobalAveragePool, GivesReduceMeansBitsInBlocksCutByTheirInputs) {
   ASSERT_TRUE(gap.ok() && rm.ok());
   EXPECT_EQ(gap->outputs[0].data<float>()[0], 0.98f);
   EXPECT_EQ(rm->outputs[0].data<float>()[0], 0.98f);
+  // The floats past the last eight join the first partial sum: 1e20 there
+  // cancels the -1e20 that starts the tail, so the three ones after it
+  // count (0.87; joined elsewhere, 0.72).
+  std::vector<double> t(100, 1.0);
+  t[0] = 1e20, t[96] = -1e20;
+  auto tail = RunCpu("GlobalAveragePool", {Values(DType::kF32, Shape({1, 1, 10, 10}), t)});
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->outputs[0].data<float>()[0], 0.87f);
+  // mobilenet_v2's last planes (7x7: six vectors of eight and one float),
+  // and planes under eight floats.
+  for (const Shape& shape : {Shape({1, 1280, 7, 7}), Shape({2, 9, 2, 3})}) {
+    const Tensor planes = Random(DType::kF32, shape, 22);
+    auto g = RunCpu("GlobalAveragePool", {planes});
+    auto m = RunCpu("ReduceMean", {planes}, "axes=[2,3]");
+    ASSERT_TRUE(g.ok() && m.ok());
+    EXPECT_EQ(std::memcmp(g->outputs[0].data<float>(), m->outputs[0].data<float>(),
+                          static_cast<size_t>(g->outputs[0].numel()) * sizeof(float)), 0)
+        << shape.ToString();
+  }
+}
+
+// The float planes run eight partial sums in one vector of doubles where
+// the CPU has AVX-512F: with the 512-bit blocks off and on.
+TEST(DenseGlobalAveragePool, GivesReduceMeansBitsInBlocksCutByTheirInputs) {
+  for (const bool wide : {false, true}) {
+    const bool was = dense::SetWideBlocks(wide);
+    SCOPED_TRACE(dense::WideBlocks() ? "512-bit" : "baseline");
+    GlobalAveragePoolCasesGiveReduceMeansBits();
+    dense::SetWideBlocks(was);
+  }
 }
 
 TEST(DenseGlobalAveragePool, HandCheckedAndMatchesReference) {
