@@ -103,6 +103,10 @@ RowsFn PickRows(const DepthwiseRowTail& tail) {
 }
 
 // ---- stride 1 in 512-bit vectors (rows of 16 outputs or more) ----
+// The loops of RowsBody and Rows again, in their own copies: code shared
+// by both would be compiled for one target, and avx512f code must not run
+// on a CPU that has only AVX2 (nor can a lambda or functor carry the target
+// into a shared template: GCC will not inline it there).
 
 // w * x rounded on its own: the avx512f target lets GCC fuse a multiply
 // and the add after it into one FMA (one rounding, not the reference's
