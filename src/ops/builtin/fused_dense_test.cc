@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/frozen_buffer.h"
+#include "device/cpu/cpu_device.h"
 #include "ops/builtin/dense_smallk.h"
 #include "ops/builtin/op_test_util.h"
 
@@ -139,6 +140,7 @@ TEST(FusedConv, ResidualZMatchesItsReferenceOnEveryPath) {
 // with K over several slabs, and in blocks of uneven panels and positions.
 TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivation) {
   if (dense::Avx2PositionGemm() == nullptr) GTEST_SKIP() << "no AVX2+FMA";
+  CpuDevice two(2), three(3);
   struct Case {
     Shape x, w;
     const char* attrs;
@@ -176,6 +178,14 @@ TEST(FusedConv, PositionGemmGivesTheShiftedGemmsBitsWithBiasResidualAndActivatio
         ASSERT_TRUE(position.ok()) << position.status().ToString();
         EXPECT_TRUE(Launched(*position, "conv_position_gemm"));
         EXPECT_TRUE(SameBits(position->outputs[0], shifted->outputs[0]));
+        // The cuts depend on the workers: on devices of two and three,
+        // whatever this machine has (blocks left over split by positions).
+        for (Device* dev : {static_cast<Device*>(&two), static_cast<Device*>(&three)}) {
+          auto cut = Dispatcher::Global().Run("FusedConv", {x, *frozen_w, b, z}, ParseAttrs("FusedConv", attrs),
+                                              RunOptions{.device = dev});
+          ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+          EXPECT_TRUE(SameBits(cut->outputs[0], shifted->outputs[0])) << dev->info().compute_units << " workers";
+        }
         ExpectFusedMatches("FusedConv", {x, *frozen_w, b, z}, attrs, {});
       }
     }
