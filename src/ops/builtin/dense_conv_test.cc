@@ -291,12 +291,7 @@ void StraightCasesGiveTheBitsOfAZeroPaddedInput() {
 // 16-bit masks.
 TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
   if (dense::Avx2ShiftedGemm() == nullptr) GTEST_SKIP() << "no AVX2 and FMA: no shifted GEMM";
-  for (const bool wide : {false, true}) {
-    const bool was = dense::SetWideBlocks(wide);
-    SCOPED_TRACE(dense::WideBlocks() ? "512-bit blocks" : "256-bit blocks");
-    StraightCasesGiveTheBitsOfAZeroPaddedInput();
-    dense::SetWideBlocks(was);
-  }
+  ForWideBlocksOffAndOn(StraightCasesGiveTheBitsOfAZeroPaddedInput);
 }
 
 // The 3x3 depthwise of small planes eight channels at a time gives the bits
@@ -455,12 +450,7 @@ void DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder() {
 }
 
 TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
-  for (const bool wide : {false, true}) {
-    const bool was = dense::SetWideBlocks(wide);
-    SCOPED_TRACE(dense::WideBlocks() ? "512-bit rows" : "256-bit rows");
-    DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder();
-    dense::SetWideBlocks(was);
-  }
+  ForWideBlocksOffAndOn(DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder);
 }
 
 // Depthwise3x3RowsS2 itself takes rows of 8 outputs or more, narrower

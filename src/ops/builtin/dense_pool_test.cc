@@ -244,12 +244,7 @@ TEST(DenseMaxPool, SameThreeByThreeIn512BitStretchesMatchesReferenceBitExact) {
       x.FlatSetFromDouble(plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
       x.FlatSetFromDouble(2 * plane + i, i % 5 == 0 ? -inf : i % 7 == 0 ? inf : x.FlatGetAsDouble(2 * plane + i));
     }
-    for (const bool wide : {false, true}) {
-      const bool was = dense::SetWideBlocks(wide);
-      SCOPED_TRACE(dense::WideBlocks() ? "512-bit" : "256-bit");
-      ExpectFloatMaxPoolBitsOfReference(x, attrs);
-      dense::SetWideBlocks(was);
-    }
+    ForWideBlocksOffAndOn([&] { ExpectFloatMaxPoolBitsOfReference(x, attrs); });
     if (!dense::WideBlocks() || plane > dense::kSame3x3StretchMaxPlane) continue;
     auto ref = RunReference("MaxPool", {x}, ParseAttrs("MaxPool", attrs));
     ASSERT_TRUE(ref.ok()) << ErrorOf(ref);
@@ -483,12 +478,7 @@ void GlobalAveragePoolCasesGiveReduceMeansBits() {
 // The float planes run eight partial sums in one vector of doubles where
 // the CPU has AVX-512F: with the 512-bit blocks off and on.
 TEST(DenseGlobalAveragePool, GivesReduceMeansBitsInBlocksCutByTheirInputs) {
-  for (const bool wide : {false, true}) {
-    const bool was = dense::SetWideBlocks(wide);
-    SCOPED_TRACE(dense::WideBlocks() ? "512-bit" : "baseline");
-    GlobalAveragePoolCasesGiveReduceMeansBits();
-    dense::SetWideBlocks(was);
-  }
+  ForWideBlocksOffAndOn(GlobalAveragePoolCasesGiveReduceMeansBits);
 }
 
 TEST(DenseGlobalAveragePool, HandCheckedAndMatchesReference) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "capture/dispatcher.h"
+#include "ops/builtin/dense_smallk.h"
 #include "opscope/compare.h"
 #include "opscope/fill.h"
 #include "opscope/harness.h"
@@ -106,6 +108,18 @@ inline StatusOr<OpRun> RunReference(const std::string& op, const std::vector<Ten
 }
 
 inline std::string ErrorOf(const StatusOr<OpRun>& r) { return r.ok() ? "(no error)" : r.status().message(); }
+
+// Runs `body` with the 512-bit kernels off, then on (where the CPU has
+// them: on other CPUs both passes run the 256-bit ones), each pass traced
+// by what ran, and leaves the setting as it found it.
+inline void ForWideBlocksOffAndOn(const std::function<void()>& body) {
+  for (const bool wide : {false, true}) {
+    const bool was = dense::SetWideBlocks(wide);
+    SCOPED_TRACE(dense::WideBlocks() ? "512-bit kernels" : "256-bit kernels");
+    body();
+    dense::SetWideBlocks(was);
+  }
+}
 
 // Whether `run` made a launch named `name` (which of an op's paths ran).
 inline bool Launched(const OpRun& run, std::string_view name) {
