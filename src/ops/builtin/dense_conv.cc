@@ -402,11 +402,15 @@ void PadRow(const float* src, int64_t lo, int64_t hi, int64_t wq, float* dst) {
 // (ops-debug profile, Clip, medians of 4 to 6 rounds alternating):
 // [1,96,112,112] 188 -> 128 us, [1,144,56,56] 88 -> 80; rows of 16 and 20
 // outputs came out even, and of 14 slower ([1,192,28,28] 37 -> 44: two
-// vectors a row for 14 outputs, and the set-up of each row).
+// vectors a row for 14 outputs, and the set-up of each row). In 512-bit
+// vectors (WideBlocks) rows of 9 outputs or more, two rows at a time
+// (dense_depthwise_rows.cc has the figures): [1,192,28,28] 37 -> 22 us on
+// one core, [1,144,56,56] 68 -> 47, [1,96,112,112] 128 -> 113.
 bool DepthwiseS2RowsFit(const WindowGeometry& g) {
   return dense::DepthwiseRowsFit() && g.in[0] == 1 && g.kernel == std::vector<int64_t>{1, 3, 3} &&
          g.dilations == std::vector<int64_t>{1, 1, 1} && g.strides[1] == 2 && g.strides[2] == 2 &&
-         g.pads_begin[1] == 1 && g.pads_begin[2] == 1 && g.out[2] >= 24 && 2 * g.out[2] <= g.in[2];
+         g.pads_begin[1] == 1 && g.pads_begin[2] == 1 &&
+         ((dense::WideBlocks() && g.out[2] >= 9) || (g.out[2] >= 24 && 2 * g.out[2] <= g.in[2]));
 }
 
 // The 3x3 depthwise of mobilenets, a channel at a time, with the bias and
@@ -427,8 +431,10 @@ bool DepthwiseS2RowsFit(const WindowGeometry& g) {
 // into a padded buffer (and, at stride 2, split into even and odd columns in
 // a second pass) and the epilogue made one more pass: five passes over a
 // 50 KB plane, which left [1,96,112,112] at stride 2 at 36% of its memory bound.
+// `s2_rows`: DepthwiseS2RowsFit(g), decided once an op, not a channel (it
+// builds two vectors: 960 channels of 7x7 spent more on that than on their sums).
 template <typename C>
-void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const dense::Epilogue& e,
+void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const dense::Epilogue& e, bool s2_rows,
                   std::vector<C>& pad, C* y) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], sh = g.strides[1], sw = g.strides[2];
   const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2];
@@ -452,7 +458,7 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   auto input_row = [&](int64_t r) -> const C* { return r - ph >= 0 && r - ph < H ? x + (r - ph) * W : nullptr; };
 
   if constexpr (std::is_same_v<C, float>) {
-    if (sh == 2 && sw == 2 && DepthwiseS2RowsFit(g)) {
+    if (s2_rows) {
       // A row at a time straight from X, the tail in registers where it fits.
       const bool fused = dense::DepthwiseRowTailFits(e);
       const dense::DepthwiseRowTail tail = fused ? dense::DepthwiseRowTailOf(e, bias) : dense::DepthwiseRowTail{};
@@ -1373,7 +1379,8 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // Small float planes, one input channel per output channel: eight
     // channels at a time where all their weights are finite (dense_depthwise8.h).
-    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g) && !DepthwiseS2RowsFit(g);
+    const bool s2_rows = std::is_same_v<C, float> && DepthwiseS2RowsFit(g);
+    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g) && !s2_rows;
     // A block is whole channels, at least 16K outputs of them (whole runs of
     // eight for `eight`), in whole rounds over the workers.
     const int64_t grain =
@@ -1406,7 +1413,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         }
         const C b = bias != nullptr ? bias[m] : C(0);
         if (Is3x3WithFiniteWeights(g, w + m * kvol)) {
-          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, pad, y + nm * P);
+          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, s2_rows, pad, y + nm * P);
         } else {
           DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, taps, y + nm * P);
           e.Run(y + nm * P, P, b);

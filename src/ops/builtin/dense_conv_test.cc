@@ -301,71 +301,75 @@ TEST(DenseConv, PlaneReadStraightGivesTheBitsOfAZeroPaddedInput) {
 // pads, and at stride 1 on the narrowest planes; NaNs in X included.
 TEST(DenseConv, DepthwiseEightChannelsAtATimeGivesTheBitsOfOneAtATime) {
   if (!dense::HasAvx2()) GTEST_SKIP() << "no AVX2: every channel runs one at a time";
-  struct Case {
-    int64_t h, w;
-    const char* attrs;
-  };
-  const Case cases[] = {
-      {14, 14, "strides=[2,2],pads=[1,1,1,1]"}, {13, 13, "strides=[2,2],pads=[1,1,1,1]"},
-      {28, 28, "strides=[2,2],pads=[1,1,1,1]"}, {56, 56, "strides=[2,2],pads=[1,1,1,1]"},
-      {15, 9, "strides=[2,2],pads=[0,0,1,1]"},  {63, 63, "strides=[2,2],pads=[1,1,1,1]"},
-      {7, 7, "strides=[2,2]"},                  {7, 7, "pads=[1,1,1,1]"},
-      {5, 8, "pads=[1,1,1,1]"},                 {6, 6, "pads=[0,1,0,1]"},
-      // mobilenet_v2's widest at stride 2, and the widest that runs eight at a time (63 outputs).
-      {112, 112, "strides=[2,2],pads=[1,1,1,1]"}, {125, 125, "strides=[2,2],pads=[1,1,1,1]"},
-  };
-  uint32_t seed = 500;
-  bool fused = false;
-  for (const Case& c : cases) {
-    // Every other case a FusedConv with a bias (one of them zero) and a Clip,
-    // which eight at a time applies in registers, one at a time after.
-    fused = !fused;
-    const std::string op = fused ? "FusedConv" : "Conv";
-    const std::string tail = fused ? ",activation=Clip,activation_min=-0.5,activation_max=1.5" : "";
-    const std::string attrs = std::string("group=8,") + c.attrs + tail;
-    const std::string attrs7 = std::string("group=7,") + c.attrs + tail;
-    SCOPED_TRACE(op + " " + std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
-    Tensor x = Random(DType::kF32, Shape({1, 8, c.h, c.w}), seed++, -2, 2);
-    x.FlatSetFromDouble(3 * c.h * c.w + c.w + 2, std::nan(""));  // channel 3, row 1
-    const Tensor w = Random(DType::kF32, Shape({8, 1, 3, 3}), seed++, -1, 1);
-    Tensor b = Random(DType::kF32, Shape({8}), seed++, -1, 1);
-    b.FlatSetFromDouble(2, 0.0);
-    auto with_bias = [&](std::vector<Tensor> in, const Tensor& bias) {
-      if (fused) in.push_back(bias);
-      return in;
+  // With 512-bit kernels, stride-2 rows of 9 outputs or more go a channel at a time
+  // (Depthwise3x3RowsS2) in both runs; with them off, eight at a time runs them.
+  ForWideBlocksOffAndOn([] {
+    struct Case {
+      int64_t h, w;
+      const char* attrs;
     };
-    auto eight = RunCpu(op, with_bias({x, w}, b), attrs);
-    ASSERT_TRUE(eight.ok()) << eight.status().ToString();
-    const Tensor& y8 = eight->outputs[0];
-    const int64_t plane = y8.numel() / 8;
-    for (int64_t first : {0, 1}) {
-      // Channels first .. first + 6, a channel at a time.
-      Tensor x7 = Random(DType::kF32, Shape({1, 7, c.h, c.w}), 1), w7 = Random(DType::kF32, Shape({7, 1, 3, 3}), 2);
-      for (int64_t i = 0; i < x7.numel(); ++i) x7.FlatSetFromDouble(i, x.FlatGetAsDouble(first * c.h * c.w + i));
-      for (int64_t i = 0; i < w7.numel(); ++i) w7.FlatSetFromDouble(i, w.FlatGetAsDouble(first * 9 + i));
-      Tensor b7 = Random(DType::kF32, Shape({7}), 3);
-      for (int64_t i = 0; i < 7; ++i) b7.FlatSetFromDouble(i, b.FlatGetAsDouble(first + i));
-      auto seven = RunCpu(op, with_bias({x7, w7}, b7), attrs7);
-      ASSERT_TRUE(seven.ok()) << seven.status().ToString();
-      const Tensor& y7 = seven->outputs[0];
-      ASSERT_EQ(y7.numel(), 7 * plane);
-      for (int64_t i = 0; i < y7.numel(); ++i) {
-        // Bit for bit: the sign of a zero included.
-        const float a = static_cast<float>(y8.FlatGetAsDouble(first * plane + i));
-        const float one = static_cast<float>(y7.FlatGetAsDouble(i));
-        ASSERT_TRUE(std::memcmp(&a, &one, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(one)))
-            << "channel " << first + i / plane << " output " << i % plane << ": " << a << " against " << one;
+    const Case cases[] = {
+        {14, 14, "strides=[2,2],pads=[1,1,1,1]"}, {13, 13, "strides=[2,2],pads=[1,1,1,1]"},
+        {28, 28, "strides=[2,2],pads=[1,1,1,1]"}, {56, 56, "strides=[2,2],pads=[1,1,1,1]"},
+        {15, 9, "strides=[2,2],pads=[0,0,1,1]"},  {63, 63, "strides=[2,2],pads=[1,1,1,1]"},
+        {7, 7, "strides=[2,2]"},                  {7, 7, "pads=[1,1,1,1]"},
+        {5, 8, "pads=[1,1,1,1]"},                 {6, 6, "pads=[0,1,0,1]"},
+        // mobilenet_v2's widest at stride 2, and the widest that runs eight at a time (63 outputs).
+        {112, 112, "strides=[2,2],pads=[1,1,1,1]"}, {125, 125, "strides=[2,2],pads=[1,1,1,1]"},
+    };
+    uint32_t seed = 500;
+    bool fused = false;
+    for (const Case& c : cases) {
+      // Every other case a FusedConv with a bias (one of them zero) and a Clip,
+      // which eight at a time applies in registers, one at a time after.
+      fused = !fused;
+      const std::string op = fused ? "FusedConv" : "Conv";
+      const std::string tail = fused ? ",activation=Clip,activation_min=-0.5,activation_max=1.5" : "";
+      const std::string attrs = std::string("group=8,") + c.attrs + tail;
+      const std::string attrs7 = std::string("group=7,") + c.attrs + tail;
+      SCOPED_TRACE(op + " " + std::to_string(c.h) + "x" + std::to_string(c.w) + " " + attrs);
+      Tensor x = Random(DType::kF32, Shape({1, 8, c.h, c.w}), seed++, -2, 2);
+      x.FlatSetFromDouble(3 * c.h * c.w + c.w + 2, std::nan(""));  // channel 3, row 1
+      const Tensor w = Random(DType::kF32, Shape({8, 1, 3, 3}), seed++, -1, 1);
+      Tensor b = Random(DType::kF32, Shape({8}), seed++, -1, 1);
+      b.FlatSetFromDouble(2, 0.0);
+      auto with_bias = [&](std::vector<Tensor> in, const Tensor& bias) {
+        if (fused) in.push_back(bias);
+        return in;
+      };
+      auto eight = RunCpu(op, with_bias({x, w}, b), attrs);
+      ASSERT_TRUE(eight.ok()) << eight.status().ToString();
+      const Tensor& y8 = eight->outputs[0];
+      const int64_t plane = y8.numel() / 8;
+      for (int64_t first : {0, 1}) {
+        // Channels first .. first + 6, a channel at a time.
+        Tensor x7 = Random(DType::kF32, Shape({1, 7, c.h, c.w}), 1), w7 = Random(DType::kF32, Shape({7, 1, 3, 3}), 2);
+        for (int64_t i = 0; i < x7.numel(); ++i) x7.FlatSetFromDouble(i, x.FlatGetAsDouble(first * c.h * c.w + i));
+        for (int64_t i = 0; i < w7.numel(); ++i) w7.FlatSetFromDouble(i, w.FlatGetAsDouble(first * 9 + i));
+        Tensor b7 = Random(DType::kF32, Shape({7}), 3);
+        for (int64_t i = 0; i < 7; ++i) b7.FlatSetFromDouble(i, b.FlatGetAsDouble(first + i));
+        auto seven = RunCpu(op, with_bias({x7, w7}, b7), attrs7);
+        ASSERT_TRUE(seven.ok()) << seven.status().ToString();
+        const Tensor& y7 = seven->outputs[0];
+        ASSERT_EQ(y7.numel(), 7 * plane);
+        for (int64_t i = 0; i < y7.numel(); ++i) {
+          // Bit for bit: the sign of a zero included.
+          const float a = static_cast<float>(y8.FlatGetAsDouble(first * plane + i));
+          const float one = static_cast<float>(y7.FlatGetAsDouble(i));
+          ASSERT_TRUE(std::memcmp(&a, &one, sizeof(float)) == 0 || (std::isnan(a) && std::isnan(one)))
+              << "channel " << first + i / plane << " output " << i % plane << ": " << a << " against " << one;
+        }
       }
+      if (!fused) ExpectMatchesReference("Conv", {x, w}, attrs);
     }
-    if (!fused) ExpectMatchesReference("Conv", {x, w}, attrs);
-  }
-  // Two images of 20 channels: two runs of eight in each and four left over,
-  // one run with an infinite weight (it goes a channel at a time).
-  Tensor x = Random(DType::kF32, Shape({2, 20, 14, 14}), seed++, -2, 2);
-  Tensor w = Random(DType::kF32, Shape({20, 1, 3, 3}), seed++, -1, 1);
-  w.FlatSetFromDouble(9 * 10 + 4, std::numeric_limits<double>::infinity());
-  ExpectMatchesReference("Conv", {x, w, Random(DType::kF32, Shape({20}), seed++)},
-                         "group=20,strides=[2,2],pads=[1,1,1,1]");
+    // Two images of 20 channels: two runs of eight in each and four left over,
+    // one run with an infinite weight (it goes a channel at a time).
+    Tensor x = Random(DType::kF32, Shape({2, 20, 14, 14}), seed++, -2, 2);
+    Tensor w = Random(DType::kF32, Shape({20, 1, 3, 3}), seed++, -1, 1);
+    w.FlatSetFromDouble(9 * 10 + 4, std::numeric_limits<double>::infinity());
+    ExpectMatchesReference("Conv", {x, w, Random(DType::kF32, Shape({20}), seed++)},
+                           "group=20,strides=[2,2],pads=[1,1,1,1]");
+  });
 }
 
 // Stride 1 runs two output rows at a time, stride 2 a row at a time, with
@@ -405,6 +409,12 @@ void DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder() {
       {27, 60, 1, 1, 1, 1, "activation=LeakyRelu", 2},
       {56, 56, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6", 2},
       {112, 112, 1, 1, 1, 1, "", 2},
+      // In 512-bit vectors rows of 9 outputs and more take that path too:
+      // one masked vector a row (14, 10 and 9 outputs, the last tap column
+      // past an odd row), two output rows at a time and one left over.
+      {28, 28, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6", 2},
+      {21, 19, 1, 1, 1, 1, "activation=Relu", 2},
+      {17, 18, 1, 1, 0, 0, "", 2},
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
@@ -455,35 +465,51 @@ TEST(DenseConv, DepthwiseTwoRowsAtATimeGiveTheBitsOfTheTapsInOrder) {
 
 // Depthwise3x3RowsS2 itself takes rows of 8 outputs or more, narrower
 // than the op gives it (24): rows of 8, 9 and 14 outputs, an odd height,
-// NaNs on the first and last columns, a zero and a nonzero bias with the
-// clamp, against the taps added in order one output at a time.
-TEST(DenseConv, DepthwiseStride2RowsOfEightOrMoreGiveTheBitsOfTheTapsInOrder) {
-  if (!dense::DepthwiseRowsFit()) GTEST_SKIP() << "no AVX2";
+// NaNs on the first and last columns, a zero and a nonzero bias with and
+// without the clamp, against the taps added in order one output at a time.
+// In 512-bit vectors it takes rows of any width, the columns past X read
+// as zeros: 1 to 7 outputs (one output, a plane of one), rows of 17 and 33
+// (a masked vector after whole ones, one column past an odd row), and the
+// rows two at a time with one left over; 20 outputs of a 3-wide row (wide
+// end pads: a second vector wholly past the row). Nothing past each row's
+// outputs is written.
+void DepthwiseStride2RowCasesGiveTheBitsOfTheTapsInOrder() {
   struct Case {
     int64_t h, w, oh, ow;
   };
-  const Case cases[] = {{16, 16, 8, 8}, {17, 18, 9, 9}, {12, 28, 6, 14}};
+  std::vector<Case> cases = {{16, 16, 8, 8}, {17, 18, 9, 9}, {12, 28, 6, 14}};
+  if (dense::WideBlocks()) {
+    cases.insert(cases.end(), {{1, 1, 1, 1}, {7, 7, 4, 4}, {14, 14, 7, 7}, {5, 3, 3, 2}, {33, 35, 17, 18},
+                               {40, 66, 20, 33}, {9, 112, 5, 56}, {4, 3, 2, 20}});
+  }
   uint32_t seed = 950;
   for (const Case& c : cases) {
-    for (float bias : {0.0f, 0.75f}) {
-      SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " bias " + std::to_string(bias));
+    for (const auto& [bias, clamp] : {std::pair{0.0f, true}, std::pair{0.75f, true}, std::pair{-0.25f, false}}) {
+      SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " bias " + std::to_string(bias) +
+                   (clamp ? " clamped" : ""));
       Tensor x = Random(DType::kF32, Shape({c.h, c.w}), seed++, -2, 2);
-      x.FlatSetFromDouble(3 * c.w, std::nan(""));      // row 3's first column
-      x.FlatSetFromDouble(6 * c.w - 1, std::nan(""));  // row 4's last
+      if (c.h > 5) {
+        x.FlatSetFromDouble(3 * c.w, std::nan(""));      // row 3's first column
+        x.FlatSetFromDouble(6 * c.w - 1, std::nan(""));  // row 5's last
+      }
       const Tensor w = Random(DType::kF32, Shape({9}), seed++, -1, 1);
-      const dense::DepthwiseRowTail tail{bias, true, -0.5f, 1.5f};
-      std::vector<float> y(static_cast<size_t>(c.oh * c.ow), -7.0f);
+      const dense::DepthwiseRowTail tail{bias, clamp, -0.5f, 1.5f};
+      // One more row's worth past the outputs: left as it was.
+      std::vector<float> y(static_cast<size_t>((c.oh + 1) * c.ow), -7.0f);
       dense::Depthwise3x3RowsS2(x.data<float>(), c.h, c.w, c.oh, w.data<float>(), y.data(), c.ow, tail);
-      for (int64_t oh = 0; oh < c.oh; ++oh) {
+      for (int64_t oh = 0; oh <= c.oh; ++oh) {
         for (int64_t ow = 0; ow < c.ow; ++ow) {
-          float acc = 0.0f;
-          for (int64_t t = 0; t < 9; ++t) {
-            const int64_t ih = 2 * oh + t / 3 - 1, iw = 2 * ow + t % 3 - 1;
-            const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
-            acc += w.data<float>()[t] * (inside ? x.data<float>()[ih * c.w + iw] : 0.0f);
+          float acc = -7.0f;
+          if (oh < c.oh) {
+            acc = 0.0f;
+            for (int64_t t = 0; t < 9; ++t) {
+              const int64_t ih = 2 * oh + t / 3 - 1, iw = 2 * ow + t % 3 - 1;
+              const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+              acc += w.data<float>()[t] * (inside ? x.data<float>()[ih * c.w + iw] : 0.0f);
+            }
+            if (bias != 0.0f) acc += bias;
+            if (clamp) acc = std::min(std::max(acc, -0.5f), 1.5f);
           }
-          if (bias != 0.0f) acc += bias;
-          acc = std::min(std::max(acc, -0.5f), 1.5f);
           const float got = y[static_cast<size_t>(oh * c.ow + ow)];
           ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
               << "output (" << oh << ", " << ow << "): " << got << " against " << acc;
@@ -491,6 +517,11 @@ TEST(DenseConv, DepthwiseStride2RowsOfEightOrMoreGiveTheBitsOfTheTapsInOrder) {
       }
     }
   }
+}
+
+TEST(DenseConv, DepthwiseStride2RowsGiveTheBitsOfTheTapsInOrder) {
+  if (!dense::DepthwiseRowsFit()) GTEST_SKIP() << "no AVX2";
+  ForWideBlocksOffAndOn(DepthwiseStride2RowCasesGiveTheBitsOfTheTapsInOrder);
 }
 
 // The position GEMM's C^T (positions by channels) back into Y's rows: each

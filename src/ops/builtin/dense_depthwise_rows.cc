@@ -259,6 +259,121 @@ RowsS2Fn PickRowsS2(const DepthwiseRowTail& tail) {
   return tail.clamp ? &RowsS2<false, true> : &RowsS2<false, false>;
 }
 
+// ---- stride 2 in 512-bit vectors (rows of any width) ----
+// Sixteen outputs from 32 input columns: the even columns and the odd ones
+// each one permute of two masked loads, and the columns left of the even
+// ones (2 ow - 1) the odd ones one lane up, lane 0 the column before the
+// 32 (a zero at the row's start). Columns past the row are masked off the
+// loads (zeros, as the padding is, and never read: no fault at the end of
+// the buffer), so rows of any width run straight from X. Two output rows
+// at a time: they share an input row's loads and permutes (5 rows for 2,
+// not 6), and each keeps a chain of adds of its own; one row's single
+// chain had left the 28- and 14-wide rows waiting on the adds, and four
+// rows at a time spilled ([1,96,112,112] 113 -> 150 us).
+//
+// ops-debug profile --mode kernel, FusedConv with Clip, 5 rounds
+// alternating, against the 256-bit rows (OW >= 24) or eight channels at a
+// time (narrower), one core / two:
+//   [1,96,112,112]  128 -> 113 us /  75 -> 64
+//   [1,144,56,56]    68 ->  47    /  47 -> 34
+//   [1,192,28,28]    37 ->  22    /  29 -> 16
+//   [1,64,20,20]    7.8 -> 6.2
+// Rows of 8 outputs or fewer stay eight channels at a time: the lanes a
+// 7-wide row leaves empty cost more than the transposes ([1,576,14,14]
+// 34 -> 38 us, [1,960,7,7] 22 -> 39).
+
+// Lanes [0, n) of sixteen set.
+[[gnu::target("avx512f"), gnu::always_inline]] inline __mmask16 LanesBelow(int64_t n) {
+  if (n >= 16) return static_cast<__mmask16>(0xFFFF);
+  return n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// The left, middle and right taps of output vector j (columns 32 j - 1 ..
+// 32 j + 31) of input row r: the odd columns one lane up, lane 0 column
+// 32 j - 1 (a zero at the row's start).
+[[gnu::target("avx512f"), gnu::always_inline]] inline void TapsS2(const float* r, int64_t c0, int64_t W,
+                                                                __m512 (&taps)[3]) {
+  const __m512i even_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i up_idx = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+  const __m512 a = _mm512_maskz_loadu_ps(LanesBelow(W - c0), r + c0);
+  const __m512 b = _mm512_maskz_loadu_ps(LanesBelow(W - c0 - 16), r + c0 + 16);
+  taps[1] = _mm512_permutex2var_ps(a, even_idx, b);
+  taps[2] = _mm512_permutex2var_ps(a, odd_idx, b);
+  // (Past the row too where wide end pads make more outputs than its columns.)
+  const __m512 before = c0 > 0 && c0 <= W ? _mm512_set1_ps(r[c0 - 1]) : _mm512_setzero_ps();
+  taps[0] = _mm512_mask_permutexvar_ps(before, 0xFFFE, up_idx, taps[2]);
+}
+
+// Output vector j (out_lanes of it) of kRows output rows at once, from
+// input rows in[0 .. 2 kRows] (null where the row is padding): input row q
+// is tap row q - 2 o of output row o, so two output rows share a row's
+// permutes, and each keeps a chain of adds of its own. Each output's sums
+// as EightS2's: left, middle, right tap of each row in order, from zero, a
+// product rounded then an add.
+template <bool kBias, bool kClamp, int kRows>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void SixteenS2(const float* const (&in)[2 * kRows + 1],
+                                                                   int64_t c0, int64_t W, const __m512 (&w)[9],
+                                                                   __m512 bias, __m512 lo, __m512 hi,
+                                                                   __mmask16 out_lanes, float* const (&out)[kRows]) {
+  __m512 acc[kRows];
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) acc[o] = _mm512_setzero_ps();
+#pragma GCC unroll 9
+  for (int q = 0; q < 2 * kRows + 1; ++q) {
+    __m512 taps[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    if (in[q] != nullptr) TapsS2(in[q], c0, W, taps);
+#pragma GCC unroll 4
+    for (int o = 0; o < kRows; ++o) {
+      const int kh = q - 2 * o;
+      if (kh < 0 || kh > 2) continue;
+#pragma GCC unroll 3
+      for (int kw = 0; kw < 3; ++kw) acc[o] = _mm512_add_ps(acc[o], Product(w[3 * kh + kw], taps[kw]));
+    }
+  }
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) {
+    if constexpr (kBias) acc[o] = _mm512_add_ps(acc[o], bias);
+    if constexpr (kClamp) acc[o] = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[o]));
+    _mm512_mask_storeu_ps(out[o] + c0 / 2, out_lanes, acc[o]);
+  }
+}
+
+// kRows output rows from oh on, every vector of them.
+template <bool kBias, bool kClamp, int kRows>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void RowsAtS2(const float* x, int64_t H, int64_t W,
+                                                                  int64_t oh, const __m512 (&w)[9], __m512 bias,
+                                                                  __m512 lo, __m512 hi, float* y, int64_t n) {
+  const float* in[2 * kRows + 1];
+#pragma GCC unroll 9
+  for (int q = 0; q < 2 * kRows + 1; ++q) {
+    const int64_t r = 2 * oh - 1 + q;
+    in[q] = r >= 0 && r < H ? x + r * W : nullptr;
+  }
+  float* out[kRows];
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) out[o] = y + (oh + o) * n;
+  for (int64_t i = 0; i < n; i += 16) {
+    SixteenS2<kBias, kClamp, kRows>(in, 2 * i, W, w, bias, lo, hi, LanesBelow(n - i), out);
+  }
+}
+
+template <bool kBias, bool kClamp>
+[[gnu::target("avx512f")]] void WideRowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* wp,
+                                           float* y, int64_t n, const DepthwiseRowTail& tail) {
+  __m512 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm512_set1_ps(wp[t]);
+  const __m512 bias = _mm512_set1_ps(tail.bias), lo = _mm512_set1_ps(tail.lo), hi = _mm512_set1_ps(tail.hi);
+  int64_t oh = 0;
+  for (; oh + 2 <= rows; oh += 2) RowsAtS2<kBias, kClamp, 2>(x, H, W, oh, w, bias, lo, hi, y, n);
+  if (oh < rows) RowsAtS2<kBias, kClamp, 1>(x, H, W, oh, w, bias, lo, hi, y, n);
+}
+
+RowsS2Fn PickWideRowsS2(const DepthwiseRowTail& tail) {
+  if (tail.bias != 0.0f) return tail.clamp ? &WideRowsS2<true, true> : &WideRowsS2<true, false>;
+  return tail.clamp ? &WideRowsS2<false, true> : &WideRowsS2<false, false>;
+}
+
 }  // namespace
 #endif
 
@@ -267,7 +382,7 @@ bool DepthwiseRowsFit() { return HasAvx2(); }
 void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* w, float* y, int64_t n,
                         const DepthwiseRowTail& tail) {
 #if defined(__x86_64__)
-  PickRowsS2(tail)(x, H, W, rows, w, y, n, tail);
+  (WideBlocks() ? PickWideRowsS2(tail) : PickRowsS2(tail))(x, H, W, rows, w, y, n, tail);
 #else
   (void)x, (void)H, (void)W, (void)rows, (void)w, (void)y, (void)n, (void)tail;
 #endif

@@ -59,6 +59,8 @@ void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const flo
 // (dense_depthwise8.h) interleaved eight planes into a buffer as large as
 // them and transposed the outputs back, and [1,96,112,112] spent 30% of its
 // samples writing that buffer. The sums and tail as Depthwise3x3RowsS1's.
+// Where WideBlocks(), in 512-bit vectors, two rows at a time, and rows of
+// any n >= 1 and any W: columns past the row (2 n > W) read as zeros.
 void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, const float* w, float* y, int64_t n,
                         const DepthwiseRowTail& tail);
 
