@@ -330,6 +330,46 @@ TEST(DenseMaxPool, EightPlanesAtATimeMatchReferenceBitExact) {
   }
 }
 
+// Strided pools with output rows wider than 8 run in 512-bit vectors
+// straight from X (dense_maxpool_s2.h), where the CPU has them, and
+// dense_pool.cc's narrow body where it does not: both against the
+// reference, bit for bit. Widths around one and two vectors' 32 columns
+// (the column past them read into a lane of its own), left pads of 0 and
+// 1, 2- and 3-wide windows, ceil_mode's partial windows; planes small
+// enough to be read for NaNs whole and larger ones read a row at a time,
+// with a NaN in the plane's first row, in its last (found after most of
+// the plane was written), and in the column past a vector's 32; a plane
+// of signed zeros (the first of equal taps wins) and one of -inf.
+void StridedRowCasesMatchReferenceBitExact() {
+  const char* attrs[] = {"kernel_shape=[3,3],strides=[2,2]", "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]",
+                         "kernel_shape=[2,2],strides=[2,2],ceil_mode=1", "kernel_shape=[2,2],strides=[2,2],pads=[1,1,0,0]",
+                         "kernel_shape=[3,2],strides=[1,2],pads=[1,0,1,0]"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  uint32_t seed = 700;
+  for (int64_t w : {18, 31, 32, 33, 34, 63, 64, 65, 66, 97, 112}) {
+    for (int64_t h : {5, 70}) {
+      for (const char* a : attrs) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w) + " " + a);
+        const int64_t plane = h * w;
+        Tensor x = Random(DType::kF32, Shape({1, 6, h, w}), seed++);
+        x.FlatSetFromDouble(plane + 3, nan);                         // plane 1: its first row
+        x.FlatSetFromDouble(2 * plane + (h - 1) * w + w / 2, nan);   // plane 2: its last row
+        if (w > 32) x.FlatSetFromDouble(3 * plane + w + 32, nan);    // plane 3: column 32 of row 1
+        for (int64_t i = 0; i < plane; ++i) {
+          x.FlatSetFromDouble(4 * plane + i, (i * 7 + w) % 3 == 0 ? 0.0 : -0.0);
+          x.FlatSetFromDouble(5 * plane + i, -std::numeric_limits<double>::infinity());
+        }
+        ExpectFloatMaxPoolBitsOfReference(x, a);
+      }
+    }
+  }
+}
+
+TEST(DenseMaxPool, StridedRowsIn512BitVectorsMatchReferenceBitExact) {
+  ForWideBlocksOffAndOn(StridedRowCasesMatchReferenceBitExact);
+}
+
 TEST(DenseMaxPool, WithoutIndicesNaNWinsAndMinusInfinityIsAValue) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : {DType::kF32, DType::kF64}) {
