@@ -413,6 +413,32 @@ bool DepthwiseS2RowsFit(const WindowGeometry& g) {
          ((dense::WideBlocks() && g.out[2] >= 9) || (g.out[2] >= 24 && 2 * g.out[2] <= g.in[2]));
 }
 
+// Whether a 3x3 depthwise at stride 1 that keeps its plane's size (pads of
+// one) runs Depthwise3x3SamePlaneWide: float, 512-bit vectors, straight
+// from X, rows of 9 or more (narrower ones stay eight channels at a time:
+// [1,960,7,7] 37 us there against 43). ops-debug profile --mode kernel,
+// FusedConv with Clip, 5 rounds alternating with the padded copies, one
+// core / two: [1,576,14,14] 62 -> 42 / 40 -> 27 us, [1,192,28,28]
+// 57 -> 42 / 34 -> 25, [1,144,56,56] 129 -> 102 / 72 -> 57, [1,32,112,112]
+// 88 -> 69; mobilenet_v2's span 2329 -> 2241 us (7 rounds alternating).
+bool DepthwiseSamePlaneFits(const WindowGeometry& g) {
+  return dense::DepthwiseRowsFit() && dense::WideBlocks() && g.in[0] == 1 &&
+         g.kernel == std::vector<int64_t>{1, 3, 3} && g.dilations == std::vector<int64_t>{1, 1, 1} &&
+         g.strides[1] == 1 && g.strides[2] == 1 && g.pads_begin[1] == 1 && g.pads_begin[2] == 1 &&
+         g.out[1] == g.in[1] && g.out[2] == g.in[2] && g.out[2] >= 9;
+}
+
+// The rows kernel a 3x3 depthwise op's channels take, decided once an op
+// (the fits build vectors: 960 channels of 7x7 spent more on that than on
+// their sums).
+enum class DepthwiseRows { kCopied, kStride2, kSamePlane };
+
+DepthwiseRows DepthwiseRowsOf(const WindowGeometry& g) {
+  if (DepthwiseS2RowsFit(g)) return DepthwiseRows::kStride2;
+  if (DepthwiseSamePlaneFits(g)) return DepthwiseRows::kSamePlane;
+  return DepthwiseRows::kCopied;
+}
+
 // The 3x3 depthwise of mobilenets, a channel at a time, with the bias and
 // activation (`e`) applied to each output row as it is written, while the
 // row is in L1. Every output sums all nine taps in one pass along its row,
@@ -424,18 +450,19 @@ bool DepthwiseS2RowsFit(const WindowGeometry& g) {
 // Is3x3WithFiniteWeights.
 //
 // Float at stride 1 on an AVX2 CPU runs two output rows at a time with the
-// tail in registers (dense_depthwise_rows.h); the rest as follows.
+// tail in registers (dense_depthwise_rows.h), with AVX-512 and pads of one
+// straight from X (DepthwiseSamePlaneFits), at stride 2 a row at a time or
+// two (DepthwiseS2RowsFit); the rest as follows.
 // Strides 1 (rows 32 wide and more) and 2 stream the plane: three padded
 // input rows in a ring, each row copied once, from X straight into the ring,
 // and each output row computed from them. Before, the whole plane was copied
 // into a padded buffer (and, at stride 2, split into even and odd columns in
 // a second pass) and the epilogue made one more pass: five passes over a
 // 50 KB plane, which left [1,96,112,112] at stride 2 at 36% of its memory bound.
-// `s2_rows`: DepthwiseS2RowsFit(g), decided once an op, not a channel (it
-// builds two vectors: 960 channels of 7x7 spent more on that than on their sums).
+// `rows`: DepthwiseRowsOf(g), for floats.
 template <typename C>
-void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const dense::Epilogue& e, bool s2_rows,
-                  std::vector<C>& pad, C* y) {
+void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const dense::Epilogue& e,
+                  DepthwiseRows rows, std::vector<C>& pad, C* y) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], sh = g.strides[1], sw = g.strides[2];
   const int64_t ph = g.pads_begin[1], pw = g.pads_begin[2];
   // Padded rows and columns: the input at (ph, pw), every tap of every output inside.
@@ -458,11 +485,15 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   auto input_row = [&](int64_t r) -> const C* { return r - ph >= 0 && r - ph < H ? x + (r - ph) * W : nullptr; };
 
   if constexpr (std::is_same_v<C, float>) {
-    if (s2_rows) {
-      // A row at a time straight from X, the tail in registers where it fits.
+    if (rows == DepthwiseRows::kStride2 || rows == DepthwiseRows::kSamePlane) {
+      // Straight from X, the tail in registers where it fits.
       const bool fused = dense::DepthwiseRowTailFits(e);
       const dense::DepthwiseRowTail tail = fused ? dense::DepthwiseRowTailOf(e, bias) : dense::DepthwiseRowTail{};
-      dense::Depthwise3x3RowsS2(x, H, W, OH, w, y, OW, tail);
+      if (rows == DepthwiseRows::kStride2) {
+        dense::Depthwise3x3RowsS2(x, H, W, OH, w, y, OW, tail);
+      } else {
+        dense::Depthwise3x3SamePlaneWide(x, H, W, w, y, tail);
+      }
       if (!fused) e.Run(y, OH * OW, bias);
       return;
     }
@@ -1379,8 +1410,9 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     const std::vector<dense::TapReach> taps = dense::RowReaches(g);
     // Small float planes, one input channel per output channel: eight
     // channels at a time where all their weights are finite (dense_depthwise8.h).
-    const bool s2_rows = std::is_same_v<C, float> && DepthwiseS2RowsFit(g);
-    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g) && !s2_rows;
+    const DepthwiseRows rows = std::is_same_v<C, float> ? DepthwiseRowsOf(g) : DepthwiseRows::kCopied;
+    const bool eight = std::is_same_v<C, float> && mg == 1 && dense::Depthwise3x3EightFits(g) &&
+                       rows == DepthwiseRows::kCopied;
     // A block is whole channels, at least 16K outputs of them (whole runs of
     // eight for `eight`), in whole rounds over the workers.
     const int64_t grain =
@@ -1413,7 +1445,7 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
         }
         const C b = bias != nullptr ? bias[m] : C(0);
         if (Is3x3WithFiniteWeights(g, w + m * kvol)) {
-          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, s2_rows, pad, y + nm * P);
+          Depthwise3x3(x + (n * d.c + c) * in_sz, w + m * kvol, g, b, e, rows, pad, y + nm * P);
         } else {
           DepthwiseChannel(x + (n * d.c + c) * in_sz, w + m * kvol, g, taps, y + nm * P);
           e.Run(y + nm * P, P, b);

@@ -524,6 +524,54 @@ TEST(DenseConv, DepthwiseStride2RowsGiveTheBitsOfTheTapsInOrder) {
   ForWideBlocksOffAndOn(DepthwiseStride2RowCasesGiveTheBitsOfTheTapsInOrder);
 }
 
+// Depthwise3x3SamePlaneWide (stride 1, pads of one, 512-bit vectors
+// straight from X): planes from 1x1 up, rows of one vector, of a masked
+// one after whole ones (17, 33, 40 wide), an odd height (the last row
+// alone), NaNs on the first and last columns, bias with and without the
+// clamp, against the taps added in order one output at a time; nothing
+// past the plane written.
+TEST(DenseConv, DepthwiseSamePlaneIn512BitVectorsGivesTheBitsOfTheTapsInOrder) {
+  if (!dense::DepthwiseRowsFit() || !dense::WideBlocks()) GTEST_SKIP() << "no AVX-512F";
+  struct Case {
+    int64_t h, w;
+  };
+  const Case cases[] = {{1, 1}, {2, 3}, {5, 7}, {14, 14}, {9, 16}, {17, 17}, {7, 33}, {28, 28}, {3, 40}};
+  uint32_t seed = 970;
+  for (const Case& c : cases) {
+    for (const auto& [bias, clamp] : {std::pair{0.0f, true}, std::pair{0.75f, true}, std::pair{-0.25f, false}}) {
+      SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " bias " + std::to_string(bias) +
+                   (clamp ? " clamped" : ""));
+      Tensor x = Random(DType::kF32, Shape({c.h, c.w}), seed++, -2, 2);
+      if (c.h > 4) {
+        x.FlatSetFromDouble(2 * c.w, std::nan(""));      // row 2's first column
+        x.FlatSetFromDouble(4 * c.w - 1, std::nan(""));  // row 3's last
+      }
+      const Tensor w = Random(DType::kF32, Shape({9}), seed++, -1, 1);
+      const dense::DepthwiseRowTail tail{bias, clamp, -0.5f, 1.5f};
+      std::vector<float> y(static_cast<size_t>((c.h + 1) * c.w), -7.0f);
+      dense::Depthwise3x3SamePlaneWide(x.data<float>(), c.h, c.w, w.data<float>(), y.data(), tail);
+      for (int64_t oh = 0; oh <= c.h; ++oh) {
+        for (int64_t ow = 0; ow < c.w; ++ow) {
+          float acc = -7.0f;  // past the plane: untouched
+          if (oh < c.h) {
+            acc = 0.0f;
+            for (int64_t t = 0; t < 9; ++t) {
+              const int64_t ih = oh + t / 3 - 1, iw = ow + t % 3 - 1;
+              const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+              acc += w.data<float>()[t] * (inside ? x.data<float>()[ih * c.w + iw] : 0.0f);
+            }
+            if (bias != 0.0f) acc += bias;
+            if (clamp) acc = std::min(std::max(acc, -0.5f), 1.5f);
+          }
+          const float got = y[static_cast<size_t>(oh * c.w + ow)];
+          ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
+              << "output (" << oh << ", " << ow << "): " << got << " against " << acc;
+        }
+      }
+    }
+  }
+}
+
 // The position GEMM's C^T (positions by channels) back into Y's rows: each
 // value clamped and moved, nothing else written. Position counts under,
 // at and past a tile of eight (the last tile overlapping), channel counts

@@ -369,6 +369,89 @@ template <bool kBias, bool kClamp>
   if (oh < rows) RowsAtS2<kBias, kClamp, 1>(x, H, W, oh, w, bias, lo, hi, y, n);
 }
 
+// ---- stride 1 with pads of one in 512-bit vectors, straight from X ----
+// Output (oh, ow) takes columns ow - 1, ow, ow + 1 of input rows oh - 1 ..
+// oh + 1: three masked loads a row (columns outside X masked to zeros, as
+// the padding is; at a row's start the left taps expand-loaded a lane up,
+// so no address before the row is formed). No padded copy of the plane
+// (the padded rows' copy, a call a channel, had been most of a 14x14
+// plane's time), and a 14-wide row is one vector where the 256-bit rows
+// took two overlapping ones. Two output rows at a time share their four
+// input rows' loads, each with a chain of adds of its own; the sums as
+// SixteenOutputs' (taps in order from zero, each product rounded).
+
+// Output vector i (out_lanes of it) of kRows output rows at once from
+// input rows in[0 .. kRows + 1] (null where the row is padding).
+template <bool kBias, bool kClamp, int kRows>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void SixteenS1(const float* const (&in)[kRows + 2], int64_t i,
+                                                                   int64_t W, const __m512 (&w)[9], __m512 bias,
+                                                                   __m512 lo, __m512 hi, __mmask16 out_lanes,
+                                                                   float* const (&out)[kRows]) {
+  const __mmask16 centre = LanesBelow(W - i), left = LanesBelow(W - i + 1), right = LanesBelow(W - i - 1);
+  __m512 acc[kRows];
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) acc[o] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int q = 0; q < kRows + 2; ++q) {
+    __m512 taps[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    if (const float* r = in[q]) {
+      taps[0] = i > 0 ? _mm512_maskz_loadu_ps(left, r + i - 1)
+                      : _mm512_maskz_expandloadu_ps(static_cast<__mmask16>(left & 0xFFFE), r);
+      taps[1] = _mm512_maskz_loadu_ps(centre, r + i);
+      taps[2] = _mm512_maskz_loadu_ps(right, r + i + 1);
+    }
+#pragma GCC unroll 4
+    for (int o = 0; o < kRows; ++o) {
+      const int kh = q - o;
+      if (kh < 0 || kh > 2) continue;
+#pragma GCC unroll 3
+      for (int kw = 0; kw < 3; ++kw) acc[o] = _mm512_add_ps(acc[o], Product(w[3 * kh + kw], taps[kw]));
+    }
+  }
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) {
+    if constexpr (kBias) acc[o] = _mm512_add_ps(acc[o], bias);
+    if constexpr (kClamp) acc[o] = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[o]));
+    _mm512_mask_storeu_ps(out[o] + i, out_lanes, acc[o]);
+  }
+}
+
+template <bool kBias, bool kClamp, int kRows>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void RowsAtS1(const float* x, int64_t H, int64_t W,
+                                                                  int64_t oh, const __m512 (&w)[9], __m512 bias,
+                                                                  __m512 lo, __m512 hi, float* y) {
+  const float* in[kRows + 2];
+#pragma GCC unroll 4
+  for (int q = 0; q < kRows + 2; ++q) {
+    const int64_t r = oh - 1 + q;
+    in[q] = r >= 0 && r < H ? x + r * W : nullptr;
+  }
+  float* out[kRows];
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) out[o] = y + (oh + o) * W;
+  for (int64_t i = 0; i < W; i += 16) {
+    SixteenS1<kBias, kClamp, kRows>(in, i, W, w, bias, lo, hi, LanesBelow(W - i), out);
+  }
+}
+
+template <bool kBias, bool kClamp>
+[[gnu::target("avx512f")]] void PlaneS1(const float* x, int64_t H, int64_t W, const float* wp, float* y,
+                                        const DepthwiseRowTail& tail) {
+  __m512 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm512_set1_ps(wp[t]);
+  const __m512 bias = _mm512_set1_ps(tail.bias), lo = _mm512_set1_ps(tail.lo), hi = _mm512_set1_ps(tail.hi);
+  int64_t oh = 0;
+  for (; oh + 2 <= H; oh += 2) RowsAtS1<kBias, kClamp, 2>(x, H, W, oh, w, bias, lo, hi, y);
+  if (oh < H) RowsAtS1<kBias, kClamp, 1>(x, H, W, oh, w, bias, lo, hi, y);
+}
+
+using PlaneS1Fn = void (*)(const float*, int64_t, int64_t, const float*, float*, const DepthwiseRowTail&);
+
+PlaneS1Fn PickPlaneS1(const DepthwiseRowTail& tail) {
+  if (tail.bias != 0.0f) return tail.clamp ? &PlaneS1<true, true> : &PlaneS1<true, false>;
+  return tail.clamp ? &PlaneS1<false, true> : &PlaneS1<false, false>;
+}
+
 RowsS2Fn PickWideRowsS2(const DepthwiseRowTail& tail) {
   if (tail.bias != 0.0f) return tail.clamp ? &WideRowsS2<true, true> : &WideRowsS2<true, false>;
   return tail.clamp ? &WideRowsS2<false, true> : &WideRowsS2<false, false>;
@@ -385,6 +468,15 @@ void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, cons
   (WideBlocks() ? PickWideRowsS2(tail) : PickRowsS2(tail))(x, H, W, rows, w, y, n, tail);
 #else
   (void)x, (void)H, (void)W, (void)rows, (void)w, (void)y, (void)n, (void)tail;
+#endif
+}
+
+void Depthwise3x3SamePlaneWide(const float* x, int64_t H, int64_t W, const float* w, float* y,
+                               const DepthwiseRowTail& tail) {
+#if defined(__x86_64__)
+  PickPlaneS1(tail)(x, H, W, w, y, tail);
+#else
+  (void)x, (void)H, (void)W, (void)w, (void)y, (void)tail;
 #endif
 }
 

@@ -49,6 +49,13 @@ bool DepthwiseRowsFit();
 void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const float* w, float* y, int64_t n,
                         const DepthwiseRowTail& tail);
 
+// At stride 1 with pads of one on every side (the plane keeps its size),
+// a whole H x W plane into y (H x W) straight from X in 512-bit vectors,
+// two rows at a time, columns and rows outside X read as zeros. The sums
+// and tail as Depthwise3x3RowsS1's. AVX-512F code: only where WideBlocks().
+void Depthwise3x3SamePlaneWide(const float* x, int64_t H, int64_t W, const float* w, float* y,
+                               const DepthwiseRowTail& tail);
+
 // At stride 2 with pads of one, a row at a time straight from X's plane
 // (W floats a row, H rows): output row oh from input rows 2 oh - 1, 2 oh
 // and 2 oh + 1 (a row outside the plane is zeros), output column ow from
