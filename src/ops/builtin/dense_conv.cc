@@ -271,6 +271,13 @@ void DepthwiseChannel(const C* x, const C* w, const WindowGeometry& g, const std
 
 // Whether a channel's depthwise window can run Depthwise3x3: 2-D, 3x3, no
 // dilation, every weight finite.
+// Whether a 3x3 window's nine weights are all finite.
+inline bool FiniteNine(const float* w) {
+  bool finite = true;
+  for (int i = 0; i < 9; ++i) finite = finite && std::isfinite(w[i]);
+  return finite;
+}
+
 template <typename C>
 bool Is3x3WithFiniteWeights(const WindowGeometry& g, const C* w) {
   // Element by element: comparing with a std::vector built here allocated
@@ -418,9 +425,10 @@ bool DepthwiseS2RowsFit(const WindowGeometry& g) {
 // from X, rows of 9 or more (narrower ones stay eight channels at a time:
 // [1,960,7,7] 37 us there against 43). ops-debug profile --mode kernel,
 // FusedConv with Clip, 5 rounds alternating with the padded copies, one
-// core / two: [1,576,14,14] 62 -> 42 / 40 -> 27 us, [1,192,28,28]
-// 57 -> 42 / 34 -> 25, [1,144,56,56] 129 -> 102 / 72 -> 57, [1,32,112,112]
-// 88 -> 69; mobilenet_v2's span 2329 -> 2241 us (7 rounds alternating).
+// core / two: [1,576,14,14] 64 -> 37 / 41 -> 24 us, [1,192,28,28]
+// 61 -> 36 / 34 -> 23, [1,144,56,56] 129 -> 98 / 74 -> 55, [1,32,112,112]
+// 91 -> 64 / 51 -> 38; mobilenet_v2's span 2329 -> 2241 us (7 rounds
+// alternating) before the loads and the channel's set-up were trimmed.
 bool DepthwiseSamePlaneFits(const WindowGeometry& g) {
   return dense::DepthwiseRowsFit() && dense::WideBlocks() && g.in[0] == 1 &&
          g.kernel == std::vector<int64_t>{1, 3, 3} && g.dilations == std::vector<int64_t>{1, 1, 1} &&
@@ -1417,11 +1425,28 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
     // eight for `eight`), in whole rounds over the workers.
     const int64_t grain =
         dense::WholeRoundsBlock(d.n * d.m, (int64_t{1} << 14) / std::max<int64_t>(P, 1), eight ? 8 : 1, workers);
+    // Rows straight from X with the tail in registers: the channel's plane
+    // goes to its kernel at once, nothing else decided a channel (through
+    // Depthwise3x3, 576 channels of 14x14 spent a quarter of their time on
+    // its set-up and checks).
+    const bool direct = rows != DepthwiseRows::kCopied && dense::DepthwiseRowTailFits(e);
+    const dense::DepthwiseRowTail direct_tail = direct ? dense::DepthwiseRowTailOf(e, 0.0f) : dense::DepthwiseRowTail{};
     OPSCOPE_RETURN_IF_ERROR(ctx.ParallelFor("conv_depthwise", d.n * d.m, [&](int64_t begin, int64_t end) {
       thread_local std::vector<C> pad;
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
         if constexpr (std::is_same_v<C, float>) {
+          if (direct && FiniteNine(w + m * kvol)) {
+            dense::DepthwiseRowTail tail = direct_tail;
+            tail.bias = bias != nullptr ? bias[m] : 0.0f;
+            const float* xc = x + (n * d.c + c) * in_sz;
+            if (rows == DepthwiseRows::kStride2) {
+              dense::Depthwise3x3RowsS2(xc, g.in[1], g.in[2], g.out[1], w + m * kvol, y + nm * P, g.out[2], tail);
+            } else {
+              dense::Depthwise3x3SamePlaneWide(xc, g.in[1], g.in[2], w + m * kvol, y + nm * P, tail);
+            }
+            continue;
+          }
           // Eight channels of one image, each with finite 3x3 weights.
           bool run8 = eight && m % 8 == 0 && m + 8 <= d.m && nm + 8 <= end;
           for (int64_t i = 0; run8 && i < 8 * 9; ++i) run8 = std::isfinite(w[m * 9 + i]);

@@ -371,9 +371,12 @@ template <bool kBias, bool kClamp>
 
 // ---- stride 1 with pads of one in 512-bit vectors, straight from X ----
 // Output (oh, ow) takes columns ow - 1, ow, ow + 1 of input rows oh - 1 ..
-// oh + 1: three masked loads a row (columns outside X masked to zeros, as
-// the padding is; at a row's start the left taps expand-loaded a lane up,
-// so no address before the row is formed). No padded copy of the plane
+// oh + 1: masked loads (columns outside X masked to zeros, as the padding
+// is); at a row's start the left taps are the middle ones moved a lane up,
+// so no address before the row is formed (an expand-load there had cost
+// [1,576,14,14] 42 us against 37: the core runs it as microcode; the
+// right taps of a row's last vector so moved came out even with their
+// load). No padded copy of the plane
 // (the padded rows' copy, a call a channel, had been most of a 14x14
 // plane's time), and a 14-wide row is one vector where the 256-bit rows
 // took two overlapping ones. Two output rows at a time share their four
@@ -388,6 +391,8 @@ template <bool kBias, bool kClamp, int kRows>
                                                                    __m512 lo, __m512 hi, __mmask16 out_lanes,
                                                                    float* const (&out)[kRows]) {
   const __mmask16 centre = LanesBelow(W - i), left = LanesBelow(W - i + 1), right = LanesBelow(W - i - 1);
+  // Lane l from lane l - 1 (lane 0 zeroed by the mask).
+  const __m512i up = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
   __m512 acc[kRows];
 #pragma GCC unroll 4
   for (int o = 0; o < kRows; ++o) acc[o] = _mm512_setzero_ps();
@@ -395,9 +400,8 @@ template <bool kBias, bool kClamp, int kRows>
   for (int q = 0; q < kRows + 2; ++q) {
     __m512 taps[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     if (const float* r = in[q]) {
-      taps[0] = i > 0 ? _mm512_maskz_loadu_ps(left, r + i - 1)
-                      : _mm512_maskz_expandloadu_ps(static_cast<__mmask16>(left & 0xFFFE), r);
       taps[1] = _mm512_maskz_loadu_ps(centre, r + i);
+      taps[0] = i > 0 ? _mm512_maskz_loadu_ps(left, r + i - 1) : _mm512_maskz_permutexvar_ps(0xFFFE, up, taps[1]);
       taps[2] = _mm512_maskz_loadu_ps(right, r + i + 1);
     }
 #pragma GCC unroll 4
