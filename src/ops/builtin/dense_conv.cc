@@ -422,8 +422,9 @@ bool DepthwiseS2RowsFit(const WindowGeometry& g) {
 
 // Whether a 3x3 depthwise at stride 1 that keeps its plane's size (pads of
 // one) runs Depthwise3x3SamePlaneWide: float, 512-bit vectors, straight
-// from X, rows of 9 or more (narrower ones stay eight channels at a time:
-// [1,960,7,7] 37 us there against 43). ops-debug profile --mode kernel,
+// from X, rows of 9 or more (narrower ones two to a vector: a row a
+// vector had lost to eight channels at a time, [1,960,7,7] 43 us against
+// 37). ops-debug profile --mode kernel,
 // FusedConv with Clip, 5 rounds alternating with the padded copies, one
 // core / two: [1,576,14,14] 64 -> 37 / 41 -> 24 us, [1,192,28,28]
 // 61 -> 36 / 34 -> 23, [1,144,56,56] 129 -> 98 / 74 -> 55, [1,32,112,112]
@@ -439,11 +440,25 @@ bool DepthwiseSamePlaneFits(const WindowGeometry& g) {
 // The rows kernel a 3x3 depthwise op's channels take, decided once an op
 // (the fits build vectors: 960 channels of 7x7 spent more on that than on
 // their sums).
-enum class DepthwiseRows { kCopied, kStride2, kSamePlane };
+enum class DepthwiseRows { kCopied, kStride2, kSamePlane, kNarrow };
+
+// Whether a 3x3 depthwise with output rows of at most 8 runs
+// Depthwise3x3NarrowPlanesWide (two output rows a 512-bit vector, a run
+// of channels a call): pads of one before, stride 1 or 2, input rows of at
+// most 16. Against eight channels at a time, one core: [1,960,7,7] 37 ->
+// 26 us, [1,576,14,14] at stride 2 33 -> 17 (dense_depthwise_rows.cc).
+bool DepthwiseNarrowPlaneFits(const WindowGeometry& g) {
+  const int64_t s = g.strides[1];
+  return dense::DepthwiseRowsFit() && dense::WideBlocks() && g.in[0] == 1 &&
+         g.kernel == std::vector<int64_t>{1, 3, 3} && g.dilations == std::vector<int64_t>{1, 1, 1} &&
+         (s == 1 || s == 2) && g.strides[2] == s && g.pads_begin[1] == 1 && g.pads_begin[2] == 1 &&
+         g.in[2] <= 16 && g.out[2] <= 8;
+}
 
 DepthwiseRows DepthwiseRowsOf(const WindowGeometry& g) {
   if (DepthwiseS2RowsFit(g)) return DepthwiseRows::kStride2;
   if (DepthwiseSamePlaneFits(g)) return DepthwiseRows::kSamePlane;
+  if (DepthwiseNarrowPlaneFits(g)) return DepthwiseRows::kNarrow;
   return DepthwiseRows::kCopied;
 }
 
@@ -493,12 +508,16 @@ void Depthwise3x3(const C* x, const C* w, const WindowGeometry& g, C bias, const
   auto input_row = [&](int64_t r) -> const C* { return r - ph >= 0 && r - ph < H ? x + (r - ph) * W : nullptr; };
 
   if constexpr (std::is_same_v<C, float>) {
-    if (rows == DepthwiseRows::kStride2 || rows == DepthwiseRows::kSamePlane) {
+    if (rows != DepthwiseRows::kCopied) {
       // Straight from X, the tail in registers where it fits.
       const bool fused = dense::DepthwiseRowTailFits(e);
       const dense::DepthwiseRowTail tail = fused ? dense::DepthwiseRowTailOf(e, bias) : dense::DepthwiseRowTail{};
       if (rows == DepthwiseRows::kStride2) {
         dense::Depthwise3x3RowsS2(x, H, W, OH, w, y, OW, tail);
+      } else if (rows == DepthwiseRows::kNarrow) {
+        const dense::NarrowPlanesArgs plane{.x = x, .x_plane = H * W, .h = H, .w = W, .stride = sh, .w9 = w,
+                                            .bias = fused ? &bias : nullptr, .y = y, .y_plane = OH * OW, .oh = OH, .ow = OW, .count = 1};
+        dense::Depthwise3x3NarrowPlanesWide(plane, tail);
       } else {
         dense::Depthwise3x3SamePlaneWide(x, H, W, w, y, tail);
       }
@@ -1436,6 +1455,19 @@ Status ConvTyped(KernelContext& ctx, const ConvDims& d, const Tensor& xt, const 
       for (int64_t nm = begin; nm < end; ++nm) {
         const int64_t n = nm / d.m, m = nm % d.m, c = m / mg;
         if constexpr (std::is_same_v<C, float>) {
+          if (direct && rows == DepthwiseRows::kNarrow && FiniteNine(w + m * kvol)) {
+            // The run of this image's channels from m on with finite weights,
+            // in one call (output channel j reading input channel j: mg is 1).
+            int64_t count = 1;
+            while (mg == 1 && nm + count < end && m + count < d.m && FiniteNine(w + (m + count) * kvol)) ++count;
+            const dense::NarrowPlanesArgs planes{.x = x + (n * d.c + c) * in_sz, .x_plane = in_sz, .h = g.in[1],
+                                                 .w = g.in[2], .stride = g.strides[1], .w9 = w + m * kvol,
+                                                 .bias = bias != nullptr ? bias + m : nullptr, .y = y + nm * P,
+                                                 .y_plane = P, .oh = g.out[1], .ow = g.out[2], .count = count};
+            dense::Depthwise3x3NarrowPlanesWide(planes, direct_tail);
+            nm += count - 1;
+            continue;
+          }
           if (direct && FiniteNine(w + m * kvol)) {
             dense::DepthwiseRowTail tail = direct_tail;
             tail.bias = bias != nullptr ? bias[m] : 0.0f;

@@ -415,6 +415,14 @@ void DepthwiseRowCasesGiveTheBitsOfTheTapsInOrder() {
       {28, 28, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6", 2},
       {21, 19, 1, 1, 1, 1, "activation=Relu", 2},
       {17, 18, 1, 1, 0, 0, "", 2},
+      // And rows of 8 or fewer two a vector (Depthwise3x3NarrowPlanesWide):
+      // 7x7 and 14x14 to 7x7, a 16-wide row to 8, an odd and an even
+      // number of output rows, the epilogue's pass after (LeakyRelu).
+      {7, 7, 1, 1, 1, 1, "activation=Clip,activation_min=0,activation_max=6"},
+      {14, 14, 1, 1, 1, 1, "activation=Relu", 2},
+      {15, 16, 1, 1, 0, 0, "", 2},
+      {6, 5, 1, 1, 1, 1, "activation=LeakyRelu"},
+      {3, 1, 1, 1, 1, 1, "activation=LeakyRelu", 2},
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
@@ -566,6 +574,60 @@ TEST(DenseConv, DepthwiseSamePlaneIn512BitVectorsGivesTheBitsOfTheTapsInOrder) {
           const float got = y[static_cast<size_t>(oh * c.w + ow)];
           ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
               << "output (" << oh << ", " << ow << "): " << got << " against " << acc;
+        }
+      }
+    }
+  }
+}
+
+// Depthwise3x3NarrowPlanesWide (rows of at most 8 outputs, two a 512-bit
+// vector): three planes in one call, each with its own weights and bias
+// (the middle one zero: added as -0, no bits changed), at stride 1 and 2,
+// planes 1 to 16 wide with and without an end pad, odd and even output
+// heights, NaNs; against the taps added in order; nothing past each
+// plane's outputs written.
+TEST(DenseConv, DepthwiseNarrowPlanesTwoRowsAVectorGiveTheBitsOfTheTapsInOrder) {
+  if (!dense::DepthwiseRowsFit() || !dense::WideBlocks()) GTEST_SKIP() << "no AVX-512F";
+  struct Case {
+    int64_t h, w, s, oh, ow;
+  };
+  const Case cases[] = {{7, 7, 1, 7, 7}, {8, 8, 1, 8, 8}, {1, 1, 1, 1, 1}, {4, 3, 1, 4, 3},  {14, 14, 2, 7, 7},
+                        {16, 16, 2, 8, 8}, {15, 15, 2, 8, 8}, {15, 15, 2, 7, 7}, {2, 5, 2, 1, 3}};
+  uint32_t seed = 1010;
+  for (const Case& c : cases) {
+    for (const bool clamp : {true, false}) {
+      SCOPED_TRACE(std::to_string(c.h) + "x" + std::to_string(c.w) + " stride " + std::to_string(c.s) +
+                   (clamp ? " clamped" : ""));
+      const int64_t planes = 3, in = c.h * c.w, out = c.oh * c.ow, y_plane = out + 5;
+      Tensor x = Random(DType::kF32, Shape({planes, c.h, c.w}), seed++, -2, 2);
+      if (in > 4) x.FlatSetFromDouble(in + in / 2, std::nan(""));  // plane 1's middle
+      const Tensor w = Random(DType::kF32, Shape({planes, 9}), seed++, -1, 1);
+      const float bias[planes] = {0.5f, 0.0f, -1.25f};
+      const dense::DepthwiseRowTail tail{0.0f, clamp, -0.5f, 1.5f};
+      std::vector<float> y(static_cast<size_t>(planes * y_plane), -7.0f);
+      const dense::NarrowPlanesArgs args{.x = x.data<float>(), .x_plane = in, .h = c.h, .w = c.w, .stride = c.s,
+                                         .w9 = w.data<float>(), .bias = bias, .y = y.data(), .y_plane = y_plane,
+                                         .oh = c.oh, .ow = c.ow, .count = planes};
+      dense::Depthwise3x3NarrowPlanesWide(args, tail);
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* xp = x.data<float>() + p * in;
+        const float* wp = w.data<float>() + p * 9;
+        for (int64_t j = 0; j < y_plane; ++j) {
+          float acc = -7.0f;  // past the plane's outputs: untouched
+          if (j < out) {
+            const int64_t oh = j / c.ow, ow = j % c.ow;
+            acc = 0.0f;
+            for (int64_t t = 0; t < 9; ++t) {
+              const int64_t ih = c.s * oh + t / 3 - 1, iw = c.s * ow + t % 3 - 1;
+              const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+              acc += wp[t] * (inside ? xp[ih * c.w + iw] : 0.0f);
+            }
+            if (bias[p] != 0.0f) acc += bias[p];
+            if (clamp) acc = std::min(std::max(acc, -0.5f), 1.5f);
+          }
+          const float got = y[static_cast<size_t>(p * y_plane + j)];
+          ASSERT_TRUE(std::memcmp(&got, &acc, sizeof(float)) == 0 || (std::isnan(got) && std::isnan(acc)))
+              << "plane " << p << " output " << j << ": " << got << " against " << acc;
         }
       }
     }

@@ -33,6 +33,11 @@
 // warm but 100 -> 135-165 cold (and so in mobilenet_v2), [1,192,28,28]
 // 105 -> 117 warm. Those stay a channel at a time (dense_depthwise_rows.h).
 //
+// Where the CPU has AVX-512 (dense::WideBlocks), planes with pads of one
+// before run rows straight from X instead (dense_depthwise_rows.h: two
+// output rows a vector for rows of 8 or fewer); this kernel runs the other
+// windows there, and all of them on AVX2-only CPUs.
+//
 // The sums are Depthwise3x3's: each output adds its nine taps in the same
 // order from zero, a multiply then an add each (no FMA), so a tap on the
 // border adds weight * 0 as there, which needs every weight finite

@@ -278,9 +278,9 @@ RowsS2Fn PickRowsS2(const DepthwiseRowTail& tail) {
 //   [1,144,56,56]    68 ->  47    /  47 -> 34
 //   [1,192,28,28]    37 ->  22    /  29 -> 16
 //   [1,64,20,20]    7.8 -> 6.2
-// Rows of 8 outputs or fewer stay eight channels at a time: the lanes a
-// 7-wide row leaves empty cost more than the transposes ([1,576,14,14]
-// 34 -> 38 us, [1,960,7,7] 22 -> 39).
+// Rows of 8 outputs or fewer go two to a vector (NarrowPlanes, below): a
+// row a vector here left half its lanes empty and lost to the eight
+// channels at a time ([1,576,14,14] 34 -> 38 us, [1,960,7,7] 22 -> 39).
 
 // Lanes [0, n) of sixteen set.
 [[gnu::target("avx512f"), gnu::always_inline]] inline __mmask16 LanesBelow(int64_t n) {
@@ -456,6 +456,89 @@ PlaneS1Fn PickPlaneS1(const DepthwiseRowTail& tail) {
   return tail.clamp ? &PlaneS1<false, true> : &PlaneS1<false, false>;
 }
 
+// ---- narrow planes in 512-bit vectors: two output rows a vector ----
+// Rows of at most 8 outputs (7x7 planes at stride 1, 14x14 ones at stride
+// 2) fill half a vector or less, so a vector holds two output rows, oh in
+// lanes 0-7 and oh + 1 in lanes 8-15. For tap row kh its input rows are
+// loaded whole (at most 16 floats each, masked to the row) and each of the
+// three taps is one permute of the pair: lane l takes column s l - 1 + kw
+// of the first, lane 8 + l of the second, zero outside the row. The eight
+// channels at a time of dense_depthwise8.h had transposed eight planes into
+// a buffer and back for these. ops-debug profile --mode kernel, FusedConv
+// with Clip, 5 rounds alternating with them, one core / two:
+//   [1,960,7,7]    stride 1  37 -> 26 us / 24 -> 18
+//   [1,576,14,14]  stride 2  33 -> 17    / 20 -> 13
+//   [1,160,16,16]  stride 2  11 ->  6    / 12 ->  7
+
+// The three taps' permute of (first row, second row) and the lanes each
+// keeps (inside the row, and an output of the row).
+struct NarrowTaps {
+  __m512i idx[3];
+  __mmask16 lanes[3];
+};
+
+// In vector arithmetic: written lane by lane into memory and loaded back,
+// the indices stalled each plane's start on three failed store forwards
+// ([1,960,7,7] 57 us against 38 eight channels at a time).
+[[gnu::target("avx512f"), gnu::always_inline]] inline NarrowTaps NarrowTapsOf(int64_t W, int64_t OW, int64_t s) {
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i second = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16);
+  const __m512i start = s == 2 ? _mm512_add_epi32(lane, lane) : lane;  // s l
+  const __mmask16 outputs = _mm512_cmplt_epi32_mask(lane, _mm512_set1_epi32(static_cast<int>(OW)));
+  NarrowTaps t;
+  for (int kw = 0; kw < 3; ++kw) {
+    const __m512i col = _mm512_add_epi32(start, _mm512_set1_epi32(kw - 1));
+    const __mmask16 inside = _mm512_cmpge_epi32_mask(col, _mm512_setzero_si512()) &
+                             _mm512_cmplt_epi32_mask(col, _mm512_set1_epi32(static_cast<int>(W)));
+    t.idx[kw] = _mm512_add_epi32(col, second);
+    t.lanes[kw] = static_cast<__mmask16>(inside & outputs);
+  }
+  return t;
+}
+
+// Planes [0, p.count) one after another, each with its own weights and
+// bias: the taps' permutes and the clamp are set up once for all (a call a
+// plane spent about as long on its set-up as on its sums). A zero bias is
+// added as -0, which changes no bits (x + -0 is x, -0 included), as
+// Epilogue::Run leaves a sum it does not add to.
+template <bool kClamp>
+[[gnu::target("avx512f")]] void NarrowPlanes(const NarrowPlanesArgs& p, const DepthwiseRowTail& tail) {
+  const int64_t H = p.h, W = p.w, OH = p.oh, OW = p.ow, s = p.stride;
+  const NarrowTaps taps = NarrowTapsOf(W, OW, s);
+  const __m512 lo = _mm512_set1_ps(tail.lo), hi = _mm512_set1_ps(tail.hi);
+  const __mmask16 row = LanesBelow(W), first = LanesBelow(OW);
+  for (int64_t c = 0; c < p.count; ++c) {
+    const float* x = p.x + c * p.x_plane;
+    const float* wp = p.w9 + 9 * c;
+    float* y = p.y + c * p.y_plane;
+    __m512 w[9];
+    for (int t = 0; t < 9; ++t) w[t] = _mm512_set1_ps(wp[t]);
+    const float b = p.bias != nullptr ? p.bias[c] : 0.0f;
+    const __m512 bias = _mm512_set1_ps(b == 0.0f ? -0.0f : b);
+    for (int64_t oh = 0; oh < OH; oh += 2) {
+      __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 3
+      for (int kh = 0; kh < 3; ++kh) {
+        const int64_t ra = s * oh - 1 + kh, rb = ra + s;
+        const __m512 a = ra >= 0 && ra < H ? _mm512_maskz_loadu_ps(row, x + ra * W) : _mm512_setzero_ps();
+        const __m512 bv =
+            oh + 1 < OH && rb >= 0 && rb < H ? _mm512_maskz_loadu_ps(row, x + rb * W) : _mm512_setzero_ps();
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw) {
+          const __m512 v = _mm512_maskz_permutex2var_ps(taps.lanes[kw], a, taps.idx[kw], bv);
+          acc = _mm512_add_ps(acc, Product(w[3 * kh + kw], v));
+        }
+      }
+      acc = _mm512_add_ps(acc, bias);
+      if constexpr (kClamp) acc = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc));
+      // Lanes 0-7 to row oh, lanes 8-15 (moved down) to row oh + 1.
+      float* out = y + oh * OW;
+      _mm512_mask_storeu_ps(out, first, acc);
+      if (oh + 1 < OH) _mm512_mask_storeu_ps(out + OW, first, _mm512_shuffle_f32x4(acc, acc, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+  }
+}
+
 RowsS2Fn PickWideRowsS2(const DepthwiseRowTail& tail) {
   if (tail.bias != 0.0f) return tail.clamp ? &WideRowsS2<true, true> : &WideRowsS2<true, false>;
   return tail.clamp ? &WideRowsS2<false, true> : &WideRowsS2<false, false>;
@@ -472,6 +555,14 @@ void Depthwise3x3RowsS2(const float* x, int64_t H, int64_t W, int64_t rows, cons
   (WideBlocks() ? PickWideRowsS2(tail) : PickRowsS2(tail))(x, H, W, rows, w, y, n, tail);
 #else
   (void)x, (void)H, (void)W, (void)rows, (void)w, (void)y, (void)n, (void)tail;
+#endif
+}
+
+void Depthwise3x3NarrowPlanesWide(const NarrowPlanesArgs& p, const DepthwiseRowTail& tail) {
+#if defined(__x86_64__)
+  (tail.clamp ? NarrowPlanes<true> : NarrowPlanes<false>)(p, tail);
+#else
+  (void)p, (void)tail;
 #endif
 }
 

@@ -56,6 +56,23 @@ void Depthwise3x3RowsS1(const float* pad, int64_t pitch, int64_t rows, const flo
 void Depthwise3x3SamePlaneWide(const float* x, int64_t H, int64_t W, const float* w, float* y,
                                const DepthwiseRowTail& tail);
 
+// Narrow planes, two output rows a 512-bit vector: pads of one before,
+// stride 1 or 2 on both dims, input rows of at most 16 floats, output rows
+// of at most 8, rows and columns outside X read as zeros. `count` planes,
+// plane c from x + c x_plane into y + c y_plane (oh x ow), its nine weights
+// at w9 + 9 c and its bias bias[c] (none where bias is null); the clamp of
+// `tail` (its bias unused). The sums and tail as Depthwise3x3RowsS1's.
+// AVX-512F code: only where WideBlocks().
+struct NarrowPlanesArgs {
+  const float* x = nullptr;
+  int64_t x_plane = 0, h = 0, w = 0, stride = 1;
+  const float* w9 = nullptr;
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int64_t y_plane = 0, oh = 0, ow = 0, count = 0;
+};
+void Depthwise3x3NarrowPlanesWide(const NarrowPlanesArgs& p, const DepthwiseRowTail& tail);
+
 // At stride 2 with pads of one, a row at a time straight from X's plane
 // (W floats a row, H rows): output row oh from input rows 2 oh - 1, 2 oh
 // and 2 oh + 1 (a row outside the plane is zeros), output column ow from
