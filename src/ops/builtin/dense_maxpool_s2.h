@@ -25,11 +25,14 @@ namespace opscope::dense {
 // 2-D windows 2 or 3 wide at stride 2 along the rows, no dilation along
 // them, the columns' pad before below the width (0 or 1 for these), any
 // rows (a window's rows inside X are taken, and every window must reach X:
-// dense_pool.cc's EveryWindowReachesX).
+// dense_pool.cc's EveryWindowReachesX), input rows of 9 floats or more.
 bool MaxPoolS2Avx512Fits(const WindowGeometry& g);
 
-// One plane of X (g.in[1] x g.in[2]) into Y's (g.out[1] x g.out[2]),
-// nothing past it written. AVX-512F code: only where dense::WideBlocks().
-void MaxPoolS2PlaneAvx512(const float* x, const WindowGeometry& g, float* y);
+// `planes` planes of X (g.in[1] x g.in[2] each, back to back) into Y's
+// (g.out[1] x g.out[2]), nothing past them written. Output rows of 8 or
+// fewer from rows of at most 16 go two to a vector (lanes 0-7 one row,
+// 8-15 the next): a row a vector left half of it empty. AVX-512F code:
+// only where dense::WideBlocks().
+void MaxPoolS2PlanesAvx512(const float* x, const WindowGeometry& g, float* y, int64_t planes);
 
 }  // namespace opscope::dense

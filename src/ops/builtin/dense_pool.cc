@@ -610,18 +610,16 @@ void MaxPoolPlanesSeparable(const T* x, const WindowGeometry& g, T* y, int64_t b
   const bool avx2 = std::is_same_v<T, float> && dense::HasAvx2();
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
+    if (avx2 && dense::WideBlocks() && dense::MaxPoolS2Avx512Fits(g)) {
+      // Stride 2 along the rows in 512-bit vectors, straight from X
+      // (dense_maxpool_s2.h), narrow rows two to a vector.
+      dense::MaxPoolS2PlanesAvx512(x + begin * in_sz, g, y + begin * out_sz, end - begin);
+      return;
+    }
     if (avx2 && FitsEight(g)) {
       // Whole runs of eight planes; the rest a plane at a time below.
       for (; begin + 8 <= end; begin += 8) MaxPoolEightAvx2(x + begin * in_sz, in_sz, g, y + begin * out_sz, out_sz, buffer);
       if (begin == end) return;
-    }
-    if (avx2 && dense::WideBlocks() && dense::MaxPoolS2Avx512Fits(g)) {
-      // Stride 2 along the rows in 512-bit vectors, straight from X
-      // (dense_maxpool_s2.h). Output rows of 8 or fewer whole runs of eight
-      // planes took above: there this kernel came out even with it
-      // ([1,832,14,14] 2x2 to 7x7 37 -> 36 us, [1,512,14,14] 3x3 29 -> 30).
-      for (int64_t nc = begin; nc < end; ++nc) dense::MaxPoolS2PlaneAvx512(x + nc * in_sz, g, y + nc * out_sz);
-      return;
     }
     if (avx2 && SameThreeByThreeWide(g) && dense::WideBlocks()) {
       // The block's planes as one stretch in 512-bit vectors; with a NaN in

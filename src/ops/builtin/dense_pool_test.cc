@@ -310,30 +310,35 @@ TEST(DenseMaxPool, NarrowWindowsAtEveryWidthMatchReferenceBitExact) {
 // ceil_mode and pads; NaNs in the first run, a plane of signed zeros (equal
 // values: the first in the reference's order wins). Bit-exact.
 TEST(DenseMaxPool, EightPlanesAtATimeMatchReferenceBitExact) {
-  const char* attrs[] = {"kernel_shape=[2,2],strides=[2,2]", "kernel_shape=[2,2],strides=[2,2],ceil_mode=1",
-                         "kernel_shape=[3,3],strides=[2,2]", "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
-                         "kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]",
-                         "kernel_shape=[3,3],strides=[2,2],pads=[0,0,1,1]"};
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  uint32_t seed = 300;
-  for (int64_t w = 2; w <= 17; ++w) {
-    for (const char* a : attrs) {
-      if (w < 3 && std::strstr(a, "[3,3]") != nullptr && std::strstr(a, "pads") == nullptr) continue;
-      SCOPED_TRACE("width " + std::to_string(w) + " " + a);
-      const int64_t h = 3 + w % 5, plane = h * w;
-      Tensor x = Random(DType::kF32, Shape({1, 19, h, w}), seed++);
-      x.FlatSetFromDouble(plane + w - 1, nan);             // plane 1: its first row's last column
-      x.FlatSetFromDouble(6 * plane + (h - 1) * w, nan);   // plane 6: its last row's first column
-      for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(3 * plane + i, (i * 5 + w) % 3 == 0 ? 0.0 : -0.0);
-      ExpectFloatMaxPoolBitsOfReference(x, a);
+  // With 512-bit kernels planes 9 wide or more run two output rows a vector
+  // (dense_maxpool_s2.h); with them off, eight planes at a time.
+  ForWideBlocksOffAndOn([] {
+    const char* attrs[] = {"kernel_shape=[2,2],strides=[2,2]", "kernel_shape=[2,2],strides=[2,2],ceil_mode=1",
+                           "kernel_shape=[3,3],strides=[2,2]", "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
+                           "kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]",
+                           "kernel_shape=[3,3],strides=[2,2],pads=[0,0,1,1]"};
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    uint32_t seed = 300;
+    for (int64_t w = 2; w <= 17; ++w) {
+      for (const char* a : attrs) {
+        if (w < 3 && std::strstr(a, "[3,3]") != nullptr && std::strstr(a, "pads") == nullptr) continue;
+        SCOPED_TRACE("width " + std::to_string(w) + " " + a);
+        const int64_t h = 3 + w % 5, plane = h * w;
+        Tensor x = Random(DType::kF32, Shape({1, 19, h, w}), seed++);
+        x.FlatSetFromDouble(plane + w - 1, nan);             // plane 1: its first row's last column
+        x.FlatSetFromDouble(6 * plane + (h - 1) * w, nan);   // plane 6: its last row's first column
+        for (int64_t i = 0; i < plane; ++i) x.FlatSetFromDouble(3 * plane + i, (i * 5 + w) % 3 == 0 ? 0.0 : -0.0);
+        ExpectFloatMaxPoolBitsOfReference(x, a);
+      }
     }
-  }
+  });
 }
 
-// Strided pools with output rows wider than 8 run in 512-bit vectors
-// straight from X (dense_maxpool_s2.h), where the CPU has them, and
-// dense_pool.cc's narrow body where it does not: both against the
-// reference, bit for bit. Widths around one and two vectors' 32 columns
+// Strided pools run in 512-bit vectors straight from X
+// (dense_maxpool_s2.h), where the CPU has them, and dense_pool.cc's narrow
+// body (or eight planes at a time) where it does not: both against the
+// reference, bit for bit. Rows of 9 to 16 (output rows of 8 or fewer, two
+// to a vector, and 17: one a vector); widths around one and two vectors' 32 columns
 // (the column past them read into a lane of its own), left pads of 0 and
 // 1, 2- and 3-wide windows, ceil_mode's partial windows; planes small
 // enough to be read for NaNs whole and larger ones read a row at a time,
@@ -347,7 +352,7 @@ void StridedRowCasesMatchReferenceBitExact() {
                          "kernel_shape=[3,2],strides=[1,2],pads=[1,0,1,0]"};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   uint32_t seed = 700;
-  for (int64_t w : {18, 31, 32, 33, 34, 63, 64, 65, 66, 97, 112}) {
+  for (int64_t w : {9, 14, 16, 17, 18, 31, 32, 33, 34, 63, 64, 65, 66, 97, 112}) {
     for (int64_t h : {5, 70}) {
       for (const char* a : attrs) {
         SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w) + " " + a);
