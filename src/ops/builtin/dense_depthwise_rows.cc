@@ -305,6 +305,34 @@ RowsS2Fn PickRowsS2(const DepthwiseRowTail& tail) {
   taps[0] = _mm512_mask_permutexvar_ps(before, 0xFFFE, up_idx, taps[2]);
 }
 
+// Input row q's taps into the output rows whose window holds it: tap row
+// q - kStep o of output row o (kStep: the stride), the left, middle and
+// right tap in order, each product rounded then added.
+template <int kRows, int kStep>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void AddTapRow(__m512 (&acc)[kRows], int q,
+                                                                   const __m512 (&taps)[3], const __m512 (&w)[9]) {
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) {
+    const int kh = q - kStep * o;
+    if (kh < 0 || kh > 2) continue;
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; ++kw) acc[o] = _mm512_add_ps(acc[o], Product(w[3 * kh + kw], taps[kw]));
+  }
+}
+
+// The rows' tail (bias, clamp) and their stores at out[o] + at, out_lanes of each.
+template <bool kBias, bool kClamp, int kRows>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void StoreRows(__m512 (&acc)[kRows], __m512 bias, __m512 lo,
+                                                                   __m512 hi, float* const (&out)[kRows], int64_t at,
+                                                                   __mmask16 out_lanes) {
+#pragma GCC unroll 4
+  for (int o = 0; o < kRows; ++o) {
+    if constexpr (kBias) acc[o] = _mm512_add_ps(acc[o], bias);
+    if constexpr (kClamp) acc[o] = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[o]));
+    _mm512_mask_storeu_ps(out[o] + at, out_lanes, acc[o]);
+  }
+}
+
 // Output vector j (out_lanes of it) of kRows output rows at once, from
 // input rows in[0 .. 2 kRows] (null where the row is padding): input row q
 // is tap row q - 2 o of output row o, so two output rows share a row's
@@ -323,20 +351,9 @@ template <bool kBias, bool kClamp, int kRows>
   for (int q = 0; q < 2 * kRows + 1; ++q) {
     __m512 taps[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     if (in[q] != nullptr) TapsS2(in[q], c0, W, taps);
-#pragma GCC unroll 4
-    for (int o = 0; o < kRows; ++o) {
-      const int kh = q - 2 * o;
-      if (kh < 0 || kh > 2) continue;
-#pragma GCC unroll 3
-      for (int kw = 0; kw < 3; ++kw) acc[o] = _mm512_add_ps(acc[o], Product(w[3 * kh + kw], taps[kw]));
-    }
+    AddTapRow<kRows, 2>(acc, q, taps, w);
   }
-#pragma GCC unroll 4
-  for (int o = 0; o < kRows; ++o) {
-    if constexpr (kBias) acc[o] = _mm512_add_ps(acc[o], bias);
-    if constexpr (kClamp) acc[o] = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[o]));
-    _mm512_mask_storeu_ps(out[o] + c0 / 2, out_lanes, acc[o]);
-  }
+  StoreRows<kBias, kClamp, kRows>(acc, bias, lo, hi, out, c0 / 2, out_lanes);
 }
 
 // kRows output rows from oh on, every vector of them.
@@ -404,20 +421,9 @@ template <bool kBias, bool kClamp, int kRows>
       taps[0] = i > 0 ? _mm512_maskz_loadu_ps(left, r + i - 1) : _mm512_maskz_permutexvar_ps(0xFFFE, up, taps[1]);
       taps[2] = _mm512_maskz_loadu_ps(right, r + i + 1);
     }
-#pragma GCC unroll 4
-    for (int o = 0; o < kRows; ++o) {
-      const int kh = q - o;
-      if (kh < 0 || kh > 2) continue;
-#pragma GCC unroll 3
-      for (int kw = 0; kw < 3; ++kw) acc[o] = _mm512_add_ps(acc[o], Product(w[3 * kh + kw], taps[kw]));
-    }
+    AddTapRow<kRows, 1>(acc, q, taps, w);
   }
-#pragma GCC unroll 4
-  for (int o = 0; o < kRows; ++o) {
-    if constexpr (kBias) acc[o] = _mm512_add_ps(acc[o], bias);
-    if constexpr (kClamp) acc[o] = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, acc[o]));
-    _mm512_mask_storeu_ps(out[o] + i, out_lanes, acc[o]);
-  }
+  StoreRows<kBias, kClamp, kRows>(acc, bias, lo, hi, out, i, out_lanes);
 }
 
 template <bool kBias, bool kClamp, int kRows>
