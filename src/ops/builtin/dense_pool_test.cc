@@ -348,7 +348,8 @@ TEST(DenseMaxPool, EightPlanesAtATimeMatchReferenceBitExact) {
 void StridedRowCasesMatchReferenceBitExact() {
   const char* attrs[] = {"kernel_shape=[3,3],strides=[2,2]", "kernel_shape=[3,3],strides=[2,2],ceil_mode=1",
                          "kernel_shape=[3,3],strides=[2,2],pads=[1,1,1,1]",
-                         "kernel_shape=[2,2],strides=[2,2],ceil_mode=1", "kernel_shape=[2,2],strides=[2,2],pads=[1,1,0,0]",
+                         "kernel_shape=[2,2],strides=[2,2],ceil_mode=1",
+                         "kernel_shape=[2,2],strides=[2,2],pads=[1,1,0,0]",
                          "kernel_shape=[3,2],strides=[1,2],pads=[1,0,1,0]"};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   uint32_t seed = 700;
