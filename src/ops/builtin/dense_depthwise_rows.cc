@@ -386,6 +386,11 @@ template <bool kBias, bool kClamp>
   if (oh < rows) RowsAtS2<kBias, kClamp, 1>(x, H, W, oh, w, bias, lo, hi, y, n);
 }
 
+RowsS2Fn PickWideRowsS2(const DepthwiseRowTail& tail) {
+  if (tail.bias != 0.0f) return tail.clamp ? &WideRowsS2<true, true> : &WideRowsS2<true, false>;
+  return tail.clamp ? &WideRowsS2<false, true> : &WideRowsS2<false, false>;
+}
+
 // ---- stride 1 with pads of one in 512-bit vectors, straight from X ----
 // Output (oh, ow) takes columns ow - 1, ow, ow + 1 of input rows oh - 1 ..
 // oh + 1: masked loads (columns outside X masked to zeros, as the padding
@@ -543,11 +548,6 @@ template <bool kClamp>
       if (oh + 1 < OH) _mm512_mask_storeu_ps(out + OW, first, _mm512_shuffle_f32x4(acc, acc, _MM_SHUFFLE(3, 2, 3, 2)));
     }
   }
-}
-
-RowsS2Fn PickWideRowsS2(const DepthwiseRowTail& tail) {
-  if (tail.bias != 0.0f) return tail.clamp ? &WideRowsS2<true, true> : &WideRowsS2<true, false>;
-  return tail.clamp ? &WideRowsS2<false, true> : &WideRowsS2<false, false>;
 }
 
 }  // namespace
