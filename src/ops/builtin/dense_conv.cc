@@ -1171,8 +1171,8 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 // activation clamped or run as it goes. The sums are the shifted GEMM's:
 // the same bits.
 // How PositionConv cuts its P positions by np panels of 16 channels: runs
-// of at most 96 positions by runs of at most five panels (the C^T scratch
-// 96 x 80 floats, 30 KB), each as even as they go. Of those cuts, the one
+// of at most 96 positions by runs of at most six panels (the C^T scratch
+// 96 x 96 floats, 36 KB), each as even as they go. Of those cuts, the one
 // whose slowest worker is done first, the blocks taken in turn: a block
 // costs its positions times its panels, plus kPanelRead positions a panel
 // for reading the panel's slabs of W^T once more, from L3 (64 bytes a tap
@@ -1184,26 +1184,33 @@ Status ShiftedConv(KernelContext& ctx, dense::ShiftedGemmFn gemm, const ConvDims
 // 13 panels in 52 blocks of one for a few percent it could not promise).
 // Before, blocks of 64 channels and 96 positions: 5 blocks for 160 -> 320
 // over 7x7 (googlenet's inception5a), 3 on one worker and 2 on the other.
-// With `pair` (512-bit blocks, which take panels two at a time) the panels
-// are cut in pairs: blocks of five ran their fifth panel alone, at two
-// thirds of a pair's rate (inception4e's 160 -> 320 over 14x14: a seventh
-// of its time in blocks of one panel).
+// With `wide` (512-bit blocks, which take panels three or two at a time:
+// dense_smallk_avx2.cc's PositionPanels) the panels are cut in threes or in
+// pairs, whichever finishes first (threes on a tie: eight positions by
+// three panels a block ran a 160 -> 320 3x3 over 14x14 865 -> 814-839 us on
+// one core, against pairs); blocks of five had run their fifth panel
+// alone, at two thirds of a pair's rate (inception4e's 160 -> 320 over
+// 14x14: a seventh of its time in blocks of one panel), and threes alone
+// left 20 panels over 7x7 as seven blocks on two workers (inception5a's
+// 3x3, 143 -> 183 us).
 struct PositionTiles {
   int64_t pos_blocks = 1, chan_blocks = 1, panels = 1, unit = 1, units = 1;
-  static constexpr int64_t kMaxPositions = 96, kMaxPanels = 5, kPanelRead = 20;
-  PositionTiles(int64_t P, int64_t M, int workers, bool pair)
-      : panels((M + dense::kPanel - 1) / dense::kPanel), unit(pair ? 2 : 1), units((panels + unit - 1) / unit) {
+  static constexpr int64_t kMaxPositions = 96, kMaxPanels = 6, kPanelRead = 20;
+  PositionTiles(int64_t P, int64_t M, int workers, bool wide) : panels((M + dense::kPanel - 1) / dense::kPanel) {
     const int64_t w = std::max(workers, 1);
     int64_t best = -1, best_blocks = 0;
-    const int64_t pb0 = (P + kMaxPositions - 1) / kMaxPositions;
-    const int64_t most = std::max<int64_t>(1, kMaxPanels / unit), fewest = (units + most - 1) / most;
-    const int64_t cb_max = unit == 1 ? std::max<int64_t>(1, panels / 2) : units;
-    for (int64_t pb = pb0; pb <= std::min(P, 4 * pb0); ++pb) {
-      for (int64_t cb = fewest; cb <= std::max(fewest, cb_max); ++cb) {
-        const int64_t pos = (P + pb - 1) / pb, pan = (units + cb - 1) / cb * unit, blocks = pb * cb;
-        const int64_t finish = (blocks + w - 1) / w * pan * (pos + kPanelRead);
-        if (best < 0 || finish < best || (finish == best && blocks < best_blocks)) {
-          best = finish, best_blocks = blocks, pos_blocks = pb, chan_blocks = cb;
+    for (const int64_t u : wide ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{1}) {
+      const int64_t us = (panels + u - 1) / u;
+      const int64_t pb0 = (P + kMaxPositions - 1) / kMaxPositions;
+      const int64_t most = std::max<int64_t>(1, kMaxPanels / u), fewest = (us + most - 1) / most;
+      const int64_t cb_max = u == 1 ? std::max<int64_t>(1, panels / 2) : us;
+      for (int64_t pb = pb0; pb <= std::min(P, 4 * pb0); ++pb) {
+        for (int64_t cb = fewest; cb <= std::max(fewest, cb_max); ++cb) {
+          const int64_t pos = (P + pb - 1) / pb, pan = std::min(panels, (us + cb - 1) / cb * u), blocks = pb * cb;
+          const int64_t finish = (blocks + w - 1) / w * pan * (pos + kPanelRead);
+          if (best < 0 || finish < best || (finish == best && blocks < best_blocks)) {
+            best = finish, best_blocks = blocks, pos_blocks = pb, chan_blocks = cb, unit = u, units = us;
+          }
         }
       }
     }

@@ -288,29 +288,31 @@ template <int MR, int NP, bool FromZero, bool Prefetch>
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
     row[r] = base[r];
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int i = 0; i < NP; ++i) acc[i][r] = FromZero ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16 * i);
   }
 #pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
     const int64_t o = off[p];
     if constexpr (Prefetch) {
-      _mm_prefetch(reinterpret_cast<const char*>(next + p * kPanel), _MM_HINT_T1);
-      if constexpr (NP == 2) _mm_prefetch(reinterpret_cast<const char*>(next + panel_step + p * kPanel), _MM_HINT_T1);
+#pragma GCC unroll 3
+      for (int i = 0; i < NP; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + i * panel_step + p * kPanel), _MM_HINT_T1);
+      }
     }
     __m512 bv[NP];
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int i = 0; i < NP; ++i) bv[i] = _mm512_load_ps(b + i * panel_step + p * kPanel);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
       const __m512 av = _mm512_set1_ps(row[r][o]);
-#pragma GCC unroll 2
+#pragma GCC unroll 3
       for (int i = 0; i < NP; ++i) acc[i][r] = _mm512_fmadd_ps(av, bv[i], acc[i][r]);
     }
   }
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int i = 0; i < NP; ++i) {
       float* cr = c + r * ldc + 16 * i;
       if (FromZero) acc[i][r] = _mm512_add_ps(_mm512_loadu_ps(cr), acc[i][r]);
@@ -915,6 +917,15 @@ __attribute__((noinline)) void PositionBlock(int64_t k, const float* const* base
   }
 }
 
+// How many whole panels of the `left` still to run the next 512-bit
+// position block takes: three (eight rows of three vectors, 24 chains on
+// eight broadcasts a step), or two where three would leave one alone.
+// A partial panel (m1 past the last whole one) is one too.
+int64_t PositionPanels(int64_t left) {
+  if (left == 4 || left == 2) return 2;
+  return std::clamp<int64_t>(left, 1, 3);
+}
+
 template <int NP, bool FromZero>
 void WidePositionRows(int64_t npos, int64_t k, const float* const* base, const int64_t* off, const float* b,
                       float* c, int64_t ldc, const float* next) {
@@ -953,16 +964,19 @@ void PositionGemm(int64_t npos, int64_t k, const float* const* base, const int64
   for (int64_t k0 = 0; k0 < k; k0 += wt.step) {
     const int64_t kl = std::min(wt.step, k - k0);
     const float* slab = wt.Slab(k0);
-    // Two panels a block where 512-bit blocks run and two are left.
+    // Three panels a block where 512-bit blocks run (PositionPanels), else one.
     for (int64_t q = m0, width = kPanel; q < m1; q += width) {
-      width = wide && q + 2 * kPanel <= m1 ? 2 * kPanel : kPanel;
+      width = wide ? PositionPanels((m1 - q) / kPanel) * kPanel : kPanel;
       const float* b = slab + q * kl;
       float* c = ct + (q - m0);
       // The panel after these: the next of this slab, or the next slab's first.
       const float* next = q + width < m1 ? b + width * kl
                           : k0 + wt.step < k ? wt.Slab(k0 + wt.step) + m0 * std::min(wt.step, k - k0 - wt.step)
                                              : nullptr;
-      if (wide && width == 2 * kPanel) {
+      if (wide && width == 3 * kPanel) {
+        if (one_slab) WidePositionRows<3, false>(npos, kl, base, off + k0, b, c, ldct, next);
+        else WidePositionRows<3, true>(npos, kl, base, off + k0, b, c, ldct, next);
+      } else if (wide && width == 2 * kPanel) {
         if (one_slab) WidePositionRows<2, false>(npos, kl, base, off + k0, b, c, ldct, next);
         else WidePositionRows<2, true>(npos, kl, base, off + k0, b, c, ldct, next);
       } else if (wide) {

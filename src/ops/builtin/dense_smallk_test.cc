@@ -130,8 +130,9 @@ TEST_F(WideBlocks, PackedGemmGivesTheBitsOfTheNarrowBlocks) {
 }
 
 // The position GEMM: positions in blocks of six (eight where 512-bit) and
-// their tails, channels as pairs of panels and a lone one, from a channel
-// past the first panel, one slab and three.
+// their tails, channels as threes and pairs of panels and a lone one (48,
+// 80 and 130 channels: 3, 3 + 2, 3 + 3 + 2 + 1; 2 + 2 from the second
+// panel), from a channel past the first panel, one slab and three.
 TEST_F(WideBlocks, PositionGemmGivesTheBitsOfTheNarrowBlocks) {
   uint32_t seed = 300;
   for (int64_t npos : {1, 7, 17, 49, 96}) {
