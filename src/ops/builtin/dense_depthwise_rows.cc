@@ -545,7 +545,9 @@ template <bool kClamp>
       // Lanes 0-7 to row oh, lanes 8-15 (moved down) to row oh + 1.
       float* out = y + oh * OW;
       _mm512_mask_storeu_ps(out, first, acc);
-      if (oh + 1 < OH) _mm512_mask_storeu_ps(out + OW, first, _mm512_shuffle_f32x4(acc, acc, _MM_SHUFFLE(3, 2, 3, 2)));
+      if (oh + 1 < OH) {
+        _mm512_mask_storeu_ps(out + OW, first, _mm512_maskz_shuffle_f32x4(0xFFFF, acc, acc, _MM_SHUFFLE(3, 2, 3, 2)));
+      }
     }
   }
 }

@@ -10,8 +10,8 @@
 
 namespace opscope::dense {
 
-// Window rows held in registers' worth of pointers: more are never met in
-// CNNs' strided pools and go to dense_pool.cc's bodies.
+// Windows of more rows are never met in CNNs' strided pools: they go to
+// dense_pool.cc's bodies.
 constexpr int64_t kMaxWindowRows = 16;
 
 bool MaxPoolS2Avx512Fits(const WindowGeometry& g) {
@@ -42,7 +42,7 @@ namespace {
 template <bool kKeepNan>
 [[gnu::target("avx512f"), gnu::always_inline]] inline __m512 TapMax(__m512 a, __m512 b) {
   if constexpr (kKeepNan) return MaxKeepNan16(a, b);
-  return _mm512_max_ps(b, a);
+  return _mm512_maskz_max_ps(0xFFFF, b, a);
 }
 
 // Whether n floats from x hold a NaN.
@@ -68,90 +68,130 @@ template <bool kKeepNan>
   return n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// Outputs i .. i + 15 of one output row, from its window's n rows. Output
-// ow's taps are columns 2 ow - PW + t (t < KW): with PW = 0 the even
-// columns, the odd ones, and (KW = 3) the even ones a lane on, whose last
-// lane is column 2 i + 32; with PW = 1 the odd ones a lane back (lane 0
-// column 2 i - 1, -inf before the row), the even ones, and (KW = 3) the odd
-// ones. That extra column is loaded with the 32 and taken down the rows
-// with them, in lane 0 of a vector of its own.
+// One block of an output row's window, down the window's n rows (from
+// `top`, `step` floats apart): columns c0 .. c0 + 15 (a) and c0 + 16 ..
+// c0 + 31 (b), masked to X's W columns (-inf outside, nothing read there).
+// Without kKeepNan, `nan` gathers the lanes of each row's pair holding a
+// NaN (one unordered compare covers both vectors).
+struct DownBlock {
+  __m512 a, b;
+};
+
+template <bool kKeepNan, int kN>
+[[gnu::target("avx512f"), gnu::always_inline]] inline DownBlock Down(const float* top, int64_t step, int rows,
+                                                                    int64_t c0, int64_t W, __mmask16& nan) {
+  const int n = kN > 0 ? kN : rows;
+  const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __mmask16 first = FirstLanes16(W - c0), second = FirstLanes16(W - c0 - 16);
+  DownBlock d{_mm512_mask_loadu_ps(minus_inf, first, top + c0), _mm512_mask_loadu_ps(minus_inf, second, top + c0 + 16)};
+  if constexpr (!kKeepNan) nan = static_cast<__mmask16>(nan | _mm512_cmp_ps_mask(d.a, d.b, _CMP_UNORD_Q));
+#pragma GCC unroll 4
+  for (int r = 1; r < n; ++r) {
+    const float* row = top + r * step;
+    const __m512 a = _mm512_mask_loadu_ps(minus_inf, first, row + c0);
+    const __m512 b = _mm512_mask_loadu_ps(minus_inf, second, row + c0 + 16);
+    if constexpr (!kKeepNan) nan = static_cast<__mmask16>(nan | _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q));
+    d.a = TapMax<kKeepNan>(d.a, a);
+    d.b = TapMax<kKeepNan>(d.b, b);
+  }
+  return d;
+}
+
+// Outputs 16 j .. 16 j + 15 of one output row from its window's columns
+// taken down the rows (d: columns 32 j .. 32 j + 31). Output ow's taps are
+// columns 2 ow - PW + t (t < KW): with PW = 0 the even columns, the odd
+// ones, and (KW = 3) the even ones a lane on, whose last lane is the next
+// block's first column (lane 0 of e, the next block's a); with PW = 1 the
+// odd ones a lane back (lane 0 the block before's last column, lane 15 of
+// e, its b; -inf before the row), the even ones, and (KW = 3) the odd ones.
 template <bool kKeepNan, int PW, int KW>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void SixteenOutputs(const float* const* rows, int n,
-                                                                        int64_t i, int64_t W, __mmask16 out_lanes,
-                                                                        float* out) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void SixteenOutputs(const DownBlock& d, __m512 e,
+                                                                        __mmask16 out_lanes, float* out) {
   const __m512i even_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  const int64_t c0 = 2 * i;
-  const __mmask16 first = FirstLanes16(W - c0), second = FirstLanes16(W - c0 - 16);
-  // The extra column: 2 i + 32 (PW = 0, KW = 3) or 2 i - 1 (PW = 1), where inside X.
-  const int64_t extra = PW == 0 ? c0 + 32 : c0 - 1;
-  const bool extra_in = (PW == 1 || KW == 3) && extra >= 0 && extra < W;
-  const int64_t extra_at = extra_in ? extra : 0;
-  const __mmask16 extra_lane = extra_in ? static_cast<__mmask16>(1) : static_cast<__mmask16>(0);
-  __m512 a = _mm512_mask_loadu_ps(minus_inf, first, rows[0] + c0);
-  __m512 b = _mm512_mask_loadu_ps(minus_inf, second, rows[0] + c0 + 16);
-  __m512 e = _mm512_mask_loadu_ps(minus_inf, extra_lane, rows[0] + extra_at);
-  for (int r = 1; r < n; ++r) {
-    a = TapMax<kKeepNan>(a, _mm512_mask_loadu_ps(minus_inf, first, rows[r] + c0));
-    b = TapMax<kKeepNan>(b, _mm512_mask_loadu_ps(minus_inf, second, rows[r] + c0 + 16));
-    e = TapMax<kKeepNan>(e, _mm512_mask_loadu_ps(minus_inf, extra_lane, rows[r] + extra_at));
-  }
-  const __m512 even = _mm512_permutex2var_ps(a, even_idx, b);
-  const __m512 odd = _mm512_permutex2var_ps(a, odd_idx, b);
+  const __m512 even = _mm512_permutex2var_ps(d.a, even_idx, d.b);
+  const __m512 odd = _mm512_permutex2var_ps(d.a, odd_idx, d.b);
   __m512 m;
   if constexpr (PW == 0) {
     m = TapMax<kKeepNan>(even, odd);
     if constexpr (KW == 3) {
-      // Lane l: even column l + 1; lane 15 the extra one.
+      // Lane l: even column l + 1; lane 15 the next block's first.
       const __m512i on = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
       m = TapMax<kKeepNan>(m, _mm512_permutex2var_ps(even, on, e));
     }
   } else {
-    // Lane l: odd column l - 1; lane 0 the extra one.
-    const __m512i back = _mm512_setr_epi32(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    // Lane l: odd column l - 1; lane 0 the block before's last.
+    const __m512i back = _mm512_setr_epi32(31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     m = TapMax<kKeepNan>(_mm512_permutex2var_ps(odd, back, e), even);
     if constexpr (KW == 3) m = TapMax<kKeepNan>(m, odd);
   }
-  _mm512_mask_storeu_ps(out + i, out_lanes, m);
+  _mm512_mask_storeu_ps(out, out_lanes, m);
 }
 
-// Planes up to this many floats (16 KB) are read for NaNs whole before
-// their taps; larger ones a row at a time.
-constexpr int64_t kNanPassWhole = 4096;
+// One output row's blocks, its window's kN rows (0: n) from `top`.
+template <bool kKeepNan, int PW, int KW, int kN>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void OutputRow(const float* top, int64_t step, int n,
+                                                                    int64_t W, int64_t OW, float* out,
+                                                                    __mmask16& nan) {
+  const int64_t blocks = (OW + 15) / 16;
+  const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  if constexpr (PW == 0) {
+    DownBlock cur = Down<kKeepNan, kN>(top, step, n, 0, W, nan);
+    for (int64_t j = 0; j < blocks; ++j) {
+      // With KW = 3 the last block too takes the column past it (inside X
+      // where W is odd); past X it is -inf, and nothing is loaded for it
+      // (a 28-wide row's second block: [1,480,28,28] 45 -> 39 us, one core).
+      DownBlock next{minus_inf, minus_inf};
+      if ((KW == 3 || j + 1 < blocks) && 32 * (j + 1) < W) {
+        next = Down<kKeepNan, kN>(top, step, n, 32 * (j + 1), W, nan);
+      }
+      SixteenOutputs<kKeepNan, PW, KW>(cur, next.a, FirstLanes16(OW - 16 * j), out + 16 * j);
+      cur = next;
+    }
+  } else {
+    __m512 before = minus_inf;
+    for (int64_t j = 0; j < blocks; ++j) {
+      const DownBlock cur = Down<kKeepNan, kN>(top, step, n, 32 * j, W, nan);
+      SixteenOutputs<kKeepNan, PW, KW>(cur, before, FirstLanes16(OW - 16 * j), out + 16 * j);
+      before = cur.b;
+    }
+  }
+}
 
 // The plane's output rows, false where X holds a NaN: Y is then to be
-// written again with kKeepNan. Without kKeepNan the plane is read for NaNs
-// first, a plane of up to kNanPassWhole floats at once, a larger one a row
-// at a time just before the first output row that takes it, so that the
-// row is still in L1 when its taps are read: one pass over a 112x112
-// plane (50 KB) first had cost [1,64,112,112] 86 us on one core against
-// 79, and a row at a time [1,480,28,28] 56 against 72 (a call a row).
+// written again with kKeepNan. Each row's blocks run left to right, each
+// block's columns taken down the window once: the column a block needs past
+// its 32 comes from its neighbour's (the next one's first, with pads of 0;
+// the one before's last, with 1). Without kKeepNan every row pair read is
+// compared for NaNs as it is loaded. Windows of 2 and 3 rows inside X (all
+// but the edges of CNNs' pools) run unrolled. Before, each block loaded
+// that column alone (a third masked load a row), worked out its masks and
+// row pointers again, and the plane was read for NaNs in a pass of its own
+// first (a row at a time on planes over 16 KB): [1,64,112,112] 78 us on
+// one core, a fifth of it in that pass. (Two output rows at a time, their
+// windows' shared row loaded once, ran 1.09x slower on 112- and 56-wide
+// planes, 1.15x on 28-wide ones: ten vectors of rows and four of blocks
+// carried left too few registers.)
 template <bool kKeepNan, int PW, int KW>
 [[gnu::target("avx512f")]] bool Plane(const float* x, const WindowGeometry& g, float* y) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t sh = g.strides[1], ph = g.pads_begin[1], dh = g.dilations[1], kh = g.kernel[1];
-  int64_t scanned = 0;  // input rows [0, scanned) read for NaNs
-  if (!kKeepNan && H * W <= kNanPassWhole) {
-    if (HoldsNan(x, H * W)) return false;
-    scanned = H;
-  }
+  const int64_t step = dh * W;
+  __mmask16 nan = 0;
   for (int64_t oh = 0; oh < OH; ++oh) {
-    const float* rows[kMaxWindowRows];
-    int n = 0;
-    int64_t last = -1;
-    for (int64_t k = 0; k < kh; ++k) {
-      const int64_t ih = oh * sh - ph + k * dh;
-      if (ih >= 0 && ih < H) rows[n++] = x + ih * W, last = ih;
-    }
-    if (!kKeepNan && last >= scanned) {
-      if (HoldsNan(x + scanned * W, (last + 1 - scanned) * W)) return false;
-      scanned = last + 1;
-    }
+    // The window's rows inside X: k in [k0, k1), ih = oh sh - ph + k dh.
+    const int64_t ih0 = oh * sh - ph;
+    int64_t k0 = 0, k1 = kh;
+    while (k0 < kh && ih0 + k0 * dh < 0) ++k0;
+    while (k1 > k0 && ih0 + (k1 - 1) * dh >= H) --k1;
+    const float* top = x + (ih0 + k0 * dh) * W;
+    const int n = static_cast<int>(k1 - k0);
     float* out = y + oh * OW;
-    for (int64_t i = 0; i < OW; i += 16) SixteenOutputs<kKeepNan, PW, KW>(rows, n, i, W, FirstLanes16(OW - i), out);
+    if (n == 3) OutputRow<kKeepNan, PW, KW, 3>(top, step, n, W, OW, out, nan);
+    else if (n == 2) OutputRow<kKeepNan, PW, KW, 2>(top, step, n, W, OW, out, nan);
+    else OutputRow<kKeepNan, PW, KW, 0>(top, step, n, W, OW, out, nan);
   }
-  return true;
+  return nan == 0;
 }
 
 template <int PW, int KW>
@@ -221,7 +261,9 @@ template <bool kKeepNan, int KW>
     }
     float* out = y + oh * OW;
     _mm512_mask_storeu_ps(out, first, m);
-    if (oh + 1 < OH) _mm512_mask_storeu_ps(out + OW, first, _mm512_shuffle_f32x4(m, m, _MM_SHUFFLE(3, 2, 3, 2)));
+    if (oh + 1 < OH) {
+      _mm512_mask_storeu_ps(out + OW, first, _mm512_maskz_shuffle_f32x4(0xFFFF, m, m, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
   }
   return true;
 }
