@@ -5,11 +5,13 @@
 // down the window into a buffer and then along it with 256-bit shuffles:
 // googlenet's [1,480,28,28] pool to 14x14 took 44 us on two cores, its
 // [1,192,56,56] one 50 and [1,64,112,112] 54, where onnxruntime took 14,
-// 22 and 30. Here each vector of sixteen outputs loads its 32 columns (and
-// the one past them) from each window row, masked to X's columns (-inf
-// outside, nothing read there), takes the max down the rows in registers,
-// and then along: the even and the odd columns one permute each, the
-// neighbouring column's taps those moved a lane. Each output takes its taps
+// 22 and 30. Here each vector of sixteen outputs loads its 32 columns from
+// each window row, masked to X's columns (-inf outside, nothing read
+// there), takes the max down the rows in registers, and then along: the
+// even and the odd columns one permute each, the neighbouring column's taps
+// those moved a lane (the one column past the 32 taken from the
+// neighbouring block's, a row's blocks running left to right; NaNs are
+// looked for in the rows as they load). Each output takes its taps
 // as the narrow body does (down the rows in order, then along the columns
 // in order, each kept where greater or NaN: MaxKeepNan): the same bits.
 //
